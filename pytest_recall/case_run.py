@@ -1,0 +1,352 @@
+"""Running one case: its directories, its environment and its steps, in order.
+
+The isolation rules live here, and they hold by construction:
+
+- every step gets a new, empty working directory with a random name, made
+  only after the previous step's process has exited and its directory is
+  gone;
+- prompts travel in argv, never through a file, and captured output stays
+  in the harness's memory, so nothing of an earlier step exists on disk
+  where a later step could walk to it;
+- the case's memory scope (``RECALL_SCOPE_DIR``) is the one thing steps
+  share, and it is removed when the case ends.
+
+A case is written as a generator that yields the session it wants next and
+receives its result. That lets :class:`CasePool` keep many cases in flight
+on one event loop, while a serial run is simply a pool of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.case import Case, Step
+from pytest_recall.output import DEFAULT_MAX_OUTPUT_BYTES, clean_terminal_text, decode
+from pytest_recall.runner import AgentStartError, SessionDriver, SessionResult, SessionSpec
+
+SCOPE_VAR = "RECALL_SCOPE_DIR"
+COST_VAR = "RECALL_COST_FILE"
+STEP_VAR = "RECALL_STEP"
+# The trap-task manifests name the expected answers; an agent must never see them.
+SCRUBBED_VARS = frozenset({"TRAP_MANIFEST", "TRAPTASK_MANIFEST"})
+XDG_DIRS = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_CACHE_HOME": ".cache",
+}
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_GRACE_S = 3.0
+
+Judge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+Wrapper = Callable[[list[str], "SessionRooms"], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Everything about how to run agents that is the same for every case."""
+
+    argv: tuple[str, ...]
+    base_env: Mapping[str, str]
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    grace_s: float = DEFAULT_GRACE_S
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    home_mode: str = "user"
+    home_copy: tuple[str, ...] = ()
+    real_home: str | None = None
+    wrap_argv: Wrapper | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRooms:
+    """The directories one session may touch; a sandbox binds exactly these."""
+
+    workdir: Path
+    scope: Path
+    home: Path | None
+    harness: Path
+
+
+@dataclass(frozen=True, slots=True)
+class StepRun:
+    number: int
+    prompt: str
+    result: SessionResult
+    stdout: str
+    stderr: str
+    cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRun:
+    """What happened when a case ran: its steps, or why it could not run."""
+
+    case: Case
+    steps: tuple[StepRun, ...] = ()
+    error: str | None = None
+    control: bool = False
+    epoch: int = 1
+    duration_s: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def judged_stdout(self) -> str:
+        """Only the last session's stdout is ever judged."""
+        return self.steps[-1].stdout if self.steps else ""
+
+
+def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The user's environment without pytest's own variables and the trap manifests."""
+    return {k: v for k, v in environ.items() if not k.startswith("PYTEST_") and k not in SCRUBBED_VARS}
+
+
+def _private_dir(prefix: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(path, stat.S_IRWXU)
+    return path
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a directory an agent may have made hard to remove (read-only dirs)."""
+
+    def make_writable_and_retry(function: Callable[..., Any], target: str, _exc: object) -> None:
+        try:
+            os.chmod(os.path.dirname(target), stat.S_IRWXU)
+            os.chmod(target, stat.S_IRWXU)
+        except OSError:
+            pass
+        function(target)
+
+    if not (path.exists() or path.is_symlink()):
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=make_writable_and_retry)
+    else:  # pragma: no cover - Python < 3.12
+        shutil.rmtree(path, onerror=make_writable_and_retry)
+
+
+def _prepare_home(settings: RunSettings, scope: Path) -> Path | None:
+    """``--recall-home=case``: HOME inside the scope, seeded with the files the user names."""
+    if settings.home_mode != "case":
+        return None
+    home = scope / "home"
+    home.mkdir()
+    if settings.real_home:
+        real = Path(settings.real_home)
+        for name in settings.home_copy:
+            source = real / name
+            target = home / name
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True)
+            elif source.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+    return home
+
+
+def _read_cost(cost_file: Path) -> float | None:
+    """An agent's own report of what a step cost; unreadable reports count as none."""
+    try:
+        data = json.loads(cost_file.read_text(encoding="utf-8"))
+        cost = data.get("cost_usd") if isinstance(data, dict) else None
+        return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        cost_file.unlink(missing_ok=True)
+
+
+def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
+    """A step that opens with feedback on the agent's previous answer, judged for real."""
+    if step.feedback is None:
+        return step.prompt
+    from pytest_recall.judge import feedback_text
+
+    verdict = judge(previous_stdout, step.feedback)
+    return feedback_text(verdict, step.feedback) + step.prompt
+
+
+def case_flow(
+    case: Case, settings: RunSettings, judge: Judge, *, control: bool = False, epoch: int = 1
+) -> Generator[SessionSpec, SessionResult, CaseRun]:
+    """Run a case step by step; yields each session it needs and returns the whole run."""
+    started = time.monotonic()
+    steps = case.steps[-1:] if control else case.steps
+    if control:
+        # The control asks the last question cold: no earlier step, no feedback.
+        steps = (replace(steps[0], feedback=None),)
+    harness = _private_dir("recall-case-")
+    scope = _private_dir("recall-scope-")
+    runs: list[StepRun] = []
+    try:
+        home = _prepare_home(settings, scope)
+        env = dict(settings.base_env)
+        env[SCOPE_VAR] = str(scope)
+        env[COST_VAR] = str(harness / "cost.json")
+        if home is not None:
+            env["HOME"] = str(home)
+            env.update({var: str(home / sub) for var, sub in XDG_DIRS.items()})
+        if case.session == "continue":
+            result = yield _live_spec(case, steps, settings, env, harness, scope, home, judge)
+            runs.extend(_split_live_turns(steps, result, _read_cost(harness / "cost.json")))
+        else:
+            for step in steps:
+                prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
+                workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
+                rooms = SessionRooms(workdir=workdir, scope=scope, home=home, harness=harness)
+                env[STEP_VAR] = str(step.number)
+                argv = [*settings.argv, prompt]
+                if settings.wrap_argv is not None:
+                    argv = settings.wrap_argv(argv, rooms)
+                try:
+                    result = yield SessionSpec(
+                        argv=tuple(argv),
+                        cwd=workdir,
+                        env=dict(env),
+                        timeout_s=case.timeout_s or settings.timeout_s,
+                        grace_s=settings.grace_s,
+                        max_output_bytes=settings.max_output_bytes,
+                    )
+                finally:
+                    remove_tree(workdir)
+                runs.append(_step_run(step.number, prompt, result, _read_cost(harness / "cost.json")))
+                if result.timed_out:
+                    break
+    except AgentStartError as exc:
+        return CaseRun(case, tuple(runs), error=str(exc), control=control, epoch=epoch,
+                       duration_s=time.monotonic() - started)
+    finally:
+        remove_tree(scope)
+        remove_tree(harness)
+    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=sum(r.result.duration_s for r in runs))
+
+
+def _step_run(number: int, prompt: str, result: SessionResult, cost: float | None) -> StepRun:
+    return StepRun(
+        number=number,
+        prompt=prompt,
+        result=result,
+        stdout=clean_terminal_text(decode(result.stdout)),
+        stderr=decode(result.stderr),
+        cost_usd=cost,
+    )
+
+
+def _live_spec(
+    case: Case,
+    steps: tuple[Step, ...],
+    settings: RunSettings,
+    env: dict[str, str],
+    harness: Path,
+    scope: Path,
+    home: Path | None,
+    judge: Judge,
+) -> SessionSpec:
+    """One live process for every turn; it runs in a working directory of its own."""
+    workdir = Path(tempfile.mkdtemp(prefix="recall-step-", dir=harness))
+    rooms = SessionRooms(workdir=workdir, scope=scope, home=home, harness=harness)
+    argv = list(settings.argv)
+    if settings.wrap_argv is not None:
+        argv = settings.wrap_argv(argv, rooms)
+    step_by_index = dict(enumerate(steps))
+
+    def compose_turn(index: int, previous_output: str) -> str:
+        return feedback_prompt(step_by_index[index], clean_terminal_text(previous_output), judge)
+
+    return SessionSpec(
+        argv=tuple(argv),
+        cwd=workdir,
+        env=dict(env),
+        timeout_s=(case.timeout_s or settings.timeout_s) * len(steps),
+        grace_s=settings.grace_s,
+        max_output_bytes=settings.max_output_bytes,
+        turns=tuple(step.prompt for step in steps),
+        compose_turn=compose_turn,
+        ready_pattern=case.ready_pattern,
+        ready_idle_s=case.ready_idle_s,
+    )
+
+
+def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: float | None) -> list[StepRun]:
+    """Cut a live session's stdout at the turns, so each step has its own answer."""
+    offsets = [*result.turn_offsets, len(result.stdout)]
+    runs = []
+    for index, step in enumerate(steps):
+        if index >= len(result.turn_offsets):
+            break
+        chunk = result.stdout[offsets[index] : offsets[index + 1]]
+        part = replace(result, stdout=chunk, stderr=result.stderr if index == len(steps) - 1 else b"")
+        runs.append(_step_run(step.number, step.prompt, part, cost if index == len(steps) - 1 else None))
+    return runs
+
+
+@dataclass
+class _InFlight:
+    flow: Generator[SessionSpec, SessionResult, CaseRun]
+    outcome: CaseRun | None = None
+
+
+class CasePool:
+    """Many cases in flight on one event loop; results are taken in any order."""
+
+    def __init__(self) -> None:
+        self.driver = SessionDriver()
+        self._flows: dict[str, _InFlight] = {}
+        self._owner: dict[object, str] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._flows
+
+    def submit(self, key: str, flow: Generator[SessionSpec, SessionResult, CaseRun]) -> None:
+        self._flows[key] = _InFlight(flow)
+        self._advance(key, None)
+
+    def _advance(self, key: str, result: SessionResult | None) -> None:
+        state = self._flows[key]
+        pending: BaseException | None = None
+        while True:
+            try:
+                if pending is not None:
+                    spec = state.flow.throw(pending)
+                elif result is None:
+                    spec = next(state.flow)
+                else:
+                    spec = state.flow.send(result)
+            except StopIteration as stop:
+                state.outcome = stop.value
+                return
+            try:
+                session = self.driver.start(spec)
+            except AgentStartError as exc:
+                pending, result = exc, None
+                continue
+            self._owner[session] = key
+            return
+
+    def wait(self, key: str) -> CaseRun:
+        """Drive every case in flight until ``key`` is done, then hand it over."""
+        state = self._flows[key]
+        while state.outcome is None:
+            for session in self.driver.step():
+                owner = self._owner.pop(session)
+                assert session.finished is not None
+                self._advance(owner, session.finished)
+        del self._flows[key]
+        return state.outcome
+
+    def close(self) -> None:
+        """Kill whatever is still running and let every case clean up its directories."""
+        self.driver.close()
+        for state in self._flows.values():
+            state.flow.close()
+        self._flows.clear()

@@ -1,0 +1,82 @@
+"""Runs case items in this process, several at once when asked.
+
+pytest calls items one at a time. With ``--recall-concurrency=N`` the
+executor starts the next N cases as soon as the first is set up, all on one
+event loop, and hands each item its result when pytest reaches it. Reports
+still come out in collection order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import pytest
+
+from pytest_recall.case import Case
+from pytest_recall.case_run import CasePool, CaseRun, RunSettings, agent_environment, case_flow
+from pytest_recall.judge import judge_steps
+
+EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
+
+
+class RunnableItem(Protocol):
+    nodeid: str
+    case: Case
+    epoch: int
+    control: bool
+
+
+class CaseExecutor:
+    """One per process; it owns the pool of running cases."""
+
+    def __init__(self, config: pytest.Config, run_settings: RunSettings, *, command: str, concurrency: int) -> None:
+        self.config = config
+        self.run_settings = run_settings
+        self.command = command
+        self.concurrency = concurrency
+        self.pool = CasePool()
+        self._queue: list[RunnableItem] = []
+        self._position: dict[str, int] = {}
+        self._started: set[str] = set()
+
+    def plan(self, items: Sequence[Any]) -> None:
+        """The items this process will run, in order, for the look-ahead."""
+        self._queue = [item for item in items if hasattr(item, "case")]
+        self._position = {item.nodeid: index for index, item in enumerate(self._queue)}
+
+    def judge(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
+        verdict: dict[str, Any] = self.config.hook.pytest_recall_judge(stdout=stdout, expected=expected, config=self.config)
+        return verdict
+
+    def _submit(self, item: RunnableItem) -> None:
+        self._started.add(item.nodeid)
+        flow = case_flow(item.case, self.run_settings, self.judge, control=item.control, epoch=item.epoch)
+        self.pool.submit(item.nodeid, flow)
+
+    def run(self, item: RunnableItem) -> CaseRun:
+        if item.nodeid not in self._started:
+            self._submit(item)
+        start = self._position.get(item.nodeid)
+        if start is not None and self.concurrency > 1:
+            for ahead in self._queue[start + 1 : start + self.concurrency]:
+                if ahead.nodeid not in self._started:
+                    self._submit(ahead)
+        return self.pool.wait(item.nodeid)
+
+    def verdict(self, run: CaseRun) -> dict[str, Any]:
+        outcomes = [(s.result.exit_code, s.result.signal, s.result.timed_out) for s in run.steps]
+        return judge_steps(outcomes, run.judged_stdout, run.case.expected, self.judge)
+
+    def finished(self, record: Mapping[str, Any]) -> None:
+        """Called once per case record; the place for per-case side effects."""
+        self.config.hook.pytest_recall_case_finished(record=dict(record), config=self.config)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def default_run_settings(argv: tuple[str, ...], **overrides: Any) -> RunSettings:
+    env = agent_environment(os.environ)
+    return RunSettings(argv=argv, base_env=env, real_home=os.environ.get("HOME"), **overrides)

@@ -1,0 +1,88 @@
+"""Readable failure reports: what was expected, what came back, and why.
+
+A failed case shows this text instead of a traceback. The same text serves
+the ``judge`` fixture, so a user's own test fails the same way a case does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SHOWN_LINES = 6
+
+
+class CaseFailed(Exception):
+    """A case that ran but did not score 1.0; its message is the whole report."""
+
+
+class AgentError(Exception):
+    """A case whose agent could not run at all; counted as an error, not a failure."""
+
+
+def _last_lines(text: str, count: int = SHOWN_LINES) -> list[str]:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-count:]
+
+
+def _block(title: str, text: str) -> list[str]:
+    lines = _last_lines(text)
+    if not lines:
+        return [f"    {title}: (empty)"]
+    return [f"    {title} (last {len(lines)} lines):", *(f"      | {line[:200]}" for line in lines)]
+
+
+def verdict_report(
+    verdict: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    steps: Sequence[Mapping[str, Any]] = (),
+    *,
+    title: str = "",
+) -> str:
+    """Expected, reported, reason, then the tail of each step's stdout and stderr.
+
+    ``steps`` are step records as in the JSON report (``step``, ``exit_code``,
+    ``duration_s``, ``stdout``, ``stderr``, ...).
+    """
+    heading = f"{title} " if title else ""
+    lines = [
+        f"{heading}scored {verdict.get('score')}: {verdict.get('reason')}",
+        f"  expected: {expected.get('answer')!r}",
+        f"  reported: {verdict.get('reported')!r}",
+    ]
+    if expected.get("category"):
+        lines.append(f"  category: {expected.get('category')}")
+    for step in steps:
+        status = "timed out" if step.get("timed_out") else f"exit {step.get('exit_code')}"
+        if step.get("signal"):
+            status = f"killed by signal {step.get('signal')}"
+        extra = ", output truncated" if step.get("truncated") else ""
+        lines.append(f"  step {step.get('step')}: {status} after {float(step.get('duration_s') or 0):.2f}s{extra}")
+        lines.extend(_block("stdout", str(step.get("stdout") or "")))
+        lines.extend(_block("stderr", str(step.get("stderr") or "")))
+    return "\n".join(lines)
+
+
+class RecallJudge:
+    """The ``judge`` fixture: the plugin's judge, for a project's own tests.
+
+    Calling it asserts: a verdict below 1.0 fails the test with the same
+    readable report a failed case shows. ``score`` only returns the verdict.
+    """
+
+    def __init__(self, score: Any) -> None:
+        self._score = score
+
+    def score(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
+        verdict: dict[str, Any] = self._score(stdout, expected)
+        return verdict
+
+    def __call__(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
+        __tracebackhide__ = True
+        import pytest
+
+        verdict = self.score(stdout, expected)
+        if float(verdict.get("score") or 0.0) < 1.0:
+            step = {"step": 1, "exit_code": 0, "duration_s": 0.0, "stdout": stdout, "stderr": ""}
+            pytest.fail(verdict_report(verdict, expected, [step], title=str(expected.get("id", "answer"))), pytrace=False)
+        return verdict

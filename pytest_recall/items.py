@@ -1,0 +1,148 @@
+"""The pytest nodes: a case folder collects into items, and an item runs one case.
+
+An item's setup phase runs the agent (so an agent that cannot start is a
+pytest *error*), and its call phase judges the output (so a wrong answer is
+a *failure*). Either way the user sees a readable verdict, not a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.case import Case, CaseError, load_case_dir
+from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
+from pytest_recall.case_run import CaseRun
+from pytest_recall.failure import AgentError, CaseFailed, verdict_report
+from pytest_recall.report import case_record, record_properties
+
+RUN_NAME = "recall"
+CONTROL_NAME = "control"
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionOptions:
+    """What collection needs to know, fixed once per process at configure time."""
+
+    known_kinds: frozenset[str]
+    epochs: int = 1
+    control: bool = False
+
+
+COLLECTION_KEY = pytest.StashKey[CollectionOptions]()
+
+
+def item_name(epoch: int, epochs: int, control: bool) -> str:
+    base = CONTROL_NAME if control else RUN_NAME
+    return f"{base}[epoch{epoch}]" if epochs > 1 else base
+
+
+class CaseItem(pytest.Item):
+    """One run of one case: an epoch of it, or its no-memory control."""
+
+    def __init__(self, *, case: Case, epoch: int = 1, control: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.epoch = epoch
+        self.control = control
+        self.run: CaseRun | None = None
+        self.record: dict[str, Any] | None = None
+        self.extra_keyword_matches.add(case.case_id)
+        if case.category:
+            self.extra_keyword_matches.add(case.category)
+
+    def _executor(self) -> CaseExecutor:
+        return self.config.stash[EXECUTOR_KEY]
+
+    def setup(self) -> None:
+        executor = self._executor()
+        self.run = executor.run(self)
+        if self.run.error:
+            self._record_verdict(None)
+            raise AgentError(f"{self.case.case_id}: {self.run.error}")
+
+    def runtest(self) -> None:
+        assert self.run is not None
+        executor = self._executor()
+        verdict = executor.verdict(self.run)
+        record = self._record_verdict(verdict)
+        if float(verdict.get("score") or 0.0) < 1.0:
+            title = f"{self.case.case_id}" + (" (control)" if self.control else "")
+            raise CaseFailed(verdict_report(verdict, self.case.expected, record["steps"], title=title))
+
+    def _record_verdict(self, verdict: dict[str, Any] | None) -> dict[str, Any]:
+        assert self.run is not None
+        record = case_record(self.run, verdict, nodeid=self.nodeid, command=self._executor().command)
+        self.record = record
+        self.user_properties[:] = [p for p in self.user_properties if not str(p[0]).startswith("recall_")]
+        self.user_properties.extend(record_properties(record))
+        self._executor().finished(record)
+        return record
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
+        if isinstance(excinfo.value, (CaseFailed, AgentError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        label = f"{self.case.suite}/{self.case.case_id}"
+        if self.control:
+            label += " (control)"
+        return self.path, None, label
+
+
+def case_items(parent: pytest.Collector, case: Case, *, epochs: int, control: bool) -> Iterator[CaseItem]:
+    """Every run of a case: one item per epoch, then its control when asked."""
+    for epoch in range(1, epochs + 1):
+        yield CaseItem.from_parent(parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch)
+    if control:
+        for epoch in range(1, epochs + 1):
+            yield CaseItem.from_parent(
+                parent, name=item_name(epoch, epochs, True), case=case, epoch=epoch, control=True
+            )
+
+
+class CollectedCaseError(Exception):
+    """Raised from collect() so the collection error reads as one line."""
+
+
+class _CaseCollectorMixin:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | Any:  # type: ignore[override]
+        if isinstance(excinfo.value, CaseError):
+            return f"malformed case: {excinfo.value}"
+        return super().repr_failure(excinfo)  # type: ignore[misc]
+
+
+class CaseDirectory(_CaseCollectorMixin, pytest.Directory):
+    """A case folder: ``stepN.txt`` files, ``answer.json`` and maybe ``case.toml``."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        options = self.config.stash[COLLECTION_KEY]
+        source = self.nodeid or self.path.name
+        case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
+        yield from case_items(self, case, epochs=options.epochs, control=options.control)
+
+
+class CaseNode(_CaseCollectorMixin, pytest.Collector):
+    """A case that exists only in memory, such as one of a generated suite."""
+
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        options = self.config.stash[COLLECTION_KEY]
+        yield from case_items(self, self.case, epochs=options.epochs, control=options.control)
+
+
+def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str, Any] | None:
+    for name, value in properties:
+        if name == "recall_record" and isinstance(value, str):
+            loaded: dict[str, Any] = json.loads(value)
+            return loaded
+    return None

@@ -1,0 +1,126 @@
+"""pytest hooks for pytest-recall, and nothing else."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall import hookspecs
+from pytest_recall.case import is_case_dir
+from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
+from pytest_recall.failure import RecallJudge
+from pytest_recall.items import COLLECTION_KEY, CaseDirectory, CaseItem, CollectionOptions
+from pytest_recall.judge import BUILTIN_KINDS, judge_answer
+from pytest_recall.options import Settings, add_options
+from pytest_recall.recorder import Recorder
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+MALFORMED_KEY = pytest.StashKey[int]()
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings = Settings.from_config(config)
+    config.stash[SETTINGS_KEY] = settings
+    config.stash[MALFORMED_KEY] = 0
+    declared = config.hook.pytest_recall_answer_kinds(config=config)
+    kinds = BUILTIN_KINDS.union(kind for kinds in declared for kind in kinds)
+    config.stash[COLLECTION_KEY] = CollectionOptions(known_kinds=frozenset(kinds))
+    if settings.argv:
+        _check_command_starts(settings.argv)
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Recorder(config, settings), "recall-recorder")
+
+
+def _check_command_starts(argv: tuple[str, ...]) -> None:
+    """One clear line up front beats the same start error in every case."""
+    __tracebackhide__ = True
+    program = argv[0]
+    found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
+    if found is None:
+        raise pytest.UsageError(
+            f"--recall-cmd: {program!r} was not found on PATH; install the agent or give its full path"
+        )
+    if not os.access(found, os.X_OK) or Path(found).is_dir():
+        raise pytest.UsageError(f"--recall-cmd: {found!r} is not an executable file; check its permissions")
+
+
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if is_case_dir(path):
+        return CaseDirectory.from_parent(parent, path=path)
+    return None
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed and str(report.longrepr).startswith("malformed case:"):
+        config = getattr(report, "config", None)
+        if config is not None:
+            config.stash[MALFORMED_KEY] += 1
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    case_items = [item for item in session.items if isinstance(item, CaseItem)]
+    if not case_items:
+        return
+    settings = session.config.stash[SETTINGS_KEY]
+    if not settings.argv:
+        raise pytest.UsageError(
+            "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
+            "(or set recall_cmd in your pytest configuration)"
+        )
+    run_settings = default_run_settings(
+        settings.argv,
+        timeout_s=settings.timeout_s,
+        grace_s=settings.grace_s,
+        max_output_bytes=settings.max_output_bytes,
+    )
+    in_worker = hasattr(session.config, "workerinput")
+    executor = CaseExecutor(
+        session.config,
+        run_settings,
+        command=settings.command or "",
+        concurrency=1 if in_worker else settings.concurrency,
+    )
+    executor.plan(case_items)
+    session.config.stash[EXECUTOR_KEY] = executor
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> Any:
+    malformed = session.config.stash.get(MALFORMED_KEY, 0)
+    if malformed and session.testsfailed == malformed:
+        # Only malformed cases failed to collect: run the rest of the suite.
+        session.config.option.continue_on_collection_errors = True
+    try:
+        return (yield)
+    finally:
+        executor = session.config.stash.get(EXECUTOR_KEY, None)
+        if executor is not None:
+            executor.close()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_recall_judge(stdout: str, expected: dict[str, Any], config: pytest.Config) -> dict[str, Any]:
+    return judge_answer(stdout, expected)
+
+
+def pytest_recall_case_finished(record: dict[str, Any], config: pytest.Config) -> None:
+    """Nothing to do by default; the run log implements it."""
+
+
+@pytest.fixture
+def judge(request: pytest.FixtureRequest) -> RecallJudge:
+    """The plugin's judge for your own tests: ``judge(stdout, expected)`` fails unless it scores 1.0."""
+    config = request.config
+    return RecallJudge(lambda stdout, expected: config.hook.pytest_recall_judge(stdout=stdout, expected=expected, config=config))

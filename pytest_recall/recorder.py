@@ -1,0 +1,74 @@
+"""The controller's recorder: gathers case records, and writes the report at the end.
+
+Modelled on pytest's JUnit writer: registered only where no ``workerinput``
+exists (the controller, or a plain run), it collects in
+``pytest_runtest_logreport`` and writes in ``pytest_sessionfinish``. Records
+arrive as a JSON string in ``user_properties``; it takes them out there, so
+the JUnit file carries the readable scalars and not the whole record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_recall.items import record_from_properties
+from pytest_recall.options import Settings
+from pytest_recall.report import RECORD_PROPERTY, build_report, format_summary, lost_record, write_json_atomic
+
+
+class Recorder:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.records: dict[str, dict[str, Any]] = {}
+        self.unrecorded_failures: dict[str, str] = {}
+        self.report: dict[str, Any] | None = None
+        self.write_error: str | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = record_from_properties(report.user_properties)
+        report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
+        if record is not None:
+            self.records[report.nodeid] = record
+            self.unrecorded_failures.pop(report.nodeid, None)
+        elif report.failed and report.nodeid not in self.records and _looks_like_case(report.nodeid):
+            text = str(report.longrepr).strip().splitlines()
+            self.unrecorded_failures[report.nodeid] = text[-1] if text else "case was lost"
+
+    def build(self, interrupted: bool) -> dict[str, Any]:
+        records = list(self.records.values())
+        command = self.settings.command
+        records += [lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()]
+        return build_report(records, threshold=self.settings.threshold, command=command, interrupted=interrupted)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.records and not self.unrecorded_failures:
+            return
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        self.report = self.build(interrupted)
+        if self.settings.report_path is not None:
+            try:
+                write_json_atomic(self.settings.report_path, self.report)
+            except OSError as exc:
+                self.write_error = f"could not write the report to {self.settings.report_path}: {exc.strerror or exc}"
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.report is None:
+            return
+        terminalreporter.section("pytest-recall", sep="=", bold=True)
+        for line in format_summary(self.report):
+            terminalreporter.write_line(line)
+        if self.settings.report_path is not None and self.write_error is None:
+            terminalreporter.write_line(f"  report: {self.settings.report_path}")
+        if self.write_error:
+            terminalreporter.write_line(f"  ERROR: {self.write_error}", red=True)
+
+
+def _looks_like_case(nodeid: str) -> bool:
+    name = nodeid.rsplit("::", 1)[-1]
+    return name.startswith(("recall", "control"))

@@ -1,0 +1,178 @@
+"""Case records, the run report, and where they are written.
+
+Per-case data travels from the process that ran the case to the one that
+reports it as plain scalars in ``report.user_properties`` (the full record
+as one JSON string), exactly as pytest's own JUnit writer gathers results:
+that is what crosses xdist intact. The :class:`Recorder` runs only on the
+controller; it folds the records at session end and writes the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.case_run import CaseRun
+from pytest_recall.grader import aggregate
+
+SCHEMA_VERSION = 1
+RECORD_PROPERTY = "recall_record"
+# Transcripts in records keep this many characters from the end of each stream.
+RECORD_TEXT_CHARS = 4000
+# Scalar properties every case's JUnit testcase carries, from its record.
+JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd")
+
+
+def _tail(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
+    return text if len(text) <= limit else text[-limit:]
+
+
+def case_record(run: CaseRun, verdict: Mapping[str, Any] | None, *, nodeid: str, command: str) -> dict[str, Any]:
+    """The one record of a case: what the report, the log and the JUnit file say of it."""
+    case = run.case
+    verdict = verdict or {}
+    costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
+    return {
+        "id": case.case_id,
+        "suite": case.suite,
+        "nodeid": nodeid,
+        "category": case.category,
+        "answer_kind": case.answer_kind,
+        "expected": case.expected.get("answer"),
+        "score": None if run.error else verdict.get("score"),
+        "reason": run.error if run.error else verdict.get("reason"),
+        "reported": None if run.error else verdict.get("reported"),
+        "n_candidates": verdict.get("n_candidates"),
+        "error": run.error,
+        "epoch": run.epoch,
+        "control": run.control,
+        "duration_s": round(run.duration_s, 4),
+        "cost_usd": round(sum(costs), 6) if costs else None,
+        "content_hash": case.content_hash,
+        "command": command,
+        "steps": [
+            {
+                "step": step.number,
+                "exit_code": step.result.exit_code,
+                "signal": step.result.signal,
+                "timed_out": step.result.timed_out,
+                "duration_s": round(step.result.duration_s, 4),
+                "prompt": step.prompt,
+                "stdout": _tail(step.stdout),
+                "stderr": _tail(step.stderr),
+                "stdout_bytes": step.result.stdout_bytes,
+                "stderr_bytes": step.result.stderr_bytes,
+                "truncated": step.result.truncated,
+                "killed_leftovers": step.result.killed_leftovers,
+                "cost_usd": step.cost_usd,
+            }
+            for step in run.steps
+        ],
+    }
+
+
+def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record."""
+    scalars: list[tuple[str, object]] = [(f"recall_{name}", record.get(name)) for name in JUNIT_CASE_FIELDS]
+    scalars.append((RECORD_PROPERTY, json.dumps(record, ensure_ascii=False)))
+    return scalars
+
+
+def lost_record(nodeid: str, reason: str, command: str) -> dict[str, Any]:
+    """A case whose process vanished (a crashed worker): an error, never a silent zero."""
+    case_part = nodeid.split("::")[0].rstrip("/")
+    return {
+        "id": case_part.rsplit("/", 1)[-1],
+        "suite": None,
+        "nodeid": nodeid,
+        "category": None,
+        "answer_kind": None,
+        "expected": None,
+        "score": None,
+        "reason": reason,
+        "reported": None,
+        "n_candidates": None,
+        "error": reason,
+        "epoch": 1,
+        "control": "::control" in nodeid,
+        "duration_s": None,
+        "cost_usd": None,
+        "content_hash": None,
+        "command": command,
+        "steps": [],
+    }
+
+
+def sort_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A stable order that does not depend on which worker finished first."""
+    return sorted(records, key=lambda r: (str(r.get("nodeid") or ""), int(r.get("epoch") or 1)))
+
+
+def build_report(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    threshold: float,
+    command: str | None,
+    interrupted: bool = False,
+) -> dict[str, Any]:
+    """The whole report document: the verdict first, the case records last."""
+    ordered = sort_records(records)
+    report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    report.update(aggregate(ordered, threshold))
+    report["command"] = command
+    report["interrupted"] = interrupted
+    report["cases"] = list(ordered)
+    return report
+
+
+def write_json_atomic(path: Path, document: Any) -> None:
+    """Write, fsync and rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or "cases" not in data:
+        raise ValueError(f"{path}: not a pytest-recall report (no 'cases' list)")
+    return data
+
+
+def format_summary(report: Mapping[str, Any]) -> list[str]:
+    """The terminal table: verdict, categories, latency and cost, readable at a glance."""
+    verdict = "PASSED" if report["passed"] else "FAILED"
+    lines = [
+        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
+        f"{report['n_passed']}/{report['n_total']} cases passed"
+        + (f", {report['n_errors']} errors" if report.get("n_errors") else "")
+        + (", interrupted" if report.get("interrupted") else ""),
+    ]
+    categories = report.get("by_category") or {}
+    if categories:
+        width = max(len(name) for name in categories)
+        for name in sorted(categories):
+            score = categories[name]
+            bar = "#" * round(score * 20)
+            lines.append(f"  {name:<{width}}  {score:5.3f}  |{bar:<20}|")
+    cost = report.get("cost_usd_total")
+    lines.append(
+        f"  latency per case: median {report['latency_ms_median'] / 1000:.2f}s, "
+        f"p95 {report['latency_ms_p95'] / 1000:.2f}s, total {report['latency_ms_total'] / 1000:.2f}s;  "
+        f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
+    )
+    return lines
