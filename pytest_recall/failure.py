@@ -16,10 +16,6 @@ class CaseFailed(Exception):
     """A case that ran but did not score 1.0; its message is the whole report."""
 
 
-class AgentError(Exception):
-    """A case whose agent could not run at all; counted as an error, not a failure."""
-
-
 def _last_lines(text: str, count: int = SHOWN_LINES) -> list[str]:
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[-count:]

@@ -18,7 +18,7 @@ import pytest
 from pytest_recall.case import Case, CaseError, load_case_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.case_run import CaseRun
-from pytest_recall.failure import AgentError, CaseFailed, verdict_report
+from pytest_recall.failure import CaseFailed, verdict_report
 from pytest_recall.report import case_record, record_properties
 
 RUN_NAME = "recall"
@@ -60,11 +60,16 @@ class CaseItem(pytest.Item):
         return self.config.stash[EXECUTOR_KEY]
 
     def setup(self) -> None:
+        if EXECUTOR_KEY not in self.config.stash:
+            from pytest_recall.plugin import NO_COMMAND
+
+            pytest.fail(NO_COMMAND, pytrace=False)
         executor = self._executor()
         self.run = executor.run(self)
         if self.run.error:
             self._record_verdict(None)
-            raise AgentError(f"{self.case.case_id}: {self.run.error}")
+            # A setup failure is a pytest error; pytrace=False keeps it to the one line.
+            pytest.fail(f"{self.case.case_id}: {self.run.error}", pytrace=False)
 
     def runtest(self) -> None:
         assert self.run is not None
@@ -85,7 +90,7 @@ class CaseItem(pytest.Item):
         return record
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
-        if isinstance(excinfo.value, (CaseFailed, AgentError)):
+        if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 

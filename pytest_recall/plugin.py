@@ -20,6 +20,10 @@ from pytest_recall.recorder import Recorder
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 MALFORMED_KEY = pytest.StashKey[int]()
+NO_COMMAND = (
+    "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
+    "(or set recall_cmd in your pytest configuration)"
+)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -75,10 +79,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     settings = session.config.stash[SETTINGS_KEY]
     if not settings.argv:
-        raise pytest.UsageError(
-            "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
-            "(or set recall_cmd in your pytest configuration)"
-        )
+        if hasattr(session.config, "workerinput"):
+            # A worker cannot stop the run cleanly; each case errors with this line instead.
+            return
+        raise pytest.UsageError(NO_COMMAND)
     run_settings = default_run_settings(
         settings.argv,
         timeout_s=settings.timeout_s,
