@@ -1,0 +1,1 @@
+"""Generated case suites: each module builds cases deterministically from a seed."""
