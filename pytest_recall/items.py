@@ -20,6 +20,7 @@ from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.case_run import CaseRun
 from pytest_recall.failure import CaseFailed, verdict_report
 from pytest_recall.report import case_record, record_properties
+from pytest_recall.suite_file import SUITE_FILE, suite_cases
 
 RUN_NAME = "recall"
 CONTROL_NAME = "control"
@@ -131,6 +132,15 @@ class CaseDirectory(_CaseCollectorMixin, pytest.Directory):
         source = self.nodeid or self.path.name
         case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
         yield from case_items(self, case, epochs=options.epochs, control=options.control)
+
+
+class SuiteDirectory(_CaseCollectorMixin, pytest.Directory):
+    """A folder with a ``suite.toml``: a generated suite, collected without touching disk."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        source = f"{self.nodeid or self.path.name}/{SUITE_FILE}"
+        for case in suite_cases(self.path, source):
+            yield CaseNode.from_parent(self, name=case.case_id, case=case)
 
 
 class CaseNode(_CaseCollectorMixin, pytest.Collector):

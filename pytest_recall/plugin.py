@@ -11,9 +11,10 @@ import pytest
 
 from pytest_recall import hookspecs
 from pytest_recall.case import is_case_dir
+from pytest_recall.suite_file import is_suite_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
 from pytest_recall.failure import RecallJudge
-from pytest_recall.items import COLLECTION_KEY, CaseDirectory, CaseItem, CollectionOptions
+from pytest_recall.items import COLLECTION_KEY, CaseDirectory, CaseItem, CollectionOptions, SuiteDirectory
 from pytest_recall.judge import BUILTIN_KINDS, judge_answer
 from pytest_recall.options import Settings, add_options
 from pytest_recall.recorder import Recorder
@@ -63,6 +64,8 @@ def _check_command_starts(argv: tuple[str, ...]) -> None:
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if is_case_dir(path):
         return CaseDirectory.from_parent(parent, path=path)
+    if is_suite_dir(path):
+        return SuiteDirectory.from_parent(parent, path=path)
     return None
 
 
