@@ -1,0 +1,155 @@
+"""Did the agent get better or worse between two runs, or did the dice roll differently?
+
+Two reports are compared case by case: a case's score in the new run is
+paired with its own score in the base run, which removes the case-to-case
+difficulty from the comparison and is far more sensitive than comparing two
+overall scores. Pure functions; the ``pytest-recall compare`` command wires
+them to files and exit codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pytest_recall.stats import (
+    CaseFold,
+    PairedTest,
+    fold_cases,
+    is_binary_single_epoch,
+    pair_folds,
+    paired_by_category,
+)
+
+# Long lists of unpaired cases help nobody in a terminal; the JSON keeps them all.
+MAX_LISTED_CASES = 10
+_METHOD_NAMES = {"mcnemar": "McNemar exact test", "bootstrap": "paired bootstrap, sign-flip p"}
+
+
+def compare_reports(
+    base: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, seed: int = 0
+) -> dict[str, Any]:
+    """Pair cases by (suite, id) and test new − base, overall and per category.
+
+    Control records are ignored and epochs fold to their mean first. Only the
+    overall test decides ``regression``: per-category tests are reported but,
+    being many tests at once, one of them will look significant by chance.
+    """
+    base_folds = fold_cases(_records(base))
+    new_folds = fold_cases(_records(new))
+    pairs = pair_folds(base_folds, new_folds)
+    exact = is_binary_single_epoch([fold for pair in pairs for fold in pair])
+    overall, per_category = paired_by_category(pairs, exact=exact, alpha=alpha, seed=seed)
+    base_keys = {f.key for f in base_folds}
+    new_keys = {f.key for f in new_folds}
+    paired_keys = {n.key for _, n in pairs}
+    return {
+        "alpha": alpha,
+        "method": overall.method if overall else None,
+        "n_paired": len(pairs),
+        "epochs": {"base": _epochs(base_folds), "new": _epochs(new_folds)},
+        "overall": _entry(overall) if overall else None,
+        "by_category": {category: _entry(test) for category, test in per_category.items()},
+        "regression": bool(overall and _is_regression(overall)),
+        "improvement": bool(overall and overall.significant and overall.delta > 0),
+        "only_in_base": _listing(base_keys - new_keys),
+        "only_in_new": _listing(new_keys - base_keys),
+        "unscored": _listing((base_keys & new_keys) - paired_keys),
+        "changed": _listing(
+            b.key for b, n in pairs if b.content_hash and n.content_hash and b.content_hash != n.content_hash
+        ),
+    }
+
+
+def _records(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    cases = report.get("cases")
+    return [c for c in cases if isinstance(c, Mapping)] if isinstance(cases, list) else []
+
+
+def _epochs(folds: Sequence[CaseFold]) -> int:
+    return max((f.n_records for f in folds), default=0)
+
+
+def _is_regression(test: PairedTest) -> bool:
+    return test.significant and test.delta < 0
+
+
+def _entry(test: PairedTest) -> dict[str, Any]:
+    return {**test.as_dict(), "regression": _is_regression(test)}
+
+
+def _listing(keys: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"suite": suite, "id": case_id} for suite, case_id in sorted(keys)]
+
+
+def format_comparison(result: Mapping[str, Any]) -> str:
+    """A compact table for the terminal: one line per category, then unpaired cases and the verdict."""
+    overall = result.get("overall")
+    if not overall:
+        return "\n".join(
+            ["pytest-recall compare: no case was scored in both reports; nothing to compare.", *_unpaired_lines(result)]
+        )
+    level = round(100 * (1 - float(result.get("alpha", 0.05))))
+    rows = [("overall", overall), *sorted(dict(result.get("by_category") or {}).items())]
+    width = min(30, max(len("category"), *(len(name) for name, _ in rows)))
+    header = (
+        f"{'category':<{width}}  {'n':>4}  {'base':>6}  {'new':>6}  {'delta':>7}  {'+/-':>7}  "
+        f"{f'{level}% interval':>18}  {'p':>6}"
+    )
+    method = _METHOD_NAMES.get(str(result.get("method")), str(result.get("method")))
+    lines = [
+        f"pytest-recall compare: new - base over {result.get('n_paired', 0)} paired cases "
+        f"({method}, alpha {result.get('alpha')})",
+        "delta and interval in percentage points; +/- counts cases that went up/down",
+        header,
+        *(_row(name, entry, width) for name, entry in rows),
+        *_unpaired_lines(result),
+        _verdict(result),
+    ]
+    return "\n".join(lines)
+
+
+def _row(name: str, entry: Mapping[str, Any], width: int) -> str:
+    label = name if len(name) <= width else name[: width - 3] + "..."
+    interval = f"[{_points(entry['low'])}, {_points(entry['high'])}]"
+    flips = f"{entry['improved']}/{entry['worsened']}"
+    flag = "  REGRESSION" if entry.get("regression") else ("  improved" if entry.get("significant") else "")
+    return (
+        f"{label:<{width}}  {entry['n']:>4}  {_percent(entry['base']):>6}  {_percent(entry['new']):>6}  "
+        f"{_points(entry['delta']):>7}  {flips:>7}  {interval:>18}  {entry['p_value']:>6.3f}{flag}"
+    )
+
+
+def _unpaired_lines(result: Mapping[str, Any]) -> list[str]:
+    labels = (
+        ("only_in_base", "Only in base"),
+        ("only_in_new", "Only in new"),
+        ("unscored", "Not scored in both (error or no gold)"),
+        ("changed", "Case changed since base (content hash differs)"),
+    )
+    return [f"{label} ({len(cases)}): {_case_names(cases)}" for key, label in labels if (cases := result.get(key))]
+
+
+def _case_names(cases: Sequence[Mapping[str, Any]]) -> str:
+    names = [f"{c['suite']}/{c['id']}" for c in cases[:MAX_LISTED_CASES]]
+    more = len(cases) - MAX_LISTED_CASES
+    return ", ".join(names) + (f" ... and {more} more" if more > 0 else "")
+
+
+def _verdict(result: Mapping[str, Any]) -> str:
+    overall = result["overall"]
+    evidence = f"{_points(overall['delta'])} points, p = {overall['p_value']:.3f}"
+    if result.get("regression"):
+        return f"Verdict: REGRESSION ({evidence})."
+    if result.get("improvement"):
+        return f"Verdict: improvement ({evidence})."
+    return f"Verdict: no significant change ({evidence})."
+
+
+def _percent(score: float) -> str:
+    return f"{100 * score:.1f}%"
+
+
+def _points(delta: float) -> str:
+    """Score differences in percentage points, always signed so direction reads at a glance."""
+    return f"{100 * delta:+.1f}"

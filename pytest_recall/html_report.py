@@ -1,0 +1,561 @@
+"""One self-contained HTML page that shows a recall report to a person.
+
+The page is read offline, attached to CI runs and e-mailed around, so it
+carries everything inline: CSS in a ``<style>``, charts as SVG drawn here, no
+script at all (``<details>`` does the folding), and a Content-Security-Policy
+that blocks any script or remote load that escaping might ever let through.
+Agent output is hostile by assumption: every string is cleaned of characters
+HTML forbids and escaped before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_recall.stats import summarize
+
+SUMMARY_KEYS = ("epochs", "confidence", "by_category_confidence", "pass_at_k", "pass_all_k", "per_case", "control")
+# Colour escapes from terminal agents would otherwise show up as junk like "␛[31m".
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# Characters HTML forbids. The astral noncharacters (U+1FFFE ...) make a slow class,
+# so they get their own pattern, run only on text that has astral characters at all.
+_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_ASTRAL_NONCHARACTERS = re.compile(
+    "[" + "".join(chr(plane + low) for plane in range(0x10000, 0x110000, 0x10000) for low in (0xFFFE, 0xFFFF)) + "]"
+)
+# Terminal output ends lines with CR LF, and progress bars redraw with a bare CR.
+_CARRIAGE_RETURN = re.compile("\r\n?")
+LABEL_W, PLOT_W, VALUE_W, ROW_H, AXIS_H = 200, 420, 200, 28, 26
+MAX_HISTOGRAM_BINS = 20
+# A lift smaller than this reads as "no lift" rather than "too few cases to tell".
+NEGLIGIBLE_LIFT = 0.1
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The whole page as a string; the same report always gives the same bytes."""
+    records = [r for r in report.get("cases") or [] if isinstance(r, Mapping)]
+    stats = _summary(report, records)
+    main = [r for r in records if not r.get("control")]
+    control = [r for r in records if r.get("control")]
+    sections = [
+        _verdict_section(report, stats),
+        _category_section(report, stats),
+        _lift_section(stats),
+        _latency_section(report, main),
+        _epoch_section(stats),
+        _cases_section("Cases", "Worst first. Click a row's evidence to see every step's prompt and output.", main),
+        _cases_section(
+            "Control runs", "Only the last step, in a fresh scope: what the agent scores without memory.", control
+        ),
+    ]
+    body = "\n".join(s for s in sections if s)
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        'img-src data:">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<link rel="icon" href="data:,">\n'
+        f"<title>pytest-recall: {'PASS' if report.get('passed') else 'FAIL'} {_percent(_number(report.get('score')))}"
+        f"</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n"
+    )
+
+
+def _summary(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The statistics the plugin stored, or computed here so that older reports render too."""
+    if "confidence" in report:
+        return {key: report.get(key) for key in SUMMARY_KEYS}
+    return summarize(records)
+
+
+def clean(value: Any) -> str:
+    """Text safe to place anywhere in the page: forbidden characters made visible, then escaped."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = _FORBIDDEN.sub(_visible, _CARRIAGE_RETURN.sub("\n", _ANSI.sub("", text)))
+    if _ASTRAL.search(text):
+        text = _ASTRAL_NONCHARACTERS.sub("\ufffd", text)
+    return html.escape(text, quote=True)
+
+
+def _visible(match: re.Match[str]) -> str:
+    """A NUL or other control byte shows as ``\\x00``, so evidence of junk output is kept, not hidden."""
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0x9F else "\ufffd"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _percent(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _points(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:+.1f}"
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} s"
+
+
+def _usd(value: float | None, missing: str = "not reported") -> str:
+    return missing if value is None else f"${value:.4f}"
+
+
+def _interval_text(interval: Mapping[str, Any] | None) -> str:
+    if not interval:
+        return "no interval (nothing scored)"
+    unit = "case" if interval.get("method") == "bootstrap" else "record"
+    unit += "" if interval.get("n") == 1 else "s"
+    level = round(100 * (_number(interval.get("level")) or 0.95))
+    low, high = _number(interval.get("low")), _number(interval.get("high"))
+    return (
+        f"{level}% interval {_percent(low)} – {_percent(high)} ({interval.get('method')}, {interval.get('n')} {unit})"
+    )
+
+
+def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str:
+    passed = bool(report.get("passed"))
+    score, threshold = _number(report.get("score")), _number(report.get("threshold"))
+    interval = stats.get("confidence")
+    verdict = "PASS" if passed else "FAIL"
+    notes = [_threshold_sentence(passed, score, threshold), *_warnings(report, interval, threshold)]
+    gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
+    tiles = [
+        ("cases passed", f"{report.get('n_passed', '–')} / {report.get('n_total', '–')}"),
+        ("scored", str(report.get("n_scored", "–"))),
+        ("errors", str(report.get("n_errors", "–"))),
+        ("no gold", str(report.get("n_skipped_no_gold", "–"))),
+        ("epochs", str(stats.get("epochs") or 1)),
+        ("latency median", _seconds(_ms(report.get("latency_ms_median")))),
+        ("latency p95", _seconds(_ms(report.get("latency_ms_p95")))),
+        ("total time", _seconds(_ms(report.get("latency_ms_total")))),
+        ("cost", _usd(_number(report.get("cost_usd_total")))),
+    ]
+    return (
+        f'<header class="verdict {verdict.lower()}">\n<div class="badge">{verdict}</div>\n<div>\n'
+        f'<h1>Recall score {_percent(score)}</h1>\n<p class="interval">{clean(_interval_text(interval))}</p>\n'
+        + "".join(f"<p>{clean(note)}</p>\n" for note in notes if note)
+        + "</div>\n</header>\n"
+        + _bars_svg([gauge_row], domain=(0.0, 1.0), threshold=threshold, label="Score with its interval and threshold")
+        + '\n<dl class="tiles">'
+        + "".join(f"<div><dt>{clean(name)}</dt><dd>{clean(value)}</dd></div>" for name, value in tiles)
+        + f'</dl>\n<p class="command">Command: <code>{clean(report.get("command") or "–")}</code></p>'
+    )
+
+
+def _threshold_sentence(passed: bool, score: float | None, threshold: float | None) -> str:
+    if score is None or threshold is None:
+        return ""
+    meets = score >= threshold
+    sentence = f"The score {'meets' if meets else 'is below'} the threshold of {_percent(threshold)}"
+    if meets == passed:
+        return sentence + "."
+    return sentence + f", but the run is marked {'failed' if meets else 'passed'}; see the warnings and errors."
+
+
+def _warnings(report: Mapping[str, Any], interval: Mapping[str, Any] | None, threshold: float | None) -> list[str]:
+    """What could make a reader misjudge the verdict, said next to it."""
+    notes = []
+    if report.get("interrupted"):
+        notes.append("⚠ The run was interrupted: the score covers only the cases that finished.")
+    errors = report.get("n_errors")
+    if isinstance(errors, int) and errors > 0:
+        notes.append(f"⚠ {errors} case(s) errored and carry no score; see the cases marked ERROR.")
+    low, high = _bounds(interval)
+    if threshold is not None and low is not None and high is not None and low < threshold <= high:
+        notes.append(
+            "⚠ The interval straddles the threshold: a rerun could flip the verdict. More cases or epochs help."
+        )
+    return notes
+
+
+def _bounds(interval: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
+    return (_number(interval.get("low")), _number(interval.get("high"))) if interval else (None, None)
+
+
+def _ms(value: Any) -> float | None:
+    milliseconds = _number(value)
+    return None if milliseconds is None else milliseconds / 1000
+
+
+@dataclass(frozen=True, slots=True)
+class _Bar:
+    """One row of a bar chart: a bar from zero to ``value`` with an optional whisker."""
+
+    label: str
+    value: float | None
+    low: float | None
+    high: float | None
+    text: str
+    tone: str = "neutral"
+
+
+def _tag(name: str, content: str = "", **attributes: str | float) -> str:
+    """One element; attribute values are escaped and numbers rounded so output is stable and safe.
+
+    A trailing underscore lets ``class_`` through Python's keywords and other
+    underscores become dashes, so ``text_anchor`` writes ``text-anchor``.
+    """
+    attrs = "".join(f' {key.rstrip("_").replace("_", "-")}="{_attribute(value)}"' for key, value in attributes.items())
+    return f"<{name}{attrs}>{content}</{name}>" if content or name not in _EMPTY_ELEMENTS else f"<{name}{attrs}/>"
+
+
+_EMPTY_ELEMENTS = frozenset({"line", "rect", "path"})
+
+
+def _attribute(value: str | float) -> str:
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return clean(value) if isinstance(value, str) else str(value)
+
+
+def _svg(width: int, height: int, label: str, parts: Sequence[str]) -> str:
+    title = _tag("title", clean(label))
+    return _tag(
+        "svg",
+        title + "".join(parts),
+        class_="chart",
+        viewBox=f"0 0 {width} {height}",
+        width=width,
+        height=height,
+        role="img",
+        aria_label=label,
+    )
+
+
+def _section(title: str, hint: str, content: str) -> str:
+    return f'<section>\n<h2>{clean(title)}</h2>\n<p class="hint">{clean(hint)}</p>\n{content}\n</section>'
+
+
+def _bars_svg(rows: Sequence[_Bar], *, domain: tuple[float, float], threshold: float | None, label: str) -> str:
+    """Horizontal bars with interval whiskers; shared by the score gauge, categories and lift."""
+    width, height = LABEL_W + PLOT_W + VALUE_W, AXIS_H + ROW_H * len(rows) + 6
+    start, end = domain
+
+    def x(value: float) -> float:
+        return LABEL_W + PLOT_W * (min(max(value, start), end) - start) / (end - start)
+
+    parts = []
+    for i in range(5):
+        tick = start + (end - start) * i / 4
+        text = _percent(tick, 0) if start >= 0 else f"{100 * tick:+.0f}".replace("+0", "0")
+        parts.append(_tag("line", class_="grid", x1=x(tick), y1=AXIS_H - 6, x2=x(tick), y2=height))
+        parts.append(_tag("text", text, class_="tick", x=x(tick), y=AXIS_H - 10, text_anchor="middle"))
+    parts += [_bar_row(row, AXIS_H + ROW_H * i + ROW_H / 2, x) for i, row in enumerate(rows)]
+    for line_class, at in (("threshold", threshold), ("zero", 0.0 if start < 0 else None)):
+        if at is not None:
+            parts.append(_tag("line", class_=line_class, x1=x(at), y1=AXIS_H - 4, x2=x(at), y2=height))
+    return _svg(width, height, label, parts)
+
+
+def _bar_row(row: _Bar, y: float, x: Callable[[float], float]) -> str:
+    name = row.label if len(row.label) <= 26 else row.label[:25] + "…"
+    out = [
+        _tag(
+            "text",
+            _tag("title", clean(row.label)) + clean(name),
+            class_="label",
+            x=LABEL_W - 8,
+            y=y + 4,
+            text_anchor="end",
+        )
+    ]
+    if row.value is not None:
+        left, right = sorted((x(0.0), x(row.value)))
+        out.append(_tag("rect", class_=f"bar {row.tone}", x=left, y=y - 7, width=max(right - left, 1.5), height=14))
+    if row.low is not None and row.high is not None:
+        lo, hi = x(row.low), x(row.high)
+        path = f"M{lo:.1f} {y:.1f}H{hi:.1f}M{lo:.1f} {y - 6:.1f}V{y + 6:.1f}M{hi:.1f} {y - 6:.1f}V{y + 6:.1f}"
+        out.append(_tag("path", class_="whisker", d=path))
+    out.append(_tag("text", clean(row.text), class_="value", x=LABEL_W + PLOT_W + 10, y=y + 4))
+    return "".join(out)
+
+
+def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str:
+    intervals: Mapping[str, Any] = stats.get("by_category_confidence") or {}
+    scores: Mapping[str, Any] = report.get("by_category") or {}
+    rows = []
+    for category in sorted(set(scores) | set(intervals)):
+        interval = intervals.get(category)
+        score = _number(scores.get(category))
+        if score is None and interval:
+            score = _number(interval.get("estimate"))
+        low, high = _bounds(interval)
+        count = f" · n={interval.get('n')}" if interval else ""
+        text = f"{_percent(score)} [{_percent(low, 0)}–{_percent(high, 0)}]{count}"
+        rows.append(_Bar(str(category), score, low, high, text))
+    if not rows:
+        return ""
+    chart = _bars_svg(rows, domain=(0.0, 1.0), threshold=_number(report.get("threshold")), label="Score by category")
+    return _section("By category", "Bars are scores, whiskers their intervals, the dashed line the threshold.", chart)
+
+
+def _lift_section(stats: Mapping[str, Any]) -> str:
+    control = stats.get("control")
+    if not control:
+        return ""
+    lift = _number(control.get("lift"))
+    significant = bool(control.get("lift_significant"))
+    test: Mapping[str, Any] = control.get("lift_test") or {}
+    rows = [_lift_bar("overall", test)] if test else []
+    rows += [_lift_bar(str(c), entry) for c, entry in sorted((control.get("by_category_lift") or {}).items())]
+    detail = (
+        f"Over {test.get('n', 0)} cases run both ways: with memory {_percent(_number(test.get('new')))}, "
+        f"without {_percent(_number(test.get('base')))}; lift {_points(lift)} points, interval "
+        f"{_points(_number(test.get('low')))} to {_points(_number(test.get('high')))}, "
+        f"p = {_p_value(test.get('p_value'))} ({test.get('method', '–')}). * marks a significant lift."
+    )
+    tone = "good" if significant and (lift or 0) > 0 else "warn"
+    lead = f'<p class="lead {tone}">{clean(_lift_message(test, significant))}</p>'
+    chart = (
+        _bars_svg(rows, domain=(-1.0, 1.0), threshold=None, label="Memory lift by category, in points") if rows else ""
+    )
+    return _section("Memory lift", detail, lead + chart)
+
+
+def _lift_message(test: Mapping[str, Any], significant: bool) -> str:
+    """Tell "memory does not help" apart from "too few cases to tell"; both are not significant."""
+    lift, without = _number(test.get("delta")), _number(test.get("base"))
+    if lift is None or without is None:
+        return "No case was scored both with and without memory, so the lift cannot be measured."
+    if significant:
+        direction = "higher" if lift > 0 else "lower"
+        return f"Memory matters: the agent scores {abs(100 * lift):.1f} points {direction} with it than without."
+    if abs(lift) >= NEGLIGIBLE_LIFT:
+        return (
+            f"A lift of {_points(lift)} points, but not significant: too few cases to tell. More cases or epochs help."
+        )
+    if without >= 0.5:
+        return (
+            f"No memory lift: the agent scores {_percent(without)} without memory, about as well as with it; "
+            "the suite may be answerable by guessing."
+        )
+    return f"No memory lift: the agent scores about the same with and without memory ({_percent(without)} without)."
+
+
+def _lift_bar(label: str, entry: Mapping[str, Any]) -> _Bar:
+    lift, low, high = _number(entry.get("delta")), _number(entry.get("low")), _number(entry.get("high"))
+    significant = bool(entry.get("significant"))
+    tone = ("good" if (lift or 0) > 0 else "bad") if significant else "neutral"
+    text = f"{_points(lift)} [{_points(low)}, {_points(high)}]{' *' if significant else ''}"
+    return _Bar(label, lift, low, high, text, tone)
+
+
+def _p_value(value: Any) -> str:
+    p = _number(value)
+    return "–" if p is None else f"{p:.3f}"
+
+
+def _latency_section(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+    durations = sorted(d for d in (_number(r.get("duration_s")) for r in records) if d is not None)
+    if not durations:
+        return ""
+    median, p95 = _ms(report.get("latency_ms_median")), _ms(report.get("latency_ms_p95"))
+    caption = (
+        f"{len(durations)} runs · median {_seconds(median)} · p95 {_seconds(p95)} · slowest {_seconds(durations[-1])}"
+    )
+    return _section("Latency", caption, _histogram_svg(durations, {"median": median, "p95": p95}))
+
+
+def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None]) -> str:
+    """Sorted durations binned on [0, slowest]: the shape shows timeouts and stragglers at a glance."""
+    bins = min(MAX_HISTOGRAM_BINS, max(1, math.ceil(math.sqrt(len(values)))))
+    top = max(values[-1], 1e-9)
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, int(bins * value / top))] += 1
+    width, height, left, bottom = LABEL_W + PLOT_W + VALUE_W, 170, 40, 140
+    plot_w, plot_h, bin_w = width - left - 20, bottom - 32, (width - left - 20) / bins
+    parts = [_tag("line", class_="axis", x1=left, y1=bottom, x2=left + plot_w, y2=bottom)]
+    for i, count in enumerate(counts):
+        bar_h, x0 = plot_h * count / max(counts), left + bin_w * i
+        title = _tag("title", f"{top * i / bins:.2f}–{top * (i + 1) / bins:.2f} s: {count} run(s)")
+        parts.append(
+            _tag("rect", title, class_="bar neutral", x=x0 + 1, y=bottom - bar_h, width=bin_w - 2, height=bar_h)
+        )
+        if count:
+            parts.append(
+                _tag("text", str(count), class_="tick", x=x0 + bin_w / 2, y=bottom - bar_h - 4, text_anchor="middle")
+            )
+    for i in range(5):
+        tick_x = left + plot_w * i / 4
+        parts.append(_tag("text", f"{top * i / 4:.1f} s", class_="tick", x=tick_x, y=bottom + 16, text_anchor="middle"))
+    for name, seconds in sorted(markers.items()):
+        if seconds is not None and 0 <= seconds <= top:
+            marker_x = left + plot_w * seconds / top
+            parts.append(_tag("line", class_="threshold", x1=marker_x, y1=14, x2=marker_x, y2=bottom))
+            parts.append(_tag("text", name, class_="tick", x=marker_x + 3, y=12))
+    return _svg(width, height, "Histogram of run durations in seconds", parts)
+
+
+def _epoch_section(stats: Mapping[str, Any]) -> str:
+    per_case = stats.get("per_case")
+    if not per_case:
+        return ""
+    k = stats.get("epochs")
+    summary = (
+        f"pass@{k} (solved in at least one of {k} epochs): {_percent(_number(stats.get('pass_at_k')))} · "
+        f"pass^{k} (solved in every epoch): {_percent(_number(stats.get('pass_all_k')))} · spread is best minus worst"
+    )
+    head = _row("th", ["case", "category", "mean", f"pass@{k}", f"pass^{k}", "spread", "scores by epoch"])
+    body = "".join(
+        _row(
+            "td",
+            [
+                _case_cell(case),
+                clean(case.get("category")),
+                _percent(_number(case.get("mean"))),
+                _yes(case.get("pass_at_k")),
+                _yes(case.get("pass_all_k")),
+                _percent(_number(case.get("spread")), 0),
+                " ".join(_pill(_number(s), None, f"{_number(s) or 0:.2f}") for s in case.get("scores") or []),
+            ],
+        )
+        for case in per_case
+    )
+    return _section(
+        "Consistency across epochs", summary, f"<table>\n<thead>{head}</thead>\n<tbody>{body}</tbody>\n</table>"
+    )
+
+
+def _row(cell: str, contents: Sequence[str]) -> str:
+    """A table row from already-escaped cell contents."""
+    return "<tr>" + "".join(f"<{cell}>{content}</{cell}>" for content in contents) + "</tr>\n"
+
+
+def _case_cell(record: Mapping[str, Any]) -> str:
+    return f'<b>{clean(record.get("id"))}</b><br><span class="hint">{clean(record.get("suite"))}</span>'
+
+
+def _yes(flag: Any) -> str:
+    return "–" if flag is None else ("yes" if flag else "no")
+
+
+def _status(score: float | None, error: Any) -> tuple[str, str]:
+    """A label that says the outcome in words (colour alone is not enough), and its CSS tone."""
+    if score is None:
+        return ("ERROR", "bad") if error else ("NO GOLD", "muted")
+    if score >= 1.0:
+        return ("PASS", "good")
+    return ("PARTIAL", "warn") if score > 0 else ("FAIL", "bad")
+
+
+def _pill(score: float | None, error: Any, text: str) -> str:
+    return f'<span class="pill {_status(score, error)[1]}">{clean(text)}</span>'
+
+
+_STATUS_ORDER = {"ERROR": 0, "FAIL": 1, "PARTIAL": 2, "PASS": 3, "NO GOLD": 4}
+_CASE_COLUMNS = ("outcome", "case", "category", "epoch", "expected", "reported", "reason", "time", "cost")
+
+
+def _cases_section(title: str, hint: str, records: Sequence[Mapping[str, Any]]) -> str:
+    if not records:
+        return ""
+    rows = "".join(_case_rows(r) for r in sorted(records, key=_case_order))
+    table = f'<table class="cases">\n<thead>{_row("th", _CASE_COLUMNS)}</thead>\n<tbody>\n{rows}</tbody>\n</table>'
+    return _section(f"{title} ({len(records)})", hint, table)
+
+
+def _case_order(record: Mapping[str, Any]) -> tuple[int, float, str, str, int]:
+    """Worst first, so the cases that need a look are at the top."""
+    label, _ = _status(_number(record.get("score")), record.get("error"))
+    epoch = record.get("epoch")
+    return (
+        _STATUS_ORDER[label],
+        _number(record.get("score")) or 0.0,
+        str(record.get("suite")),
+        str(record.get("id")),
+        epoch if isinstance(epoch, int) else 0,
+    )
+
+
+def _case_rows(record: Mapping[str, Any]) -> str:
+    score = _number(record.get("score"))
+    label = _status(score, record.get("error"))[0] + ("" if score is None else f" {score:.2f}")
+    steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
+    cells = [
+        _pill(score, record.get("error"), label),
+        _case_cell(record),
+        clean(record.get("category")),
+        clean(record.get("epoch", "")),
+        f'<span class="mono">{clean(record.get("expected"))}</span>',
+        f'<span class="mono">{clean(record.get("reported"))}</span>',
+        clean(record.get("error") or record.get("reason") or ""),
+        _seconds(_number(record.get("duration_s"))),
+        _usd(_number(record.get("cost_usd")), "–"),
+    ]
+    where = f"{record.get('nodeid') or ''} · content hash {record.get('content_hash') or '–'}"
+    evidence = (
+        f'<details><summary>evidence: {len(steps)} step(s)</summary>\n<p class="hint mono">{clean(where)}</p>\n'
+        + "".join(_step(step) for step in steps)
+        + "</details>"
+    )
+    return _row("td", cells) + f'<tr class="evidence"><td colspan="{len(_CASE_COLUMNS)}">{evidence}</td></tr>\n'
+
+
+def _pre(text: Any) -> str:
+    return f"<pre>{clean(text)}</pre>" if text else '<p class="hint">(empty)</p>'
+
+
+_STEP_TEXTS = (("prompt", "prompt"), ("stdout", "stdout (tail)"), ("stderr", "stderr (tail)"))
+
+
+def _step(step: Mapping[str, Any]) -> str:
+    flags = [f"exit {step.get('exit_code', '–')}", _seconds(_number(step.get("duration_s")))]
+    flags += ["timed out"] * bool(step.get("timed_out")) + ["output truncated"] * bool(step.get("truncated"))
+    summary = clean(f"step {step.get('step', '?')} · " + " · ".join(flags))
+    blocks = "".join(f"<h4>{name}</h4>{_pre(step.get(key))}" for key, name in _STEP_TEXTS)
+    return f'<details class="step"><summary>{summary}</summary>{blocks}</details>\n'
+
+
+CSS = """
+:root{color-scheme:light;--good:#1a7f37;--bad:#cf222e;--warn:#9a6700;--muted:#6e7781;--ink:#1f2328;--line:#d0d7de;
+--accent:#0969da}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f6f8fa}
+main{max-width:1000px;margin:0 auto;padding:24px;background:#fff;min-height:100vh}
+h1{margin:0;font-size:28px}h2{margin:32px 0 4px;font-size:20px;border-bottom:1px solid var(--line)}
+h4{margin:10px 0 2px;font-size:13px;color:var(--muted)}
+.verdict{display:flex;gap:20px;align-items:center;padding:16px;border-radius:8px;border:2px solid}
+.verdict.pass{border-color:var(--good);background:#dafbe1}.verdict.fail{border-color:var(--bad);background:#ffebe9}
+.verdict p{margin:2px 0}
+.badge{font-size:36px;font-weight:800;letter-spacing:2px;padding:6px 18px;border-radius:6px;color:#fff}
+.pass .badge{background:var(--good)}.fail .badge{background:var(--bad)}
+.interval{font-weight:600}
+.tiles{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:16px 0}
+.tiles div{border:1px solid var(--line);border-radius:6px;padding:6px 10px}
+.tiles dt{font-size:12px;color:var(--muted)}.tiles dd{margin:0;font-size:18px;font-weight:600}
+.hint{color:var(--muted);font-size:13px;margin:4px 0 8px}.lead{font-weight:600;margin:8px 0 0}
+.lead.good{color:var(--good)}.lead.warn{color:var(--warn)}
+.command code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;
+word-break:break-all}
+.chart{display:block;max-width:100%;height:auto;margin:8px 0}
+.chart text{font-size:12px;fill:var(--ink)}.chart .tick{fill:var(--muted);font-size:11px}
+.chart .grid{stroke:#eaeef2}.chart .axis{stroke:var(--muted)}
+.chart .threshold{stroke:var(--ink);stroke-dasharray:4 3}.chart .zero{stroke:var(--ink)}
+.chart .whisker{stroke:var(--ink);stroke-width:1.5;fill:none}
+.bar.neutral{fill:#54aeff}.bar.good{fill:var(--good)}.bar.bad{fill:var(--bad)}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}
+tr.evidence td{border-bottom:2px solid var(--line);padding-top:0}
+.pill{display:inline-block;padding:0 6px;border-radius:10px;font-weight:700;font-size:12px;color:#fff;
+white-space:nowrap}
+.pill.good{background:var(--good)}.pill.bad{background:var(--bad)}.pill.warn{background:var(--warn)}
+.pill.muted{background:var(--muted)}
+summary{cursor:pointer;color:var(--accent)}
+details.step{margin:4px 0 4px 16px}
+pre{white-space:pre-wrap;word-break:break-all;max-height:24em;overflow:auto;background:#f6f8fa;
+border:1px solid var(--line);border-radius:4px;padding:6px;margin:0;font-size:12px}
+"""

@@ -1,0 +1,204 @@
+"""The HTML report: one offline file, well formed, escaped against hostile agent output, stable."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+from pytest_recall.html_report import render_html
+from pytest_recall.stats import summarize
+
+HOSTILE = "ok <script>alert(1)</script>\x00\x1b[31mred\x1b[0m bell\x07 \ud800\U0001fffe \U0001f600 done\r\nnext line\r"
+VOID_ELEMENTS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+
+
+def case_record(case: int, score: float | None, *, epoch: int = 1, control: bool = False) -> dict[str, Any]:
+    return {
+        "id": f"case_{case:02d}",
+        "suite": "session-memory-recall",
+        "nodeid": f"cases/session-memory-recall/case_{case:02d}::recall",
+        "category": "closing_balance" if case % 2 else "<b>names</b>",
+        "answer_kind": "money",
+        "expected": {"amount": "27436.42", "note": "<i>"} if case == 0 else "27436.42",
+        "score": score,
+        "reason": "matched" if score == 1.0 else "mismatch",
+        "reported": "27436.42" if score == 1.0 else "<img src=x onerror=alert(2)>",
+        "error": "agent crashed" if score is None else None,
+        "epoch": epoch,
+        "control": control,
+        "duration_s": 1.5 + case + epoch / 10,
+        "cost_usd": 0.01 if case % 3 else None,
+        "content_hash": "abc",
+        "command": "recall-notebook",
+        "steps": [
+            {
+                "step": 1,
+                "exit_code": 0,
+                "timed_out": False,
+                "duration_s": 1.1,
+                "prompt": "Remember: 27436.42",
+                "stdout": HOSTILE,
+                "stderr": "",
+                "truncated": False,
+                "cost_usd": None,
+            },
+            {
+                "step": 2,
+                "exit_code": 1,
+                "timed_out": True,
+                "duration_s": 2.2,
+                "prompt": "What was it?",
+                "stdout": "27436.42",
+                "stderr": "</pre></details></td></tr></table>",
+                "truncated": True,
+                "cost_usd": None,
+            },
+        ],
+    }
+
+
+def make_report(*, epochs: int = 1, control: bool = True, passed: bool = True) -> dict[str, Any]:
+    scores = [1.0, 1.0, 0.25, None, 1.0, 0.0]
+    cases = [case_record(i, s, epoch=e) for i, s in enumerate(scores) for e in range(1, epochs + 1)]
+    if control:
+        cases += [case_record(i, 0.0, control=True) for i in range(len(scores))]
+    return {
+        "schema_version": 1,
+        "passed": passed,
+        "score": 0.65,
+        "n_passed": 3,
+        "n_total": 6,
+        "n_scored": 5,
+        "n_skipped_no_gold": 0,
+        "n_errors": 1,
+        "threshold": 0.6,
+        "by_category": {"closing_balance": 0.667, "<b>names</b>": 0.625},
+        "latency_ms_median": 3500.0,
+        "latency_ms_p95": 6400.0,
+        "latency_ms_total": 21000.0,
+        "cost_usd_total": 0.04,
+        "command": "pytest --recall-agent='<script>x</script>'",
+        "interrupted": False,
+        "cases": cases,
+    }
+
+
+class TagBalance(HTMLParser):
+    """Records every mismatched or unclosed element; SVG's self-closing tags arrive as startendtag."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+        self.tags: list[str] = []
+        self.attributes: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attributes += attrs
+        if tag not in VOID_ELEMENTS:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attributes += attrs
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def parse(page: str) -> TagBalance:
+    parser = TagBalance()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+@pytest.mark.parametrize("epochs", [1, 3])
+def test_every_element_is_closed_in_order(epochs: int) -> None:
+    parsed = parse(render_html(make_report(epochs=epochs)))
+    assert parsed.problems == []
+    assert parsed.stack == []
+    assert {"html", "head", "body", "main", "header", "section", "table", "details", "summary", "svg"} <= set(
+        parsed.tags
+    )
+
+
+def test_the_page_loads_nothing_and_runs_nothing() -> None:
+    page = render_html(make_report())
+    parsed = parse(page)
+    assert "http://" not in page
+    assert "https://" not in page
+    assert "script" not in parsed.tags
+    assert not [value for name, value in parsed.attributes if name in {"src", "srcset", "action", "xlink:href"}]
+    assert [value for name, value in parsed.attributes if name == "href"] == ["data:,"]
+    assert not [name for name, _ in parsed.attributes if name.startswith("on")]
+
+
+def test_charts_are_inline_svg() -> None:
+    page = render_html(make_report())
+    assert page.count("<svg") >= 4  # score gauge, categories, lift, latency
+
+
+def test_hostile_agent_output_is_escaped_and_cleaned() -> None:
+    page = render_html(make_report())
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page
+    assert "&lt;/pre&gt;&lt;/details&gt;" in page
+    assert "<b>names</b>" not in page
+    assert "&lt;b&gt;names&lt;/b&gt;" in page
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", page)
+    assert "\\x00" in page and "\\x07" in page
+    assert "[31m" not in page
+    assert "done\nnext line\n" in page
+    assert "\U0001fffe" not in page and "\U0001f600" in page
+    page.encode("utf-8")  # a lone surrogate from the agent would make this raise
+
+
+def test_the_verdict_is_the_first_thing_on_the_page() -> None:
+    passing = render_html(make_report(passed=True))
+    failing = render_html(make_report(passed=False))
+    assert '<header class="verdict pass">' in passing and '<div class="badge">PASS</div>' in passing
+    assert '<header class="verdict fail">' in failing and '<div class="badge">FAIL</div>' in failing
+    assert passing.index("badge") < passing.index("<section>")
+    assert "Recall score 65.0%" in passing
+    assert "95% interval" in passing
+
+
+def test_evidence_is_folded_by_default() -> None:
+    page = render_html(make_report())
+    assert "<details open" not in page
+    assert page.count('<details class="step">') == 2 * 12
+
+
+def test_memory_lift_is_shown_only_when_there_was_a_control_run() -> None:
+    assert "Memory lift" in render_html(make_report(control=True))
+    assert "Memory lift" not in render_html(make_report(control=False))
+
+
+def test_epochs_get_a_consistency_table() -> None:
+    assert "pass@3" in render_html(make_report(epochs=3))
+    assert "pass@" not in render_html(make_report(epochs=1))
+
+
+def test_the_same_report_renders_the_same_bytes() -> None:
+    report = make_report(epochs=2)
+    assert render_html(report) == render_html(report)
+
+
+def test_a_report_without_statistics_gets_them_computed() -> None:
+    report = make_report(epochs=2)
+    with_statistics = {**report, **summarize(report["cases"])}
+    assert render_html(report) == render_html(with_statistics)
+
+
+def test_a_nearly_empty_report_still_renders() -> None:
+    parsed = parse(render_html({"passed": False}))
+    assert parsed.problems == [] and parsed.stack == []
