@@ -109,6 +109,9 @@ class Settings:
             raise pytest.UsageError(f"--recall-cmd cannot be split like a shell command line: {exc}") from None
         if command is not None and not argv:
             raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
+        if argv and os.sep in argv[0] and not os.path.isabs(argv[0]):
+            # Sessions run in directories of their own, where a relative path means nothing.
+            argv = (os.path.abspath(argv[0]), *argv[1:])
         report = raw_value(config, "recall_report")
         return cls(
             command=command,
