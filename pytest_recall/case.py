@@ -207,7 +207,8 @@ def read_json(path: Path, source: str) -> Any:
 def read_toml(path: Path, source: str) -> dict[str, Any]:
     __tracebackhide__ = True
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        settings: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        return settings
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid TOML ({exc})") from None
 

@@ -17,25 +17,44 @@ import pytest
 from pytest_recall.case import Case
 from pytest_recall.case_run import CasePool, CaseRun, RunSettings, agent_environment, case_flow
 from pytest_recall.judge import judge_steps
+from pytest_recall.runlog import ResumeIndex
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 
 
 class RunnableItem(Protocol):
-    nodeid: str
-    case: Case
-    epoch: int
-    control: bool
+    """What the executor needs of an item; kept narrow so it never touches pytest internals."""
+
+    @property
+    def nodeid(self) -> str: ...
+
+    @property
+    def case(self) -> Case: ...
+
+    @property
+    def epoch(self) -> int: ...
+
+    @property
+    def control(self) -> bool: ...
 
 
 class CaseExecutor:
     """One per process; it owns the pool of running cases."""
 
-    def __init__(self, config: pytest.Config, run_settings: RunSettings, *, command: str, concurrency: int) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        run_settings: RunSettings,
+        *,
+        command: str,
+        concurrency: int,
+        resume: ResumeIndex | None = None,
+    ) -> None:
         self.config = config
         self.run_settings = run_settings
         self.command = command
         self.concurrency = concurrency
+        self.resume = resume
         self.pool = CasePool()
         self._queue: list[RunnableItem] = []
         self._position: dict[str, int] = {}
@@ -43,8 +62,15 @@ class CaseExecutor:
 
     def plan(self, items: Sequence[Any]) -> None:
         """The items this process will run, in order, for the look-ahead."""
-        self._queue = [item for item in items if hasattr(item, "case")]
+        # Resumed cases never run, so they must not take a look-ahead slot either.
+        self._queue = [item for item in items if hasattr(item, "case") and self.stored(item) is None]
         self._position = {item.nodeid: index for index, item in enumerate(self._queue)}
+
+    def stored(self, item: RunnableItem) -> dict[str, Any] | None:
+        """``--recall-resume``: the record an earlier run scored for this very case and command."""
+        if self.resume is None:
+            return None
+        return self.resume.take(item.nodeid, item.case.content_hash, self.command)
 
     def judge(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
         verdict: dict[str, Any] = self.config.hook.pytest_recall_judge(stdout=stdout, expected=expected, config=self.config)

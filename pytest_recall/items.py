@@ -8,6 +8,7 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from pytest_recall.suite_file import SUITE_FILE, suite_cases
 
 RUN_NAME = "recall"
 CONTROL_NAME = "control"
+MALFORMED_PREFIX = "malformed case: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,11 @@ class CaseItem(pytest.Item):
 
             pytest.fail(NO_COMMAND, pytrace=False)
         executor = self._executor()
+        stored = executor.stored(self)
+        if stored is not None:
+            # Resumed: an earlier run paid for this verdict; report it as it stands.
+            self._publish(stored)
+            return
         self.run = executor.run(self)
         if self.run.error:
             self._record_verdict(None)
@@ -73,10 +80,12 @@ class CaseItem(pytest.Item):
             pytest.fail(f"{self.case.case_id}: {self.run.error}", pytrace=False)
 
     def runtest(self) -> None:
-        assert self.run is not None
-        executor = self._executor()
-        verdict = executor.verdict(self.run)
-        record = self._record_verdict(verdict)
+        if self.run is None and self.record is not None:
+            verdict = record = self.record
+        else:
+            assert self.run is not None
+            verdict = self._executor().verdict(self.run)
+            record = self._record_verdict(verdict)
         if float(verdict.get("score") or 0.0) < 1.0:
             title = f"{self.case.case_id}" + (" (control)" if self.control else "")
             raise CaseFailed(verdict_report(verdict, self.case.expected, record["steps"], title=title))
@@ -84,6 +93,9 @@ class CaseItem(pytest.Item):
     def _record_verdict(self, verdict: dict[str, Any] | None) -> dict[str, Any]:
         assert self.run is not None
         record = case_record(self.run, verdict, nodeid=self.nodeid, command=self._executor().command)
+        return self._publish(record)
+
+    def _publish(self, record: dict[str, Any]) -> dict[str, Any]:
         self.record = record
         self.user_properties[:] = [p for p in self.user_properties if not str(p[0]).startswith("recall_")]
         self.user_properties.extend(record_properties(record))
@@ -113,37 +125,38 @@ def case_items(parent: pytest.Collector, case: Case, *, epochs: int, control: bo
             )
 
 
-class CollectedCaseError(Exception):
-    """Raised from collect() so the collection error reads as one line."""
+@contextmanager
+def _one_line_case_errors(collector: pytest.Collector) -> Iterator[None]:
+    """A malformed case becomes pytest's own one-line collection error, not a traceback."""
+    try:
+        yield
+    except CaseError as exc:
+        raise collector.CollectError(f"{MALFORMED_PREFIX}{exc}") from None
 
 
-class _CaseCollectorMixin:
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | Any:  # type: ignore[override]
-        if isinstance(excinfo.value, CaseError):
-            return f"malformed case: {excinfo.value}"
-        return super().repr_failure(excinfo)  # type: ignore[misc]
-
-
-class CaseDirectory(_CaseCollectorMixin, pytest.Directory):
+class CaseDirectory(pytest.Directory):
     """A case folder: ``stepN.txt`` files, ``answer.json`` and maybe ``case.toml``."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         options = self.config.stash[COLLECTION_KEY]
         source = self.nodeid or self.path.name
-        case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
+        with _one_line_case_errors(self):
+            case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
         yield from case_items(self, case, epochs=options.epochs, control=options.control)
 
 
-class SuiteDirectory(_CaseCollectorMixin, pytest.Directory):
+class SuiteDirectory(pytest.Directory):
     """A folder with a ``suite.toml``: a generated suite, collected without touching disk."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         source = f"{self.nodeid or self.path.name}/{SUITE_FILE}"
-        for case in suite_cases(self.path, source):
+        with _one_line_case_errors(self):
+            cases = list(suite_cases(self.path, source))
+        for case in cases:
             yield CaseNode.from_parent(self, name=case.case_id, case=case)
 
 
-class CaseNode(_CaseCollectorMixin, pytest.Collector):
+class CaseNode(pytest.Collector):
     """A case that exists only in memory, such as one of a generated suite."""
 
     def __init__(self, *, case: Case, **kwargs: Any) -> None:

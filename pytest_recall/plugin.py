@@ -14,7 +14,14 @@ from pytest_recall.case import is_case_dir
 from pytest_recall.suite_file import is_suite_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
 from pytest_recall.failure import RecallJudge
-from pytest_recall.items import COLLECTION_KEY, CaseDirectory, CaseItem, CollectionOptions, SuiteDirectory
+from pytest_recall.items import (
+    COLLECTION_KEY,
+    MALFORMED_PREFIX,
+    CaseDirectory,
+    CaseItem,
+    CollectionOptions,
+    SuiteDirectory,
+)
 from pytest_recall.judge import BUILTIN_KINDS, judge_answer
 from pytest_recall.options import Settings, add_options
 from pytest_recall.recorder import Recorder
@@ -39,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = Settings.from_config(config)
     config.stash[SETTINGS_KEY] = settings
     config.stash[MALFORMED_KEY] = 0
+    config.pluginmanager.register(MalformedCaseCounter(config), "recall-malformed-cases")
     declared = config.hook.pytest_recall_answer_kinds(config=config)
     kinds = BUILTIN_KINDS.union(kind for kinds in declared for kind in kinds)
     config.stash[COLLECTION_KEY] = CollectionOptions(known_kinds=frozenset(kinds))
@@ -69,11 +77,19 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-def pytest_collectreport(report: pytest.CollectReport) -> None:
-    if report.failed and str(report.longrepr).startswith("malformed case:"):
-        config = getattr(report, "config", None)
-        if config is not None:
-            config.stash[MALFORMED_KEY] += 1
+class MalformedCaseCounter:
+    """Counts collection errors that are malformed cases, so the rest of the suite still runs.
+
+    A ``CollectReport`` carries no config, so the count lives in an object
+    registered per config rather than in a module-level hook.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and str(report.longrepr).startswith(MALFORMED_PREFIX):
+            self.config.stash[MALFORMED_KEY] += 1
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

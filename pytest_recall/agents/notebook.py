@@ -66,9 +66,9 @@ def respond(prompt: str, notebook: Notebook) -> str:
         key, value = solved
         notebook.remember(key, value)
         return f"Noted: the answer is {value}."
-    key = ledger_solver.recall_key(prompt)
-    if key is not None:
-        return notebook.recall(key) or UNKNOWN
+    asked = ledger_solver.recall_key(prompt)
+    if asked is not None:
+        return notebook.recall(asked) or UNKNOWN
     trail = audit_solver.parse_trail(prompt)
     if trail is not None:
         notebook.keep_trail(trail)
