@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -28,6 +28,8 @@ SETTINGS_FILE = "case.toml"
 REQUIRED_ANSWER_KEYS = ("id", "category", "answer", "answer_kind")
 SESSION_MODES = ("fresh", "continue")
 _STEP_FILE = re.compile(r"^step(\d+)\.txt$")
+# What the previous step's answer is judged against, told to the agent before this step's prompt.
+_FEEDBACK_FILE = re.compile(r"^step(\d+)\.feedback\.json$")
 # Settings a case.toml may carry; anything else is a typo worth reporting.
 KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "ready_pattern", "ready_idle"})
 
@@ -112,20 +114,24 @@ def make_case(
     source: str,
     settings: Mapping[str, Any] | None = None,
     known_kinds: frozenset[str] | None = None,
+    feedback: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> Case:
-    """Validate and build a case from plain parts; every source goes through here."""
+    """Validate and build a case from plain parts; every source goes through here.
+
+    ``feedback`` maps a step number (2 or more) to the expectation the step
+    before it is judged against; that step then opens with the verdict.
+    """
     __tracebackhide__ = True
     settings = dict(settings or {})
+    feedback = dict(feedback or {})
     if len(prompts) < 2:
         what = "no steps" if not prompts else "only one step"
         raise CaseError(f"{source}: {what}; a case needs step1.txt and step2.txt at least")
-    missing = [k for k in REQUIRED_ANSWER_KEYS if k not in expected]
-    if missing:
-        raise CaseError(f"{source}: {ANSWER_FILE} lacks key(s) {', '.join(missing)}")
-    kind = str(expected["answer_kind"])
-    if known_kinds is not None and kind not in known_kinds:
-        kinds = ", ".join(sorted(known_kinds))
-        raise CaseError(f"{source}: unknown answer_kind {kind!r}; use one of: {kinds}")
+    _check_expectation(expected, f"{source}: {ANSWER_FILE}", known_kinds)
+    for number, judged_against in feedback.items():
+        if not 2 <= number <= len(prompts):
+            raise CaseError(f"{source}: step{number}.feedback.json belongs to no step from 2 to {len(prompts)}")
+        _check_expectation(judged_against, f"{source}: step{number}.feedback.json", known_kinds)
     unknown = sorted(set(settings) - KNOWN_SETTINGS)
     if unknown:
         allowed = ", ".join(sorted(KNOWN_SETTINGS))
@@ -133,39 +139,67 @@ def make_case(
     expected = dict(expected)
     if "category" in settings:
         expected["category"] = str(settings["category"])
-    session = str(settings.get("session", "fresh"))
-    if session not in SESSION_MODES:
-        raise CaseError(f"{source}: session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
-    timeout = settings.get("timeout")
-    if timeout is not None:
-        timeout = parse_positive_seconds(timeout, f"{source}: timeout")
-    ready_idle = settings.get("ready_idle")
-    if ready_idle is not None:
-        ready_idle = parse_positive_seconds(ready_idle, f"{source}: ready_idle")
-    ready_pattern = settings.get("ready_pattern")
-    if ready_pattern is not None:
-        try:
-            re.compile(str(ready_pattern))
-        except re.error as exc:
-            raise CaseError(f"{source}: ready_pattern is not a valid regular expression ({exc})") from None
-    steps = tuple(Step(number=i, prompt=p) for i, p in enumerate(prompts, start=1))
+    steps = tuple(
+        Step(number=i, prompt=p, feedback=MappingProxyType(dict(feedback[i])) if i in feedback else None)
+        for i, p in enumerate(prompts, start=1)
+    )
     return Case(
         case_id=case_id,
         suite=suite,
         steps=steps,
         expected=MappingProxyType(expected),
         source=source,
-        timeout_s=timeout,
-        session=session,
-        ready_pattern=str(ready_pattern) if ready_pattern is not None else None,
-        ready_idle_s=ready_idle,
+        **session_fields(settings, source),
     )
+
+
+def session_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The :class:`Case` fields for how a case's sessions run, from case.toml or suite.toml keys.
+
+    Keys: ``timeout`` (seconds per session), ``session`` (``fresh`` or
+    ``continue``), and for live sessions either ``ready_pattern`` (a regular
+    expression for the agent's prompt) or ``ready_idle`` (seconds of quiet).
+    """
+    __tracebackhide__ = True
+    session = str(settings.get("session", "fresh"))
+    if session not in SESSION_MODES:
+        raise CaseError(f"{source}: session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
+    timeout = settings.get("timeout")
+    ready_idle = settings.get("ready_idle")
+    ready_pattern = settings.get("ready_pattern")
+    if ready_pattern is not None and ready_idle is not None:
+        raise CaseError(f"{source}: set ready_pattern or ready_idle, not both: the agent is ready by one rule")
+    if ready_pattern is not None:
+        try:
+            re.compile(str(ready_pattern))
+        except re.error as exc:
+            raise CaseError(f"{source}: ready_pattern is not a valid regular expression ({exc})") from None
+    return {
+        "timeout_s": None if timeout is None else parse_positive_seconds(timeout, f"{source}: timeout"),
+        "session": session,
+        "ready_pattern": None if ready_pattern is None else str(ready_pattern),
+        "ready_idle_s": None if ready_idle is None else parse_positive_seconds(ready_idle, f"{source}: ready_idle"),
+    }
+
+
+def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: frozenset[str] | None) -> None:
+    __tracebackhide__ = True
+    missing = [k for k in REQUIRED_ANSWER_KEYS if k not in expected]
+    if missing:
+        raise CaseError(f"{what} lacks key(s) {', '.join(missing)}")
+    kind = str(expected["answer_kind"])
+    if known_kinds is not None and kind not in known_kinds:
+        kinds = ", ".join(sorted(known_kinds))
+        raise CaseError(f"{what}: unknown answer_kind {kind!r}; use one of: {kinds}")
 
 
 def parse_positive_seconds(value: Any, what: str) -> float:
     """Seconds from a user; one line of error rather than a ValueError traceback."""
     __tracebackhide__ = True
     try:
+        # float(True) is 1.0: a TOML ``timeout = true`` is a mistake, not one second.
+        if isinstance(value, bool):
+            raise TypeError(value)
         seconds = float(value)
     except (TypeError, ValueError):
         raise CaseError(f"{what} must be a number of seconds, not {value!r}") from None
@@ -190,10 +224,19 @@ def read_step_prompts(folder: Path, source: str) -> list[str]:
     prompts = []
     for number in expected_numbers:
         try:
-            prompts.append(numbered[number].read_text(encoding="utf-8"))
+            prompt = numbered[number].read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise CaseError(f"{source}/step{number}.txt is not UTF-8 text") from None
+        except OSError as exc:
+            raise CaseError(_unreadable(source, numbered[number], exc)) from None
+        if "\0" in prompt:
+            raise CaseError(f"{source}/step{number}.txt holds a NUL byte, which no agent can take in argv; remove it")
+        prompts.append(prompt)
     return prompts
+
+
+def _unreadable(source: str, path: Path, exc: OSError) -> str:
+    return f"{source}: cannot read {path.name} ({exc.strerror or exc}); make it a readable file"
 
 
 def read_json(path: Path, source: str) -> Any:
@@ -202,6 +245,8 @@ def read_json(path: Path, source: str) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise CaseError(_unreadable(source, path, exc)) from None
 
 
 def read_toml(path: Path, source: str) -> dict[str, Any]:
@@ -211,12 +256,42 @@ def read_toml(path: Path, source: str) -> dict[str, Any]:
         return settings
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise CaseError(_unreadable(source, path, exc)) from None
 
 
-def load_case_dir(folder: Path, *, suite: str, source: str, known_kinds: frozenset[str] | None) -> Case:
-    """Load a case folder: ``stepN.txt`` files, ``answer.json`` and an optional ``case.toml``."""
+def read_step_feedback(folder: Path, source: str) -> dict[int, dict[str, Any]]:
+    """The ``stepN.feedback.json`` files of a case folder, by step number."""
     __tracebackhide__ = True
-    expected = read_json(folder / ANSWER_FILE, f"{source}")
+    feedback: dict[int, dict[str, Any]] = {}
+    for entry in folder.iterdir():
+        match = _FEEDBACK_FILE.match(entry.name)
+        if match:
+            judged_against = read_json(entry, source)
+            if not isinstance(judged_against, dict):
+                raise CaseError(f"{source}: {entry.name} must hold a JSON object")
+            feedback[int(match.group(1))] = judged_against
+    return feedback
+
+
+def load_case_dir(
+    folder: Path,
+    *,
+    suite: str,
+    source: str,
+    known_kinds: frozenset[str] | None,
+    answer_dir: Path | None = None,
+) -> Case:
+    """Load a case folder: ``stepN.txt`` files, ``answer.json`` and an optional ``case.toml``.
+
+    ``answer_dir`` is where ``answer.json`` lives when it is kept apart from
+    the prompts, as a trap-task directory keeps it under ``expected/<id>/``.
+    """
+    __tracebackhide__ = True
+    answer_path = (answer_dir or folder) / ANSWER_FILE
+    if not answer_path.is_file():
+        raise CaseError(f"{source}: {answer_path} is missing; every case needs its {ANSWER_FILE}")
+    expected = read_json(answer_path, f"{source}")
     if not isinstance(expected, dict):
         raise CaseError(f"{source}: {ANSWER_FILE} must hold a JSON object")
     settings_path = folder / SETTINGS_FILE
@@ -230,4 +305,69 @@ def load_case_dir(folder: Path, *, suite: str, source: str, known_kinds: frozens
         source=source,
         settings=settings,
         known_kinds=known_kinds,
+        feedback=read_step_feedback(folder, source),
     )
+
+
+def case_files(case: Case) -> dict[str, str]:
+    """File name -> text of the case folder that :func:`load_case_dir` reads back as ``case``."""
+    files = {f"step{step.number}.txt": step.prompt for step in case.steps}
+    for step in case.steps:
+        if step.feedback is not None:
+            files[f"step{step.number}.feedback.json"] = _json_text(step.feedback)
+    files[ANSWER_FILE] = _json_text(case.expected)
+    settings = {
+        "timeout": case.timeout_s,
+        "session": case.session if case.session != "fresh" else None,
+        "ready_pattern": case.ready_pattern,
+        "ready_idle": case.ready_idle_s,
+    }
+    # A JSON string or number is also a valid TOML value, so no TOML writer is needed.
+    lines = [
+        f"{key} = {json.dumps(value, ensure_ascii=False)}\n" for key, value in settings.items() if value is not None
+    ]
+    if lines:
+        files[SETTINGS_FILE] = "".join(lines)
+    return files
+
+
+def _json_text(value: Mapping[str, Any]) -> str:
+    return json.dumps(_plain(value), indent=2) + "\n"
+
+
+def write_case_folders(cases: Iterable[Case], out_dir: Path) -> list[Path]:
+    """One folder per case under ``out_dir``; bytes, not text mode, so no platform alters a newline."""
+    folders = []
+    for case in cases:
+        folder = out_dir / case.case_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in case_files(case).items():
+            (folder / name).write_bytes(text.encode("utf-8"))
+        folders.append(folder)
+    return folders
+
+
+def folder_digests(folder: Path) -> dict[str, str]:
+    """A digest of every regular file directly in a case folder, taken before the case runs.
+
+    Compared after the run by :func:`changed_files`: an agent that rewrites its
+    case (or another's) on disk is reported, never silently believed.
+    """
+    digests = {}
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return {}
+    for entry in entries:
+        try:
+            if entry.is_file():
+                digests[entry.name] = hashlib.sha256(entry.read_bytes()).hexdigest()
+        except OSError:
+            digests[entry.name] = "unreadable"
+    return digests
+
+
+def changed_files(folder: Path, digests: Mapping[str, str]) -> list[str]:
+    """The names of files added, removed or changed since :func:`folder_digests` read the folder."""
+    now = folder_digests(folder)
+    return sorted(name for name in set(now) | set(digests) if now.get(name) != digests.get(name))

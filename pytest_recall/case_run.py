@@ -32,7 +32,7 @@ from typing import Any
 
 from pytest_recall.case import Case, Step
 from pytest_recall.output import DEFAULT_MAX_OUTPUT_BYTES, clean_terminal_text, decode
-from pytest_recall.runner import AgentStartError, SessionDriver, SessionResult, SessionSpec
+from pytest_recall.runner import MAX_TURN_LINE_BYTES, AgentStartError, SessionDriver, SessionResult, SessionSpec
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
@@ -65,6 +65,11 @@ class RunSettings:
     home_copy: tuple[str, ...] = ()
     real_home: str | None = None
     wrap_argv: Wrapper | None = None
+    # Run-wide live-session options: ``session`` forces every case into that mode;
+    # the readiness options apply to cases whose case.toml sets no readiness of its own.
+    session: str | None = None
+    ready_pattern: str | None = None
+    ready_idle_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,10 +201,20 @@ def case_flow(
         if home is not None:
             env["HOME"] = str(home)
             env.update({var: str(home / sub) for var, sub in XDG_DIRS.items()})
-        if case.session == "continue":
-            result = yield _live_spec(case, steps, settings, env, harness, scope, home, judge)
+        if (settings.session or case.session) == "continue":
+            overlong = _overlong_turn_line(steps)
+            if overlong is not None:
+                return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
+            workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
+            rooms = SessionRooms(workdir=workdir, scope=scope, home=home, harness=harness)
+            try:
+                result = yield _live_spec(case, steps, settings, env, rooms, judge)
+            finally:
+                remove_tree(workdir)
             runs.extend(_split_live_turns(steps, result, _read_cost(harness / "cost.json")))
+            live_duration: float | None = result.duration_s
         else:
+            live_duration = None
             for step in steps:
                 prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
                 workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
@@ -223,12 +238,14 @@ def case_flow(
                 if result.timed_out:
                     break
     except AgentStartError as exc:
-        return CaseRun(case, tuple(runs), error=str(exc), control=control, epoch=epoch,
-                       duration_s=time.monotonic() - started)
+        return CaseRun(
+            case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
+        )
     finally:
         remove_tree(scope)
         remove_tree(harness)
-    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=sum(r.result.duration_s for r in runs))
+    duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
+    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration)
 
 
 def _step_run(number: int, prompt: str, result: SessionResult, cost: float | None) -> StepRun:
@@ -247,46 +264,80 @@ def _live_spec(
     steps: tuple[Step, ...],
     settings: RunSettings,
     env: dict[str, str],
-    harness: Path,
-    scope: Path,
-    home: Path | None,
+    rooms: SessionRooms,
     judge: Judge,
 ) -> SessionSpec:
-    """One live process for every turn; it runs in a working directory of its own."""
-    workdir = Path(tempfile.mkdtemp(prefix="recall-step-", dir=harness))
-    rooms = SessionRooms(workdir=workdir, scope=scope, home=home, harness=harness)
+    """One live process for every turn, each turn composed when the agent is ready for it.
+
+    The timeout covers the whole session: the per-step timeout times the turns.
+    A case.toml that sets a readiness (pattern or idle) keeps it; otherwise the
+    run-wide one applies.
+    """
     argv = list(settings.argv)
     if settings.wrap_argv is not None:
         argv = settings.wrap_argv(argv, rooms)
-    step_by_index = dict(enumerate(steps))
 
-    def compose_turn(index: int, previous_output: str) -> str:
-        return feedback_prompt(step_by_index[index], clean_terminal_text(previous_output), judge)
+    def compose_turn(index: int, previous_answer: str) -> str:
+        return feedback_prompt(steps[index], clean_terminal_text(previous_answer), judge)
 
+    if case.ready_pattern is not None or case.ready_idle_s is not None:
+        ready_pattern, ready_idle_s = case.ready_pattern, case.ready_idle_s
+    else:
+        ready_pattern, ready_idle_s = settings.ready_pattern, settings.ready_idle_s
     return SessionSpec(
         argv=tuple(argv),
-        cwd=workdir,
+        cwd=rooms.workdir,
         env=dict(env),
         timeout_s=(case.timeout_s or settings.timeout_s) * len(steps),
         grace_s=settings.grace_s,
         max_output_bytes=settings.max_output_bytes,
         turns=tuple(step.prompt for step in steps),
         compose_turn=compose_turn,
-        ready_pattern=case.ready_pattern,
-        ready_idle_s=case.ready_idle_s,
+        ready_pattern=ready_pattern,
+        ready_idle_s=ready_idle_s,
     )
 
 
+def _overlong_turn_line(steps: tuple[Step, ...]) -> str | None:
+    """Why a case cannot go through a terminal's line mode intact, or None when it can."""
+    for step in steps:
+        longest = max((len(line.encode("utf-8")) for line in step.prompt.splitlines()), default=0)
+        if longest > MAX_TURN_LINE_BYTES:
+            return (
+                f"step{step.number} has a line of {longest} bytes, but a live session's terminal keeps at most "
+                f'{MAX_TURN_LINE_BYTES} bytes of a line; break the line or run the case with session = "fresh"'
+            )
+    return None
+
+
 def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: float | None) -> list[StepRun]:
-    """Cut a live session's stdout at the turns, so each step has its own answer."""
-    offsets = [*result.turn_offsets, len(result.stdout)]
+    """Each turn of a live session as a step of its own, so each step has its own answer.
+
+    A turn the agent finished answering before the last ends well; the last
+    step, the turn the session ended in and any turn never sent carry the
+    session's exit, signal and timeout, so the judge says where it went wrong.
+    A turn never sent has no answer. The session's stderr and cost go to the last step.
+    """
+    last = len(steps) - 1
     runs = []
     for index, step in enumerate(steps):
-        if index >= len(result.turn_offsets):
-            break
-        chunk = result.stdout[offsets[index] : offsets[index + 1]]
-        part = replace(result, stdout=chunk, stderr=result.stderr if index == len(steps) - 1 else b"")
-        runs.append(_step_run(step.number, step.prompt, part, cost if index == len(steps) - 1 else None))
+        turn = result.turns[index] if index < len(result.turns) else None
+        answered = turn is not None and turn.finished and index < last
+        answer = turn.answer if turn is not None else b""
+        part = SessionResult(
+            exit_code=None if answered else result.exit_code,
+            signal=None if answered else result.signal,
+            timed_out=False if answered else result.timed_out,
+            duration_s=turn.duration_s if turn is not None else 0.0,
+            stdout=answer,
+            stderr=result.stderr if index == last else b"",
+            stdout_bytes=len(answer),
+            stderr_bytes=result.stderr_bytes if index == last else 0,
+            truncated=result.truncated if index == last else False,
+            killed_leftovers=result.killed_leftovers if index == last else 0,
+        )
+        prompt = turn.prompt if turn is not None else step.prompt
+        runs.append(_step_run(step.number, prompt, part, cost if index == last else None))
     return runs
 
 

@@ -25,6 +25,80 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from pytest_recall.html_report import render_html
+    from pytest_recall.report import format_summary, load_report, write_text_atomic
+
+    report = load_report(Path(args.report))
+    print("\n".join(format_summary(report)))
+    if args.html:
+        write_text_atomic(Path(args.html), render_html(report))
+        print(f"  html: {args.html}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Exit 1 only for a significant drop, so CI can gate on "no regression" without chasing noise."""
+    from pytest_recall.compare import compare_reports, format_comparison
+    from pytest_recall.report import load_report, write_json_atomic
+
+    result = compare_reports(
+        load_report(Path(args.base)), load_report(Path(args.new)), alpha=args.alpha, seed=args.seed
+    )
+    print(format_comparison(result))
+    if args.json:
+        write_json_atomic(Path(args.json), result)
+    return 1 if result["regression"] else 0
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, like 0.05, not {text!r}")
+    return value
+
+
+def _generate(args: argparse.Namespace) -> int:
+    """Write a generated suite as case folders; the same arguments always give the same bytes."""
+    from pytest_recall.case import CaseError, write_case_folders
+    from pytest_recall.suite_file import family_cases
+
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ValueError(f"--out {out} is not an empty folder; choose a new one, so no stale case is left in it")
+    if args.family == "ledger":
+        settings: dict[str, object] = {"family": "ledger", "seed": args.seed, "count": args.count}
+    else:
+        settings = {"family": "audit", "split": args.split, "size": args.size}
+    try:
+        # Every case is built before the first is written: a bad parameter leaves no half-written suite.
+        cases = list(family_cases(settings, suite=out.name, source=args.family))
+    except CaseError as exc:
+        raise ValueError(str(exc)) from None
+    write_case_folders(cases, out)
+    print(f"wrote {len(cases)} {args.family} cases to {out}")
+    return 0
+
+
+def _suite(args: argparse.Namespace) -> int:
+    from pytest_recall.bundled import bundled_suites, suite_path
+
+    if args.list:
+        suites = bundled_suites()
+        width = max((len(name) for name in suites), default=0)
+        for name, path in suites.items():
+            print(f"{name:<{width}}  {path}")
+        return 0
+    if not args.names:
+        raise ValueError("name a bundled suite, or pass --list to see them")
+    for name in args.names:
+        print(suite_path(name))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pytest-recall", description="Tools around pytest-recall runs.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -34,6 +108,41 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("-o", "--output", required=True, help="where to write the merged report")
     merge.add_argument("--threshold", type=float, default=None, help="pass mark (default: the reports' own)")
     merge.set_defaults(handler=_merge)
+
+    report = commands.add_parser("report", help="print a saved report's summary, and rebuild its HTML page")
+    report.add_argument("report", help="a report JSON file written by --recall-report (or merge)")
+    report.add_argument("--html", metavar="PATH", help="write the self-contained HTML page here")
+    report.set_defaults(handler=_report)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two reports case by case; exit 1 on a significant regression, 0 otherwise",
+        description="Pairs cases by suite and id, tests new - base overall and per category, and exits 1 only "
+        "when the overall drop is significant (2 on unreadable input).",
+    )
+    compare.add_argument("base", help="the report to compare against, e.g. from the main branch")
+    compare.add_argument("new", help="the report of the change under test")
+    compare.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (default 0.05)")
+    compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    compare.add_argument("--json", metavar="PATH", help="also write the comparison as JSON here")
+    compare.set_defaults(handler=_compare)
+
+    generate = commands.add_parser("generate", help="write a generated suite as case folders")
+    families = generate.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    ledger = families.add_parser("ledger", help="ledger cases in the session-memory-recall format")
+    ledger.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
+    ledger.add_argument("--count", type=int, required=True, help="how many cases (1 or more)")
+    audit = families.add_parser("audit", help="audit-trail cases of the agent-supermemory suite")
+    audit.add_argument("--split", required=True, help="train or eval: disjoint seeds, the same eight families")
+    audit.add_argument("--size", type=int, required=True, help="how many cases (1 to 256)")
+    for family in (ledger, audit):
+        family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
+        family.set_defaults(handler=_generate)
+
+    suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
+    suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
+    suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
+    suite.set_defaults(handler=_suite)
     return parser
 
 

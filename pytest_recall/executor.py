@@ -18,6 +18,7 @@ from pytest_recall.case import Case
 from pytest_recall.case_run import CasePool, CaseRun, RunSettings, agent_environment, case_flow
 from pytest_recall.judge import judge_steps
 from pytest_recall.runlog import ResumeIndex
+from pytest_recall.traptask import TASK_JUDGE_KEY, task_judge_verdict
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 
@@ -93,6 +94,10 @@ class CaseExecutor:
 
     def verdict(self, run: CaseRun) -> dict[str, Any]:
         outcomes = [(s.result.exit_code, s.result.signal, s.result.timed_out) for s in run.steps]
+        if run.case.extra.get(TASK_JUDGE_KEY):
+            # A trap task that ships its own judge is scored by it: it needs the exit code and
+            # the expected directory, which the judge hook does not carry.
+            return task_judge_verdict(run.case, outcomes, run.judged_stdout)
         return judge_steps(outcomes, run.judged_stdout, run.case.expected, self.judge)
 
     def finished(self, record: Mapping[str, Any]) -> None:

@@ -31,5 +31,14 @@ def pytest_recall_case_finished(record: dict[str, Any], config: pytest.Config) -
     """Called in the process that ran a case, as soon as its record exists.
 
     ``record`` is the case's report record (see the README). The run log
-    uses this hook to make finished, paid-for work durable at once.
+    uses this hook to make finished, paid-for work durable at once. A case
+    skipped by ``--recall-resume`` calls it too, with its stored record.
+    """
+
+
+def pytest_recall_modify_report(report: dict[str, Any], config: pytest.Config) -> None:
+    """Called on the controller once the run report is built, before it is written or summarised.
+
+    Add keys to ``report`` in place; the report's own keys are not yours to
+    change. The trap-task grader puts its output under ``task_grader`` this way.
     """

@@ -132,7 +132,8 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str
     notes = [_threshold_sentence(passed, score, threshold), *_warnings(report, interval, threshold)]
     gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
     tiles = [
-        ("cases passed", f"{report.get('n_passed', '–')} / {report.get('n_total', '–')}"),
+        # With epochs these count runs (case × epoch), and the page must not call them cases.
+        ("runs passed" if (stats.get("epochs") or 1) > 1 else "cases passed", _passed_of_total(report)),
         ("scored", str(report.get("n_scored", "–"))),
         ("errors", str(report.get("n_errors", "–"))),
         ("no gold", str(report.get("n_skipped_no_gold", "–"))),
@@ -152,6 +153,10 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str
         + "".join(f"<div><dt>{clean(name)}</dt><dd>{clean(value)}</dd></div>" for name, value in tiles)
         + f'</dl>\n<p class="command">Command: <code>{clean(report.get("command") or "–")}</code></p>'
     )
+
+
+def _passed_of_total(report: Mapping[str, Any]) -> str:
+    return f"{report.get('n_passed', '–')} / {report.get('n_total', '–')}"
 
 
 def _threshold_sentence(passed: bool, score: float | None, threshold: float | None) -> str:
@@ -388,14 +393,20 @@ def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None])
             parts.append(
                 _tag("text", str(count), class_="tick", x=x0 + bin_w / 2, y=bottom - bar_h - 4, text_anchor="middle")
             )
+    # Sub-second runs need two decimals, or the ticks read "0.1 s, 0.1 s".
+    digits = 1 if top >= 4 else 2
     for i in range(5):
         tick_x = left + plot_w * i / 4
-        parts.append(_tag("text", f"{top * i / 4:.1f} s", class_="tick", x=tick_x, y=bottom + 16, text_anchor="middle"))
+        tick = f"{top * i / 4:.{digits}f} s"
+        parts.append(_tag("text", tick, class_="tick", x=tick_x, y=bottom + 16, text_anchor="middle"))
     for name, seconds in sorted(markers.items()):
         if seconds is not None and 0 <= seconds <= top:
             marker_x = left + plot_w * seconds / top
             parts.append(_tag("line", class_="threshold", x1=marker_x, y1=14, x2=marker_x, y2=bottom))
-            parts.append(_tag("text", name, class_="tick", x=marker_x + 3, y=12))
+            # A marker near the right edge (p95 of a tight run) labels to its left, so it is not clipped.
+            right_edge = marker_x > left + plot_w - 60
+            anchor = {"x": marker_x - 3, "text_anchor": "end"} if right_edge else {"x": marker_x + 3}
+            parts.append(_tag("text", name, class_="tick", y=12, **anchor))
     return _svg(width, height, "Histogram of run durations in seconds", parts)
 
 
@@ -435,7 +446,7 @@ def _row(cell: str, contents: Sequence[str]) -> str:
 
 
 def _case_cell(record: Mapping[str, Any]) -> str:
-    return f'<b>{clean(record.get("id"))}</b><br><span class="hint">{clean(record.get("suite"))}</span>'
+    return f'<b>{clean(record.get("id"))}</b><br><span class="hint suite">{clean(record.get("suite"))}</span>'
 
 
 def _yes(flag: Any) -> str:
@@ -550,6 +561,8 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}
 tr.evidence td{border-bottom:2px solid var(--line);padding-top:0}
+.suite,.cases tr:not(.evidence) td:nth-child(n+8){white-space:nowrap}
+.cases tr:not(.evidence) td:nth-child(3){overflow-wrap:anywhere}
 .pill{display:inline-block;padding:0 6px;border-radius:10px;font-weight:700;font-size:12px;color:#fff;
 white-space:nowrap}
 .pill.good{background:var(--good)}.pill.bad{background:var(--bad)}.pill.warn{background:var(--warn)}

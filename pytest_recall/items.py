@@ -10,18 +10,19 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_recall.case import Case, CaseError, load_case_dir
+from pytest_recall.case import Case, CaseError, changed_files, folder_digests, load_case_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.case_run import CaseRun
 from pytest_recall.failure import CaseFailed, verdict_report
 from pytest_recall.report import case_record, record_properties
 from pytest_recall.suite_file import SUITE_FILE, suite_cases
+from pytest_recall.traptask import load_task_case, task_case_ids, task_properties
 
 RUN_NAME = "recall"
 CONTROL_NAME = "control"
@@ -48,16 +49,28 @@ def item_name(epoch: int, epochs: int, control: bool) -> str:
 class CaseItem(pytest.Item):
     """One run of one case: an epoch of it, or its no-memory control."""
 
-    def __init__(self, *, case: Case, epoch: int = 1, control: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        case: Case,
+        epoch: int = 1,
+        control: bool = False,
+        on_disk: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.epoch = epoch
         self.control = control
+        # Digests of the case folder's files at collection; None for cases that live in memory.
+        self.on_disk = on_disk
         self.run: CaseRun | None = None
         self.record: dict[str, Any] | None = None
         self.extra_keyword_matches.add(case.case_id)
         if case.category:
             self.extra_keyword_matches.add(case.category)
+        if control:
+            self.extra_keyword_matches.add(CONTROL_NAME)
 
     def _executor(self) -> CaseExecutor:
         return self.config.stash[EXECUTOR_KEY]
@@ -85,15 +98,26 @@ class CaseItem(pytest.Item):
         else:
             assert self.run is not None
             verdict = self._executor().verdict(self.run)
+            changed = changed_files(self.path, self.on_disk) if self.on_disk is not None else []
+            if changed:
+                # Scored 0, not an error: an agent must not escape its score by rewriting its case.
+                reason = f"case files changed on disk during the run: {', '.join(changed)}"
+                verdict = {**verdict, "score": 0.0, "reason": reason}
             record = self._record_verdict(verdict)
+        if self.control:
+            # A control measures what the agent knows without memory; scoring 0 there is what a
+            # remembering agent should do, so it never fails. Its score lives in its record.
+            return
         if float(verdict.get("score") or 0.0) < 1.0:
-            title = f"{self.case.case_id}" + (" (control)" if self.control else "")
-            raise CaseFailed(verdict_report(verdict, self.case.expected, record["steps"], title=title))
+            raise CaseFailed(verdict_report(verdict, self.case.expected, record["steps"], title=self.case.case_id))
 
     def _record_verdict(self, verdict: dict[str, Any] | None) -> dict[str, Any]:
         assert self.run is not None
         record = case_record(self.run, verdict, nodeid=self.nodeid, command=self._executor().command)
-        return self._publish(record)
+        self._publish(record)
+        # A trap task's grader wants the verdict its own judge gave, whole; it travels beside the record.
+        self.user_properties.extend(task_properties(self.case, record, verdict))
+        return record
 
     def _publish(self, record: dict[str, Any]) -> dict[str, Any]:
         self.record = record
@@ -114,14 +138,23 @@ class CaseItem(pytest.Item):
         return self.path, None, label
 
 
-def case_items(parent: pytest.Collector, case: Case, *, epochs: int, control: bool) -> Iterator[CaseItem]:
+def case_items(
+    parent: pytest.Collector,
+    case: Case,
+    *,
+    epochs: int,
+    control: bool,
+    on_disk: Mapping[str, str] | None = None,
+) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
     for epoch in range(1, epochs + 1):
-        yield CaseItem.from_parent(parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch)
+        yield CaseItem.from_parent(
+            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk
+        )
     if control:
         for epoch in range(1, epochs + 1):
             yield CaseItem.from_parent(
-                parent, name=item_name(epoch, epochs, True), case=case, epoch=epoch, control=True
+                parent, name=item_name(epoch, epochs, True), case=case, epoch=epoch, control=True, on_disk=on_disk
             )
 
 
@@ -140,9 +173,10 @@ class CaseDirectory(pytest.Directory):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         options = self.config.stash[COLLECTION_KEY]
         source = self.nodeid or self.path.name
+        on_disk = folder_digests(self.path)
         with _one_line_case_errors(self):
             case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
-        yield from case_items(self, case, epochs=options.epochs, control=options.control)
+        yield from case_items(self, case, epochs=options.epochs, control=options.control, on_disk=on_disk)
 
 
 class SuiteDirectory(pytest.Directory):
@@ -166,6 +200,24 @@ class CaseNode(pytest.Collector):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         options = self.config.stash[COLLECTION_KEY]
         yield from case_items(self, self.case, epochs=options.epochs, control=options.control)
+
+
+class TrapTaskDirectory(pytest.Directory):
+    """A trap-task directory: prompts in ``inputs/<id>/``, answers in ``expected/<id>/``, maybe a judge and grader."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        for folder_name in task_case_ids(self.path):
+            yield TrapCaseNode.from_parent(self, name=folder_name)
+
+
+class TrapCaseNode(pytest.Collector):
+    """One case of a trap task, loaded on its own so that a malformed case spoils only itself."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        options = self.config.stash[COLLECTION_KEY]
+        with _one_line_case_errors(self):
+            case = load_task_case(self.path, self.name, source=self.nodeid, known_kinds=options.known_kinds)
+        yield from case_items(self, case, epochs=options.epochs, control=options.control)
 
 
 def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str, Any] | None:

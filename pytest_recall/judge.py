@@ -150,23 +150,34 @@ def judge_steps(
     expected: Mapping[str, Any],
     answer_judge: Callable[[str, Mapping[str, Any]], dict[str, Any]] = judge_answer,
 ) -> dict[str, Any]:
-    """The verdict for a whole case from each step's (exit code, signal, timed out).
+    """The verdict for a whole case from each step's (exit code, signal, timed out)."""
+    spoiled = step_failure(outcomes, stdout, expected)
+    if spoiled is not None:
+        return spoiled
+    exit_code = outcomes[-1][0] if outcomes else None
+    return judge_run(stdout, exit_code, expected) or answer_judge(stdout, expected)
 
-    A step that timed out, crashed or failed spoils the case before any
-    answer is read: the later sessions could not have recalled what an
-    unfinished one never stored.
+
+def step_failure(
+    outcomes: Sequence[tuple[int | None, int | None, bool]], stdout: str, expected: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The verdict when a step spoiled the case before any answer could be read, else None.
+
+    A step that timed out, crashed or failed spoils the case: the later
+    sessions could not have recalled what an unfinished one never stored.
+    The last step's own exit code is left to the judge of its answer.
     """
     category = expected.get("category")
     for number, (exit_code, signal_number, timed_out) in enumerate(outcomes, start=1):
         if timed_out:
-            return _verdict(0.0, f"timeout in step {number}", category, final_line(stdout) if number == len(outcomes) else "")
+            reported = final_line(stdout) if number == len(outcomes) else ""
+            return _verdict(0.0, f"timeout in step {number}", category, reported)
         if signal_number is not None:
             return _verdict(0.0, f"agent was killed by signal {signal_number} in step {number}", category, "")
         last = number == len(outcomes)
         if exit_code not in (0, None) and not last:
             return _verdict(0.0, f"agent exited {exit_code} in step {number}", category, "")
-    exit_code = outcomes[-1][0] if outcomes else None
-    return judge_run(stdout, exit_code, expected) or answer_judge(stdout, expected)
+    return None
 
 
 def feedback_text(verdict: Mapping[str, Any], expected: Mapping[str, Any]) -> str:

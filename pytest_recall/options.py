@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.case import CaseError, parse_positive_seconds
+from pytest_recall.case import SESSION_MODES, CaseError, parse_positive_seconds, session_fields
 from pytest_recall.case_run import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S
 from pytest_recall.grader import DEFAULT_THRESHOLD
 from pytest_recall.output import DEFAULT_MAX_OUTPUT_BYTES
@@ -67,14 +67,99 @@ OPTIONS = (
         "exceed the core count; it is cheaper than as many xdist workers. Ignored inside xdist workers.",
         "1",
     ),
+    Option(
+        "recall_home",
+        "Where agents' HOME points: 'user' (default) keeps yours; 'case' gives each case a fresh HOME and "
+        "XDG_CONFIG_HOME/XDG_DATA_HOME/XDG_STATE_HOME/XDG_CACHE_HOME inside its scope, shared by its steps, so "
+        "cases run in parallel cannot share memory an agent keeps under ~.",
+        "user",
+    ),
+    Option(
+        "recall_home_copy",
+        "With --recall-home=case: comma-separated files or folders, relative to your HOME, copied into each "
+        "case's HOME (logins, settings), e.g. '.claude.json,.config/foo'.",
+    ),
+    Option(
+        "recall_gate",
+        "What pytest's exit status follows: 'cases' (default) fails on any failed case; 'score' exits 0 when the "
+        "run score reaches --recall-threshold and 1 when it does not, whatever single cases did.",
+        "cases",
+    ),
+    Option(
+        "recall_log",
+        "Append each finished case's record to this file as one JSON line, on disk as soon as the case ends, so "
+        "a killed run keeps the work it paid for. xdist workers may share it.",
+    ),
+    Option(
+        "recall_resume",
+        "Resume from a run log (or a report): skip cases it already scored with the same node id, content and "
+        "command, and report their stored records as they are. A missing file resumes nothing.",
+    ),
+    Option(
+        "recall_shard",
+        "Run only shard K of N (e.g. 2/4): a deterministic, balanced share of the collected tests, so N jobs "
+        "run every case exactly once. Merge their reports with 'pytest-recall merge'.",
+    ),
+    Option(
+        "recall_shard_durations",
+        "A previous report or run log whose case durations balance --recall-shard by time (longest first); "
+        "without it, cases are dealt by a stable hash of their node id.",
+    ),
+    Option(
+        "recall_epochs",
+        "Run every case this many times, each in a fresh memory scope (default 1). The report then gives each "
+        "case's mean, pass@k, pass^k and spread, and intervals that account for the repeats.",
+        "1",
+    ),
+    Option(
+        "recall_control",
+        "Also run, for each case, its last step alone in a fresh scope: the no-memory control. The report gives the "
+        "control score and the memory lift over it; control items pass whatever they score.",
+        "false",
+        kind="bool",
+    ),
+    Option("recall_html", "Write the run report as one self-contained HTML page to this path at session end."),
+    Option(
+        "recall_sandbox",
+        "How agents are confined: 'none' (default) relies on fresh processes and directories; 'bwrap' runs every "
+        "session under bubblewrap, where it sees the system read-only, its own directories, and no case files, "
+        "reports, logs or other sessions, and where no process outlives it.",
+        "none",
+    ),
+    Option(
+        "recall_sandbox_bind",
+        "With --recall-sandbox=bwrap: comma-separated paths the agent may read besides the system and this "
+        "Python installation, such as the agent's own install or source checkout.",
+    ),
+    Option(
+        "recall_session",
+        "Run every case in this session mode, whatever its case.toml or suite.toml says: 'fresh' starts a new "
+        "process per step with the prompt in argv; 'continue' sends every step, in turn, to one live process on "
+        "its terminal, for agents that run as a REPL. Unset, each case runs in its own mode (default fresh).",
+    ),
+    Option(
+        "recall_ready_pattern",
+        "Live sessions: a regular expression for the agent's prompt; the next turn is sent once it shows, and the "
+        "answer is the output before it. Cases that set ready_pattern or ready_idle themselves keep theirs.",
+    ),
+    Option(
+        "recall_ready_idle",
+        "Live sessions: seconds of quiet after which the agent counts as ready for the next turn (default 1, "
+        "used when no ready pattern is given). Cases that set ready_pattern or ready_idle themselves keep theirs.",
+    ),
 )
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("recall", "pytest-recall: does the agent remember across sessions?")
     for option in OPTIONS:
-        group.addoption(option.flag, dest=option.name, default=None, metavar="VALUE", help=option.help)
-        parser.addini(option.name, option.help, type="string", default=option.default)
+        if option.kind == "bool":
+            # default None, not False, so that an absent flag falls through to the ini value.
+            group.addoption(option.flag, dest=option.name, action="store_true", default=None, help=option.help)
+            parser.addini(option.name, option.help, type="bool", default=option.default == "true")
+        else:
+            group.addoption(option.flag, dest=option.name, default=None, metavar="VALUE", help=option.help)
+            parser.addini(option.name, option.help, type="string", default=option.default)
 
 
 def raw_value(config: pytest.Config, name: str) -> str | None:
@@ -98,6 +183,21 @@ class Settings:
     report_path: Path | None
     max_output_bytes: int
     concurrency: int
+    epochs: int = 1
+    control: bool = False
+    html_path: Path | None = None
+    home_mode: str = "user"
+    home_copy: tuple[str, ...] = ()
+    gate: str = "cases"
+    log_path: Path | None = None
+    resume_path: Path | None = None
+    shard: tuple[int, int] | None = None
+    shard_durations_path: Path | None = None
+    sandbox: str = "none"
+    sandbox_binds: tuple[Path, ...] = ()
+    session: str | None = None
+    ready_pattern: str | None = None
+    ready_idle_s: float | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -113,7 +213,7 @@ class Settings:
             # Sessions run in directories of their own, where a relative path means nothing.
             argv = (os.path.abspath(argv[0]), *argv[1:])
         report = raw_value(config, "recall_report")
-        return cls(
+        settings = cls(
             command=command,
             argv=argv,
             timeout_s=_seconds(config, "recall_timeout"),
@@ -122,7 +222,20 @@ class Settings:
             report_path=Path(os.path.abspath(report)) if report else None,
             max_output_bytes=_whole(config, "recall_max_output", minimum=1024),
             concurrency=_whole(config, "recall_concurrency", minimum=1),
+            epochs=_whole(config, "recall_epochs", minimum=1),
+            control=_switch(config, "recall_control"),
+            html_path=_path(config, "recall_html"),
+            **_scale_out(config),
+            **_sandbox(config),
+            **_live_sessions(config),
         )
+        for flag, path in (
+            ("--recall-report", settings.report_path),
+            ("--recall-log", settings.log_path),
+            ("--recall-html", settings.html_path),
+        ):
+            _check_writable(flag, path)
+        return settings
 
 
 def _flag(name: str) -> str:
@@ -149,6 +262,17 @@ def _fraction(config: pytest.Config, name: str) -> float:
     return number
 
 
+def _switch(config: pytest.Config, name: str) -> bool:
+    """A flag that only switches on; its ini twin says true or false."""
+    __tracebackhide__ = True
+    if config.getoption(name):
+        return True
+    try:
+        return bool(config.getini(name))
+    except (ValueError, pytest.UsageError) as exc:  # pytest 9 raises UsageError, older ones ValueError
+        raise pytest.UsageError(f"{name} in your pytest configuration must be true or false: {exc}") from None
+
+
 def _whole(config: pytest.Config, name: str, *, minimum: int) -> int:
     __tracebackhide__ = True
     value = raw_value(config, name)
@@ -159,3 +283,111 @@ def _whole(config: pytest.Config, name: str, *, minimum: int) -> int:
     if number < minimum:
         raise pytest.UsageError(f"{_flag(name)} must be a whole number of at least {minimum}, not {value!r}")
     return number
+
+
+def _choice(config: pytest.Config, name: str, choices: tuple[str, ...]) -> str:
+    __tracebackhide__ = True
+    value = (raw_value(config, name) or choices[0]).strip()
+    if value not in choices:
+        raise pytest.UsageError(f"{_flag(name)} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def _path(config: pytest.Config, name: str) -> Path | None:
+    value = raw_value(config, name)
+    return Path(os.path.abspath(os.path.expanduser(value))) if value else None
+
+
+def _home_copy(config: pytest.Config, home_mode: str) -> tuple[str, ...]:
+    """Names relative to the real HOME; each must exist now, not fail in every case later."""
+    __tracebackhide__ = True
+    value = raw_value(config, "recall_home_copy")
+    names = tuple(name.strip().strip("/") for name in (value or "").split(",") if name.strip().strip("/"))
+    if not names:
+        return ()
+    if home_mode != "case":
+        raise pytest.UsageError("--recall-home-copy needs --recall-home=case: it seeds each case's own HOME")
+    real_home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
+    for name in names:
+        if os.path.isabs(name) or ".." in Path(name).parts:
+            raise pytest.UsageError(f"--recall-home-copy: {name!r} must be a path inside your HOME, like .config/foo")
+        if not (real_home / name).exists():
+            raise pytest.UsageError(f"--recall-home-copy: {real_home / name} does not exist; create it or drop it")
+    return names
+
+
+def _scale_out(config: pytest.Config) -> dict[str, Any]:
+    """Options for parallel, resumable and sharded runs."""
+    __tracebackhide__ = True
+    from pytest_recall.shard import ShardError, parse_shard
+
+    home_mode = _choice(config, "recall_home", ("user", "case"))
+    shard_text = raw_value(config, "recall_shard")
+    try:
+        shard = parse_shard(shard_text) if shard_text else None
+    except ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    durations = _path(config, "recall_shard_durations")
+    if durations is not None and not durations.is_file():
+        raise pytest.UsageError(f"--recall-shard-durations: {durations} is not a file; give a report or run log")
+    return {
+        "home_mode": home_mode,
+        "home_copy": _home_copy(config, home_mode),
+        "gate": _choice(config, "recall_gate", ("cases", "score")),
+        "log_path": _path(config, "recall_log"),
+        "resume_path": _path(config, "recall_resume"),
+        "shard": shard,
+        "shard_durations_path": durations,
+    }
+
+
+SANDBOXES = ("none", "bwrap")
+
+
+def _sandbox(config: pytest.Config) -> dict[str, Any]:
+    """``--recall-sandbox`` and its binds; whether bwrap works here is checked by the plugin."""
+    __tracebackhide__ = True
+    sandbox = _choice(config, "recall_sandbox", SANDBOXES)
+    value = raw_value(config, "recall_sandbox_bind") or ""
+    binds = tuple(Path(os.path.abspath(os.path.expanduser(p.strip()))) for p in value.split(",") if p.strip())
+    for bind in binds:
+        if sandbox != "none" and not bind.exists():
+            raise pytest.UsageError(f"--recall-sandbox-bind: {bind} does not exist; fix the path or drop it")
+    return {"sandbox": sandbox, "sandbox_binds": binds}
+
+
+def _check_writable(flag: str, path: Path | None) -> None:
+    """Fail before any agent runs (and costs money), not when the report is due."""
+    __tracebackhide__ = True
+    if path is None:
+        return
+    if path.is_dir():
+        raise pytest.UsageError(f"{flag}: {path} is a directory; give a file path")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the writer creates missing folders; the nearest existing one must allow it
+    if not folder.is_dir():
+        raise pytest.UsageError(f"{flag}: cannot create {path}: {folder} is not a directory; choose another path")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise pytest.UsageError(f"{flag}: cannot write {path}: permission denied; choose a writable path")
+
+
+def _live_sessions(config: pytest.Config) -> dict[str, Any]:
+    """The run-wide session mode and live-session readiness, checked as case.toml keys are."""
+    __tracebackhide__ = True
+    session = raw_value(config, "recall_session")
+    if session is not None and session.strip() not in SESSION_MODES:
+        raise pytest.UsageError(f"--recall-session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
+    pattern = raw_value(config, "recall_ready_pattern")
+    idle = raw_value(config, "recall_ready_idle")
+    try:
+        pattern_fields = session_fields({"ready_pattern": pattern}, "--recall-ready-pattern")
+        idle_fields = session_fields({"ready_idle": idle}, "--recall-ready-idle")
+    except CaseError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return {
+        "session": None if session is None else session.strip(),
+        "ready_pattern": pattern_fields["ready_pattern"],
+        # A pattern is the sharper signal, so it wins over an idle period set elsewhere (say, in the ini file).
+        "ready_idle_s": None if pattern is not None else idle_fields["ready_idle_s"],
+    }

@@ -21,13 +21,19 @@ from pytest_recall.items import (
     CaseItem,
     CollectionOptions,
     SuiteDirectory,
+    TrapTaskDirectory,
 )
 from pytest_recall.judge import BUILTIN_KINDS, judge_answer
 from pytest_recall.options import Settings, add_options
 from pytest_recall.recorder import Recorder
+from pytest_recall.runlog import ResumeIndex, RunLog, load_records, same_file
+from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
+from pytest_recall.shard import durations_by_nodeid, shard_members
+from pytest_recall.traptask import TaskGraders, is_trap_task_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 MALFORMED_KEY = pytest.StashKey[int]()
+RESUME_KEY = pytest.StashKey[ResumeIndex]()
 NO_COMMAND = (
     "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
     "(or set recall_cmd in your pytest configuration)"
@@ -49,11 +55,39 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(MalformedCaseCounter(config), "recall-malformed-cases")
     declared = config.hook.pytest_recall_answer_kinds(config=config)
     kinds = BUILTIN_KINDS.union(kind for kinds in declared for kind in kinds)
-    config.stash[COLLECTION_KEY] = CollectionOptions(known_kinds=frozenset(kinds))
+    config.stash[COLLECTION_KEY] = CollectionOptions(
+        known_kinds=frozenset(kinds), epochs=settings.epochs, control=settings.control
+    )
     if settings.argv:
         _check_command_starts(settings.argv)
+    check_sandbox(config, settings)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(Recorder(config, settings), "recall-recorder")
+        config.pluginmanager.register(TaskGraders(config), "recall-task-graders")
+    _open_run_log(config, settings)
+
+
+def _open_run_log(config: pytest.Config, settings: Settings) -> None:
+    """Every process that may run cases reads the resume file and appends to the log itself."""
+    if settings.resume_path is not None:
+        config.stash[RESUME_KEY] = ResumeIndex.load(settings.resume_path)
+    if settings.log_path is not None:
+        run_log = RunLog(settings.log_path)
+        if settings.resume_path is not None and same_file(settings.log_path, settings.resume_path):
+            run_log.already = config.stash[RESUME_KEY]
+        config.pluginmanager.register(run_log, "recall-run-log")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    settings = config.stash[SETTINGS_KEY]
+    lines = []
+    if settings.resume_path is not None:
+        found = len(config.stash[RESUME_KEY])
+        where = settings.resume_path if settings.resume_path.exists() else f"{settings.resume_path} (not there yet)"
+        lines.append(f"recall: resuming from {where}: {found} scored case records")
+    if settings.shard is not None:
+        lines.append(f"recall: shard {settings.shard[0]} of {settings.shard[1]}")
+    return lines
 
 
 def _check_command_starts(argv: tuple[str, ...]) -> None:
@@ -74,6 +108,8 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
         return CaseDirectory.from_parent(parent, path=path)
     if is_suite_dir(path):
         return SuiteDirectory.from_parent(parent, path=path)
+    if is_trap_task_dir(path):
+        return TrapTaskDirectory.from_parent(parent, path=path)
     return None
 
 
@@ -92,11 +128,35 @@ class MalformedCaseCounter:
             self.config.stash[MALFORMED_KEY] += 1
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--recall-shard``: keep this shard's share of whatever else selection left."""
+    __tracebackhide__ = True
+    settings = config.stash[SETTINGS_KEY]
+    if settings.shard is None:
+        return
+    durations = None
+    if settings.shard_durations_path is not None:
+        try:
+            durations = durations_by_nodeid(load_records(settings.shard_durations_path))
+        except (OSError, UnicodeDecodeError) as exc:
+            path = settings.shard_durations_path
+            raise pytest.UsageError(f"--recall-shard-durations: cannot read {path}: {exc}") from None
+    members = shard_members([item.nodeid for item in items], settings.shard, durations)
+    deselected = [item for item in items if item.nodeid not in members]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item.nodeid in members]
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     case_items = [item for item in session.items if isinstance(item, CaseItem)]
     if not case_items:
         return
     settings = session.config.stash[SETTINGS_KEY]
+    if session.config.getoption("collectonly"):
+        # Listing cases runs no agent, so it needs no command either.
+        return
     if not settings.argv:
         if hasattr(session.config, "workerinput"):
             # A worker cannot stop the run cleanly; each case errors with this line instead.
@@ -107,6 +167,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         timeout_s=settings.timeout_s,
         grace_s=settings.grace_s,
         max_output_bytes=settings.max_output_bytes,
+        home_mode=settings.home_mode,
+        home_copy=settings.home_copy,
+        session=settings.session,
+        ready_pattern=settings.ready_pattern,
+        ready_idle_s=settings.ready_idle_s,
+        wrap_argv=session_sandbox(session.config, settings, (item.path for item in case_items)),
     )
     in_worker = hasattr(session.config, "workerinput")
     executor = CaseExecutor(
@@ -114,6 +180,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         run_settings,
         command=settings.command or "",
         concurrency=1 if in_worker else settings.concurrency,
+        resume=session.config.stash.get(RESUME_KEY, None),
     )
     executor.plan(case_items)
     session.config.stash[EXECUTOR_KEY] = executor

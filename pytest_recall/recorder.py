@@ -13,9 +13,19 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.html_report import render_html
 from pytest_recall.items import record_from_properties
+from pytest_recall.junit import add_run_properties, shorten_failure
 from pytest_recall.options import Settings
-from pytest_recall.report import RECORD_PROPERTY, build_report, format_summary, lost_record, write_json_atomic
+from pytest_recall.report import (
+    RECORD_PROPERTY,
+    build_report,
+    error_lines,
+    format_summary,
+    lost_record,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 
 class Recorder:
@@ -26,6 +36,7 @@ class Recorder:
         self.unrecorded_failures: dict[str, str] = {}
         self.report: dict[str, Any] | None = None
         self.write_error: str | None = None
+        self.html_error: str | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -33,6 +44,7 @@ class Recorder:
         report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
         if record is not None:
             self.records[report.nodeid] = record
+            shorten_failure(report, record)
             self.unrecorded_failures.pop(report.nodeid, None)
         elif report.failed and report.nodeid not in self.records and _looks_like_case(report.nodeid):
             text = str(report.longrepr).strip().splitlines()
@@ -50,11 +62,22 @@ class Recorder:
             return
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         self.report = self.build(interrupted)
+        self.config.hook.pytest_recall_modify_report(report=self.report, config=self.config)
+        add_run_properties(self.config, self.report)
+        if self.settings.gate == "score" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            # The run verdict alone decides; interrupts and internal errors still show as such.
+            session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
         if self.settings.report_path is not None:
             try:
                 write_json_atomic(self.settings.report_path, self.report)
             except OSError as exc:
                 self.write_error = f"could not write the report to {self.settings.report_path}: {exc.strerror or exc}"
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        if self.settings.html_path is not None:
+            try:
+                write_text_atomic(self.settings.html_path, render_html(self.report))
+            except OSError as exc:
+                self.html_error = f"could not write the HTML report to {self.settings.html_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -63,10 +86,15 @@ class Recorder:
         terminalreporter.section("pytest-recall", sep="=", bold=True)
         for line in format_summary(self.report):
             terminalreporter.write_line(line)
+        for line in error_lines(self.report["cases"]):
+            terminalreporter.write_line(line, red=True)
         if self.settings.report_path is not None and self.write_error is None:
             terminalreporter.write_line(f"  report: {self.settings.report_path}")
-        if self.write_error:
-            terminalreporter.write_line(f"  ERROR: {self.write_error}", red=True)
+        if self.settings.html_path is not None and self.html_error is None:
+            terminalreporter.write_line(f"  html: {self.settings.html_path}")
+        for error in (self.write_error, self.html_error):
+            if error:
+                terminalreporter.write_line(f"  ERROR: {error}", red=True)
 
 
 def _looks_like_case(nodeid: str) -> bool:

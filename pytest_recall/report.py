@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,13 +19,16 @@ from typing import Any
 
 from pytest_recall.case_run import CaseRun
 from pytest_recall.grader import aggregate
+from pytest_recall.stats import summarize
 
 SCHEMA_VERSION = 1
 RECORD_PROPERTY = "recall_record"
 # Transcripts in records keep this many characters from the end of each stream.
 RECORD_TEXT_CHARS = 4000
 # Scalar properties every case's JUnit testcase carries, from its record.
-JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd")
+JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
+# A node id's "[epochN]" suffix: how a lost record still says which epoch it was.
+_EPOCH_IN_NODEID = re.compile(r"\[epoch(\d+)\]$")
 
 
 def _tail(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
@@ -97,7 +101,7 @@ def lost_record(nodeid: str, reason: str, command: str) -> dict[str, Any]:
         "reported": None,
         "n_candidates": None,
         "error": reason,
-        "epoch": 1,
+        "epoch": int(match.group(1)) if (match := _EPOCH_IN_NODEID.search(nodeid)) else 1,
         "control": "::control" in nodeid,
         "duration_s": None,
         "cost_usd": None,
@@ -119,10 +123,11 @@ def build_report(
     command: str | None,
     interrupted: bool = False,
 ) -> dict[str, Any]:
-    """The whole report document: the verdict first, the case records last."""
+    """The whole report document: the verdict first, then how far to trust it, the case records last."""
     ordered = sort_records(records)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     report.update(aggregate(ordered, threshold))
+    report.update(summarize(ordered))
     report["command"] = command
     report["interrupted"] = interrupted
     report["cases"] = list(ordered)
@@ -131,12 +136,16 @@ def build_report(
 
 def write_json_atomic(path: Path, document: Any) -> None:
     """Write, fsync and rename, so a reader never sees half a file."""
+    write_text_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write, fsync and rename: the JSON report and the HTML page alike are whole or absent."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, path)
@@ -162,17 +171,72 @@ def format_summary(report: Mapping[str, Any]) -> list[str]:
         + (f", {report['n_errors']} errors" if report.get("n_errors") else "")
         + (", interrupted" if report.get("interrupted") else ""),
     ]
+    lines += _trust_lines(report)
     categories = report.get("by_category") or {}
+    intervals = report.get("by_category_confidence") or {}
     if categories:
         width = max(len(name) for name in categories)
         for name in sorted(categories):
             score = categories[name]
             bar = "#" * round(score * 20)
-            lines.append(f"  {name:<{width}}  {score:5.3f}  |{bar:<20}|")
+            line = f"  {name:<{width}}  {score:5.3f}  |{bar:<20}|  {_interval_brackets(intervals.get(name))}"
+            lines.append(line.rstrip())
     cost = report.get("cost_usd_total")
     lines.append(
         f"  latency per case: median {report['latency_ms_median'] / 1000:.2f}s, "
         f"p95 {report['latency_ms_p95'] / 1000:.2f}s, total {report['latency_ms_total'] / 1000:.2f}s;  "
         f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
     )
+    return lines
+
+
+def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each distinct reason cases could not run, once, with how many it stopped.
+
+    An agent that cannot start fails the same way in every case; one line
+    says so better than a screenful of copies.
+    """
+    counts: dict[str, int] = {}
+    for record in records:
+        if record.get("error"):
+            counts[str(record["error"])] = counts.get(str(record["error"]), 0) + 1
+    return [
+        f"  {count} {'case' if count == 1 else 'cases'} could not run: {reason}"
+        for reason, count in sorted(counts.items(), key=lambda item: -item[1])
+    ]
+
+
+def _interval_brackets(interval: Mapping[str, Any] | None) -> str:
+    return f"[{interval['low']:.3f}, {interval['high']:.3f}]" if interval else ""
+
+
+def _trust_lines(report: Mapping[str, Any]) -> list[str]:
+    """The interval, the repeat figures and the control, when the report has them (old ones may not)."""
+    lines = []
+    interval = report.get("confidence")
+    if interval:
+        lines.append(
+            f"  {round(100 * interval['level'])}% interval {_interval_brackets(interval)} "
+            f"({interval['method']}, {interval['n']} cases)"
+        )
+    epochs = report.get("epochs") or 1
+    if epochs > 1 and report.get("pass_at_k") is not None:
+        lines.append(
+            f"  epochs {epochs}: pass@{epochs} {report['pass_at_k']:.3f} (solved in any epoch), "
+            f"pass^{epochs} {report['pass_all_k']:.3f} (solved in every epoch)"
+        )
+    control = report.get("control")
+    if control:
+        score = control.get("score")
+        line = f"  control (no memory): score {'-' if score is None else f'{score:.3f}'}"
+        if control.get("lift") is not None:
+            low, high = control["lift_low"], control["lift_high"]
+            line += f"; memory lift {control['lift']:+.3f} [{low:+.3f}, {high:+.3f}]"
+            if control.get("lift_significant"):
+                line += f", p {control['lift_test']['p_value']:.3f}"
+            elif low <= 0 <= high:
+                line += "  NOT SIGNIFICANT: the interval includes 0"
+            else:
+                line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
+        lines.append(line)
     return lines

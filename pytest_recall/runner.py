@@ -8,7 +8,8 @@ multi-threaded process is unsafe.
 
 Each session's stdout is the pty (agents that check ``isatty`` behave as
 they would for a person); stderr goes to a pipe of its own, so it never
-reaches the judged text; stdin is ``/dev/null`` so a reader sees EOF at once.
+reaches the judged text; stdin is ``/dev/null`` so a reader sees EOF at once
+(in a live session it is the terminal, where the harness writes each turn).
 The session ends when its main process exits: whatever it left behind in its
 process group, or anywhere else carrying its session token, is killed then.
 """
@@ -21,16 +22,18 @@ import re
 import select
 import selectors
 import signal
-import stat
-import tempfile
+import termios
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pexpect
+import ptyprocess  # type: ignore[import-untyped]
 
+from pytest_recall import ptyspawn
 from pytest_recall.output import HeadTailBuffer
 
 SESSION_TOKEN_VAR = "RECALL_SESSION_TOKEN"
@@ -40,6 +43,20 @@ POLL_INTERVAL_S = 0.05
 DEFAULT_READY_IDLE_S = 1.0
 # A live session's answer to one turn is read from this much recent output.
 LIVE_WINDOW_BYTES = 1 << 16
+# What a pty's line discipline reads as end of input when its termios cannot be asked (Ctrl-D).
+DEFAULT_EOF_BYTE = b"\x04"
+# A terminal in line mode keeps at most this many bytes of one line and drops the rest.
+MAX_TURN_LINE_BYTES = 4095
+# A pty hands out about 4 KiB per read; a few reads per wakeup save select calls in a
+# flood, and the bound keeps one flooding session from starving the others.
+READS_PER_WAKEUP = 16
+# More process creations per second than any machine manages (fork alone takes tens of
+# microseconds per core): the bound under which pids cannot have wrapped during a session.
+MAX_SPAWNS_PER_S = 200_000
+# Up to this many candidate pids are opened one by one rather than listing /proc.
+PROBE_AT_MOST = 64
+# Rows and columns of every session's terminal: wide, so answers are not wrapped.
+TERMINAL_SIZE = (24, 200)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,31 +90,40 @@ class SessionResult:
     truncated: bool
     start_error: str | None = None
     killed_leftovers: int = 0
-    turn_offsets: tuple[int, ...] = field(default_factory=tuple)
+    turns: tuple[TurnResult, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """One turn of a live session: the prompt sent, and the answer read back.
+
+    The answer is the output from the send until the agent looked ready for
+    more, without the ready prompt itself; ``finished`` is False for a turn
+    the session ended in (exit or timeout) before the agent looked ready.
+    """
+
+    prompt: str
+    answer: bytes
+    duration_s: float
+    finished: bool
 
 
 class AgentStartError(Exception):
     """The agent command could not be started at all."""
 
 
-def _open_stderr_pipe(workroom: Path) -> tuple[int, Path]:
-    """A FIFO the child opens as its stderr before exec.
-
-    ptyprocess closes every inherited descriptor above 2 before running
-    ``preexec_fn``, so an anonymous pipe cannot be handed over; a FIFO can be
-    opened by name instead. It is unlinked as soon as the child has exec'd.
-    """
-    path = workroom / f"stderr-{uuid.uuid4().hex}"
-    os.mkfifo(path, 0o600)
-    read_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    return read_fd, path
+def _open_stderr_pipe() -> tuple[int, int]:
+    """An anonymous pipe for the child's stderr: (read end, non-blocking; write end)."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    return read_fd, write_fd
 
 
-def _child_setup(stderr_path: Path, stdin_is_null: bool) -> Callable[[], None]:
+def _child_setup(stderr_fd: int, stdin_is_null: bool) -> Callable[[], None]:
+    """What a forked child does before exec, where :mod:`ptyspawn` is not available."""
+
     def setup() -> None:
-        write_fd = os.open(stderr_path, os.O_WRONLY)
-        os.dup2(write_fd, 2)
-        os.close(write_fd)
+        os.dup2(stderr_fd, 2)
         if stdin_is_null:
             null_fd = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null_fd, 0)
@@ -109,43 +135,101 @@ def _child_setup(stderr_path: Path, stdin_is_null: bool) -> Callable[[], None]:
     return setup
 
 
-def kill_tagged_processes(token: str) -> int:
+def kill_tagged_processes(
+    token: str, *, uncounted_group: int | None = None, candidates: tuple[range, ...] | None = None
+) -> int:
     """Kill every process of ours whose environment carries ``token``.
 
     A daemon that called ``setsid`` has left the session's process group,
     but it still carries the environment it was started with. Returns how
-    many processes were killed.
+    many processes were killed, leaving out members of ``uncounted_group``:
+    a group already signalled is dying, and whether a member is still there
+    to be counted would be a matter of timing. ``candidates`` narrows the
+    pids worth reading (see :func:`pids_allocated_since`); a few are probed
+    directly, without listing every process on the machine.
     """
     marker = f"{SESSION_TOKEN_VAR}={token}".encode()
     killed = 0
     my_uid = os.getuid()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return 0
-    for entry in entries:
-        if not entry.isdigit():
-            continue
+    if candidates is not None and sum(len(r) for r in candidates) <= PROBE_AT_MOST:
+        entries = [str(pid) for r in candidates for pid in r]
+    else:
         try:
-            if os.stat(f"/proc/{entry}").st_uid != my_uid:
-                continue
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read()
+            entries = os.listdir("/proc")
         except OSError:
+            return 0
+    for entry in entries:
+        if not entry.isdigit() or (candidates is not None and not any(int(entry) in r for r in candidates)):
             continue
-        if marker in environ.split(b"\0"):
+        environ = _environ_of(entry, my_uid)
+        # The substring test is cheap and almost always false; only a hit is split to confirm it.
+        if environ is not None and marker in environ and marker in environ.split(b"\0"):
+            counted = uncounted_group is None or _process_group(entry) != uncounted_group
             try:
                 os.kill(int(entry), signal.SIGKILL)
-                killed += 1
+                killed += counted
             except OSError:
                 pass
     return killed
 
 
+def _process_group(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            # The command name may hold spaces and parentheses; the fields after the last ")" do not.
+            return int(handle.read().rsplit(")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+if TYPE_CHECKING:
+    _Spawn = pexpect.spawn[bytes]
+else:
+    _Spawn = pexpect.spawn
+
+
+class AgentProcess(_Spawn):
+    """pexpect's ``spawn``, started by ``posix_spawn`` where that can give it a terminal.
+
+    Everything after the start (reads, ``send``, ``sendeof``, ``isalive``,
+    ``close``) is pexpect's own; only :meth:`_spawnpty` differs, because
+    ptyprocess forks the whole harness for every session (see :mod:`ptyspawn`).
+    """
+
+    pid: int
+    ptyproc: Any
+
+    def __init__(self, argv: tuple[str, ...], *, cwd: str, env: Mapping[str, str], stderr_fd: int, stdin_is_null: bool):
+        self._stderr_fd_for_child = stderr_fd
+        self._stdin_is_null = stdin_is_null
+        super().__init__(argv[0], list(argv[1:]), cwd=cwd, env=env, echo=False, dimensions=TERMINAL_SIZE)
+        # pexpect's defaults sleep 100 ms on close and terminate; the harness
+        # reaps and kills the process group itself, so the sleeps buy nothing.
+        self.delayafterclose = 0
+        self.delayafterterminate = 0
+        self.ptyproc.delayafterclose = 0
+        self.ptyproc.delayafterterminate = 0
+
+    def _spawnpty(self, args: list[str], **kwargs: Any) -> Any:
+        if ptyspawn.AVAILABLE:
+            pid, fd = ptyspawn.spawn_on_terminal(
+                args,
+                cwd=kwargs["cwd"],
+                env=kwargs["env"],
+                stderr_fd=self._stderr_fd_for_child,
+                stdin_from_terminal=not self._stdin_is_null,
+                rows=TERMINAL_SIZE[0],
+                cols=TERMINAL_SIZE[1],
+            )
+            return ptyprocess.PtyProcess(pid, fd)
+        kwargs["preexec_fn"] = _child_setup(self._stderr_fd_for_child, self._stdin_is_null)
+        return ptyprocess.PtyProcess.spawn(args, pass_fds=(self._stderr_fd_for_child,), **kwargs)
+
+
 class RunningSession:
     """One agent process in flight. The driver feeds it events."""
 
-    def __init__(self, spec: SessionSpec, workroom: Path) -> None:
+    def __init__(self, spec: SessionSpec) -> None:
         self.spec = spec
         self.token = uuid.uuid4().hex
         env = dict(spec.env)
@@ -155,7 +239,10 @@ class RunningSession:
         self._turns = list(spec.turns)
         self._input_closed = not spec.turns
         self._ready_pattern = re.compile(spec.ready_pattern) if spec.ready_pattern is not None else None
-        self._turn_offsets: list[int] = []
+        self._turn_results: list[TurnResult] = []
+        self._in_flight: tuple[str, float] | None = None
+        self._pending_input = bytearray()
+        self._pattern_checked_at = -1
         self._since_send = bytearray()
         self._last_output = time.monotonic()
         self.started = time.monotonic()
@@ -163,42 +250,54 @@ class RunningSession:
         self.kill_at: float | None = None
         self.timed_out = False
         self.finished: SessionResult | None = None
-        self._stderr_fd, fifo = _open_stderr_pipe(workroom)
+        _refuse_nul_bytes(spec.argv, env)
+        self._stderr_fd, stderr_for_child = _open_stderr_pipe()
         try:
-            self.child = pexpect.spawn(
-                spec.argv[0],
-                list(spec.argv[1:]),
-                cwd=str(spec.cwd),
-                env=env,
-                echo=False,
-                preexec_fn=_child_setup(fifo, stdin_is_null=not spec.turns),
-                dimensions=(24, 200),
+            self.child = AgentProcess(
+                spec.argv, cwd=str(spec.cwd), env=env, stderr_fd=stderr_for_child, stdin_is_null=not spec.turns
             )
         except (pexpect.ExceptionPexpect, OSError) as exc:
             os.close(self._stderr_fd)
             raise AgentStartError(_start_error_text(spec.argv[0], exc)) from None
+        except BaseException:
+            # Ctrl-C between fork and return: the child exists but no one holds it yet.
+            os.close(self._stderr_fd)
+            kill_tagged_processes(self.token)
+            raise
         finally:
-            fifo.unlink(missing_ok=True)
-        # pexpect's defaults sleep 100 ms on close and terminate; the harness
-        # reaps and kills the process group itself, so the sleeps buy nothing.
-        self.child.delayafterclose = 0
-        self.child.delayafterterminate = 0
-        self.child.ptyproc.delayafterclose = 0
-        self.child.ptyproc.delayafterterminate = 0
+            # The child holds its own copy; ours would keep the pipe from ever reaching EOF.
+            os.close(stderr_for_child)
         self.pidfd = _pidfd(self.child.pid)
         self.stdout_fd: int | None = self.child.child_fd
         self.stderr_fd: int | None = self._stderr_fd
+        self._eof_byte = _eof_byte(self.child.child_fd)
+        if not spec.turns:
+            # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
+            # ("press enter"); end of file there too, or it waits for a person until the timeout.
+            self.child.sendeof()
+        # Non-blocking both ways: reads drain a flood, and a live session's prompt is written
+        # as the agent takes it in (see _write_pending), never stalling the other sessions.
+        os.set_blocking(self.child.child_fd, False)
+        self._reads_per_wakeup = READS_PER_WAKEUP
 
     # -- events -------------------------------------------------------------
     def read_stdout(self) -> bool:
-        """Read what the pty holds. False at end of file."""
-        try:
-            chunk = self.child.read_nonblocking(READ_CHUNK, timeout=0)
-        except pexpect.TIMEOUT:
-            return True
-        except pexpect.EOF:
-            return False
-        if chunk:
+        """Read what the pty holds. False at end of file.
+
+        The descriptor is read directly rather than through pexpect's
+        ``read_nonblocking``, which checks the child's liveness on every call
+        and so halves the rate at which a flood is drained.
+        """
+        for _ in range(self._reads_per_wakeup):
+            try:
+                chunk = os.read(self.child.child_fd, READ_CHUNK)
+            except BlockingIOError:
+                return True
+            except OSError:
+                # Linux reports a pty whose other side is closed as EIO.
+                return False
+            if not chunk:
+                return False
             self._stdout.feed(chunk)
             self._last_output = time.monotonic()
             if self.spec.turns:
@@ -218,33 +317,83 @@ class RunningSession:
         self._stderr.feed(chunk)
         return True
 
-    def _looks_ready(self, now: float) -> bool:
-        """A live agent is ready for the next turn when its prompt shows, or it falls quiet."""
+    def _ready_answer(self, now: float) -> str | None:
+        """The answer to the turn in flight once the agent looks ready for the next; else None.
+
+        With a ready pattern, the agent is ready when the pattern shows in the
+        output since the last send, and the answer is what came before its last
+        match. Without one, the agent is ready once it has been quiet for the
+        idle period, and, after a turn was sent, has said something since.
+        """
+        if self._pending_input:
+            return None
         if self._ready_pattern is not None:
-            return bool(self._ready_pattern.search(self._since_send.decode("utf-8", "replace")))
+            if self._pattern_checked_at == self._stdout.total:
+                return None  # nothing new to search since the last look
+            self._pattern_checked_at = self._stdout.total
+            return self._before_ready_prompt(self._since_send.decode("utf-8", "replace"))
         idle = self.spec.ready_idle_s if self.spec.ready_idle_s is not None else DEFAULT_READY_IDLE_S
-        return now - self._last_output >= idle
+        if now - self._last_output < idle or (self._in_flight is not None and not self._since_send):
+            return None
+        return self._since_send.decode("utf-8", "replace")
+
+    def _before_ready_prompt(self, text: str) -> str | None:
+        """``text`` up to the last match of the ready pattern; None when the pattern does not show."""
+        matches = list(self._ready_pattern.finditer(text)) if self._ready_pattern is not None else []
+        return text[: matches[-1].start()] if matches else None
 
     def _drive_turns(self, now: float) -> None:
         """Live sessions: send the next prompt when ready; after the last answer, end the input."""
-        if self._input_closed or not self._looks_ready(now):
+        self._write_pending()
+        if self._input_closed or self.kill_at is not None:
             return
-        previous_output = bytes(self._since_send)
-        self._since_send.clear()
-        self._last_output = now
+        answer = self._ready_answer(now)
+        if answer is None:
+            return
+        if self._in_flight is not None:
+            self._close_turn(answer.encode("utf-8"), now, finished=True)
         if self._turns:
             prompt = self._turns.pop(0)
             if self.spec.compose_turn is not None:
-                prompt = self.spec.compose_turn(len(self._turn_offsets), previous_output.decode("utf-8", "replace"))
-            self._turn_offsets.append(self._stdout.total)
-            self.child.send(prompt if prompt.endswith("\n") else prompt + "\n")
+                previous = self._turn_results[-1].answer.decode("utf-8", "replace") if self._turn_results else ""
+                prompt = self.spec.compose_turn(len(self._turn_results), previous)
+            self._in_flight = (prompt, now)
+            self._pending_input += (prompt if prompt.endswith("\n") else prompt + "\n").encode("utf-8")
         else:
-            self.child.sendeof()
+            self._pending_input += self._eof_byte
             self._input_closed = True
+        self._since_send.clear()
+        self._last_output = now
+        self._write_pending()
+
+    def _write_pending(self) -> None:
+        """Write as much of the pending input as the pty takes now.
+
+        A terminal in canonical mode buffers about 4 KiB of unread input; a
+        longer prompt goes in as the agent reads it. The idle clock starts when
+        the last byte is in, not when the turn was queued.
+        """
+        while self._pending_input:
+            try:
+                written = os.write(self.child.child_fd, self._pending_input)
+            except BlockingIOError:
+                return
+            except OSError:
+                self._pending_input.clear()  # the agent is gone: nothing will read it
+                return
+            del self._pending_input[:written]
+            if not self._pending_input:
+                self._last_output = time.monotonic()
+
+    def _close_turn(self, answer: bytes, now: float, *, finished: bool) -> None:
+        assert self._in_flight is not None
+        prompt, sent_at = self._in_flight
+        self._turn_results.append(TurnResult(prompt, answer, now - sent_at, finished))
+        self._in_flight = None
 
     def next_wakeup(self) -> float:
         wake = self.kill_at if self.kill_at is not None else self.deadline
-        if self.pidfd is None or (self.spec.turns and not self._input_closed):
+        if self.pidfd is None or (self.spec.turns and not self._input_closed) or self._pending_input:
             wake = min(wake, time.monotonic() + POLL_INTERVAL_S)
         return wake
 
@@ -265,8 +414,15 @@ class RunningSession:
 
     def finish(self) -> SessionResult:
         """Kill what the agent left behind, drain, and close everything."""
+        # Leftovers are counted before the group is killed, so the count says what the agent
+        # left running rather than how fast the kernel reaped it. After a timeout the group
+        # has been signalled already: only processes that left it count then.
+        leftovers = kill_tagged_processes(
+            self.token,
+            uncounted_group=self.child.pid if self.timed_out else None,
+            candidates=pids_allocated_since(self.child.pid, self.started),
+        )
         _signal_group(self.child.pid, signal.SIGKILL)
-        leftovers = kill_tagged_processes(self.token)
         # Everything that could write is dead now, so draining terminates.
         if self.stdout_fd is not None:
             while _readable_now(self.stdout_fd) and self.read_stdout():
@@ -278,6 +434,11 @@ class RunningSession:
         os.close(self._stderr_fd)
         if self.pidfd is not None:
             os.close(self.pidfd)
+        if self._in_flight is not None:
+            # The session ended mid-turn: what the agent said so far, its ready prompt cut off if it shows.
+            text = self._since_send.decode("utf-8", "replace")
+            answer = self._before_ready_prompt(text)
+            self._close_turn((text if answer is None else answer).encode("utf-8"), time.monotonic(), finished=False)
         exit_code = self.child.exitstatus
         sig = self.child.signalstatus
         self.finished = SessionResult(
@@ -291,7 +452,7 @@ class RunningSession:
             stderr_bytes=self._stderr.total,
             truncated=self._stdout.truncated or self._stderr.truncated,
             killed_leftovers=leftovers,
-            turn_offsets=tuple(self._turn_offsets),
+            turns=tuple(self._turn_results),
         )
         return self.finished
 
@@ -303,6 +464,78 @@ class RunningSession:
             self.finish()
         except Exception:  # noqa: BLE001 - best effort on the way out
             pass
+
+
+def _refuse_nul_bytes(argv: tuple[str, ...], env: Mapping[str, str]) -> None:
+    """exec cannot carry a NUL byte; found only in the forked child, it would go on running the harness."""
+    if any("\0" in part for part in argv):
+        raise AgentStartError("the agent's command line holds a NUL byte, which no program can receive in argv")
+    if any("\0" in key or "\0" in value for key, value in env.items()):
+        raise AgentStartError("the agent's environment holds a NUL byte, which no program can receive")
+
+
+def _eof_byte(fd: int) -> bytes:
+    """The byte this pty's line discipline reads as end of input."""
+    try:
+        eof = termios.tcgetattr(fd)[6][termios.VEOF]
+    except (termios.error, OSError, IndexError):
+        return DEFAULT_EOF_BYTE
+    return eof if isinstance(eof, bytes) and eof else DEFAULT_EOF_BYTE
+
+
+def pids_allocated_since(first_pid: int, started: float) -> tuple[range, ...] | None:
+    """The pids a process started since ``first_pid`` can hold; None when it could hold any.
+
+    Linux hands out pids in increasing order and wraps at ``pid_max``, so a
+    process created after ``first_pid`` holds a pid from it up to the last one
+    handed out, unless the numbering went all the way round since, which takes
+    ``pid_max`` process creations. A session too short for that even at
+    :data:`MAX_SPAWNS_PER_S` only needs those pids read, not every process
+    on the machine: that scan was half the harness's CPU per short session.
+    """
+    if PID_MAX is None or (time.monotonic() - started) * MAX_SPAWNS_PER_S >= PID_MAX:
+        return None
+    last = _proc_int("/proc/sys/kernel/ns_last_pid")
+    if last is None:
+        return None
+    if last >= first_pid:
+        return (range(first_pid, last + 1),)
+    return range(first_pid, PID_MAX + 1), range(1, last + 1)
+
+
+def _proc_int(path: str) -> int | None:
+    try:
+        with open(path, "rb") as handle:
+            return int(handle.read())
+    except (OSError, ValueError):
+        return None
+
+
+PID_MAX = _proc_int("/proc/sys/kernel/pid_max")
+
+
+def _environ_of(pid: str, uid: int) -> bytes | None:
+    """The environment block of process ``pid`` if it runs as ``uid``; None when unreadable or not ours.
+
+    This runs for every process on the machine at the end of every session,
+    so it uses bare descriptors: the file's owner is the process's owner,
+    which saves a ``stat`` of the directory and the cost of a file object.
+    """
+    try:
+        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_uid != uid:
+            return None
+        chunks = []
+        while chunk := os.read(fd, READ_CHUNK):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def _readable_now(fd: int) -> bool:
@@ -335,6 +568,11 @@ def _start_error_text(command: str, exc: BaseException) -> str:
         return f"agent command {command!r} was not found on PATH; check --recall-cmd"
     if isinstance(exc, PermissionError) or (isinstance(exc, OSError) and exc.errno == errno.EACCES):
         return f"agent command {command!r} is not executable; check its permissions or --recall-cmd"
+    errno_value = getattr(exc, "errno", None)
+    if errno_value == errno.ENOENT and os.path.isfile(command):
+        return f"agent command {command!r} could not start: the interpreter on its #! line was not found; fix that line"
+    if errno_value == errno.ENOEXEC:
+        return f"agent command {command!r} could not start: it is no program and has no #! line; add one"
     return f"agent command {command!r} could not start: {text}"
 
 
@@ -343,12 +581,10 @@ class SessionDriver:
 
     def __init__(self) -> None:
         self._selector = selectors.DefaultSelector()
-        self._workroom = Path(tempfile.mkdtemp(prefix="recall-harness-"))
-        os.chmod(self._workroom, stat.S_IRWXU)
         self.active: set[RunningSession] = set()
 
     def start(self, spec: SessionSpec) -> RunningSession:
-        session = RunningSession(spec, self._workroom)
+        session = RunningSession(spec)
         self.active.add(session)
         if session.stdout_fd is not None:
             self._selector.register(session.stdout_fd, selectors.EVENT_READ, (session, "stdout"))
@@ -406,10 +642,6 @@ class SessionDriver:
     def close(self) -> None:
         self.abort_all()
         self._selector.close()
-        try:
-            os.rmdir(self._workroom)
-        except OSError:
-            pass
 
 
 def run_session(spec: SessionSpec, driver: SessionDriver | None = None) -> SessionResult:

@@ -6,18 +6,22 @@ A suite file names a family and its parameters::
     family = "audit"    # split = "eval", size = 32
 
 Every worker builds the same cases in the same order from those numbers
-alone, so node ids are stable across runs and across xdist workers.
+alone, so node ids are stable across runs and across xdist workers. The
+keys a case.toml uses for how sessions run (``timeout``, ``session``,
+``ready_pattern``, ``ready_idle``) apply to every case of the suite.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.case import Case, CaseError, read_toml
+from pytest_recall.case import Case, CaseError, read_toml, session_fields
 
 SUITE_FILE = "suite.toml"
+SESSION_KEYS = ("timeout", "session", "ready_pattern", "ready_idle")
 
 
 def is_suite_dir(path: Path) -> bool:
@@ -61,11 +65,19 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
 def suite_cases(folder: Path, source: str) -> Iterator[Case]:
     """The cases a suite folder declares, built one at a time."""
     settings = read_toml(folder / SUITE_FILE, source)
+    yield from family_cases(settings, suite=folder.name, source=source)
+
+
+def family_cases(settings: Mapping[str, Any], *, suite: str, source: str) -> Iterator[Case]:
+    """The cases ``family`` and its parameters declare: a suite file's table, or ``pytest-recall generate``'s flags."""
     family = settings.get("family")
     build = FAMILIES.get(str(family))
     if build is None:
         raise CaseError(f"{source}: 'family' must be one of {', '.join(FAMILIES)}, not {family!r}")
+    session_keys = {key: settings[key] for key in SESSION_KEYS if key in settings}
+    fields = session_fields(session_keys, source) if session_keys else {}
     try:
-        yield from build(settings, folder.name, source)
+        for case in build(settings, suite, source):
+            yield dataclasses.replace(case, **fields) if fields else case
     except ValueError as exc:
         raise CaseError(f"{source}: {exc}") from None

@@ -247,10 +247,16 @@ def test_home_of_root_dir_falls_back_to_a_tmp_home(tree: Tree, monkeypatch: pyte
 def test_interpreter_and_package_are_reachable_but_not_the_repo(tree: Tree) -> None:
     code = "import json, os, sys, pytest_recall.sandbox as m;"
     code += " print(json.dumps([sys.executable, m.__file__, os.getcwd(), os.listdir(sys.argv[1])]))"
-    executable, module_file, cwd, repo_listing = observe(tree.spec, code, str(PACKAGE_DIR.parent))
+    repo = PACKAGE_DIR.parent
+    executable, module_file, cwd, repo_listing = observe(tree.spec, code, str(repo))
     assert (executable, cwd) == (sys.executable, str(tree.spec.workdir))
     assert Path(module_file).parent == PACKAGE_DIR
-    assert repo_listing == [PACKAGE_DIR.name]
+    # A venv inside the repo (such as .venv) is an interpreter prefix and rightly bound; nothing else is.
+    prefixes = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    allowed = {PACKAGE_DIR.name} | {prefix.relative_to(repo).parts[0] for prefix in prefixes if repo in prefix.parents}
+    assert set(repo_listing) <= allowed and PACKAGE_DIR.name in repo_listing
+    assert (repo / "cases").is_dir() and "cases" not in repo_listing
+    assert observe(tree.spec, PROBE_EXISTS, str(repo / "cases")) == {str(repo / "cases"): False}
 
 
 @needs_bwrap

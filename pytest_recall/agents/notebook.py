@@ -7,19 +7,29 @@ suite can be solved and that memory is what solves it.
 
 The notebook lives in ``$RECALL_SCOPE_DIR/notebook.sqlite`` when the harness
 gives a scope, else in ``$XDG_DATA_HOME/pytest-recall/notebook.sqlite``.
+
+``recall-notebook PROMPT`` answers one prompt and exits (fresh sessions);
+``recall-notebook --repl`` is the same agent as a REPL for live (continue)
+sessions: it prints ``notebook> ``, reads a turn, answers, and prints the
+prompt again, until end of input.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from pytest_recall.agents import audit_solver, ledger_solver
 
 UNKNOWN = "UNKNOWN"
+REPL_PROMPT = "notebook> "
+# A turn arrives on a terminal one line at a time; this much silence means it is all in.
+TURN_QUIET_S = 0.2
 
 
 def notebook_path() -> Path:
@@ -33,9 +43,11 @@ def notebook_path() -> Path:
 class Notebook:
     """Facts by key, newest wins; and audit trails, newest wins."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
+    def __init__(self, path: Path | None) -> None:
+        """A notebook on disk, or with ``None`` one in memory that lives as long as the process."""
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(":memory:" if path is None else path)
         self._db.execute("CREATE TABLE IF NOT EXISTS facts (key TEXT, value TEXT, at INTEGER PRIMARY KEY)")
         self._db.execute("CREATE TABLE IF NOT EXISTS trails (body TEXT, at INTEGER PRIMARY KEY)")
 
@@ -82,12 +94,47 @@ def respond(prompt: str, notebook: Notebook) -> str:
     return UNKNOWN
 
 
+def turns(fd: int = 0, quiet_s: float = TURN_QUIET_S) -> Iterator[str]:
+    """Each turn read from ``fd`` until end of input.
+
+    A terminal hands a multi-line prompt over line by line, with nothing to
+    mark its end, so a turn is every line that arrives until the input has
+    been quiet for ``quiet_s``.
+    """
+    while True:
+        chunks: list[bytes] = []
+        at_end = False
+        while True:
+            ready, _, _ = select.select([fd], [], [], None if not chunks else quiet_s)
+            if not ready:
+                break
+            data = os.read(fd, 1 << 16)
+            if not data:
+                at_end = True
+                break
+            chunks.append(data)
+        if chunks:
+            yield b"".join(chunks).decode("utf-8", "replace")
+        if at_end:
+            return
+
+
+def repl(notebook: Notebook, prompt: str = REPL_PROMPT) -> None:
+    """Answer turn after turn, showing ``prompt`` whenever ready for the next."""
+    print(prompt, end="", flush=True)
+    for turn in turns():
+        print(respond(turn, notebook), flush=True)
+        print(prompt, end="", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    prompt = args[-1] if args else sys.stdin.read()
     notebook = Notebook(notebook_path())
     try:
-        print(respond(prompt, notebook))
+        if args == ["--repl"]:
+            repl(notebook)
+        else:
+            print(respond(args[-1] if args else sys.stdin.read(), notebook))
     finally:
         notebook.close()
     return 0

@@ -16,12 +16,11 @@ and all money is integer cents until it is printed.
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pytest_recall.case import Case, make_case
+from pytest_recall.case import Case, case_files, make_case, write_case_folders
 
 PERIOD_START = "2026-01-01"
 PERIOD_END = "2026-03-31"
@@ -254,21 +253,12 @@ def generate_one(seed: int, index: int, *, suite: str = "ledger") -> Case:
 
 def render_case_files(case: Case) -> dict[str, str]:
     """File name -> text of a case folder, as the session-memory-recall task lays it out."""
-    files = {f"step{step.number}.txt": step.prompt for step in case.steps}
-    files["answer.json"] = json.dumps(dict(case.expected), indent=2) + "\n"
-    return files
+    return case_files(case)
 
 
 def write_cases(cases: Iterable[Case], out_dir: Path) -> list[Path]:
-    """One folder per case under ``out_dir``; bytes, not text mode, so no platform alters a newline."""
-    folders = []
-    for case in cases:
-        folder = out_dir / case.case_id
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in render_case_files(case).items():
-            (folder / name).write_bytes(text.encode("utf-8"))
-        folders.append(folder)
-    return folders
+    """One folder per case under ``out_dir``, written byte for byte."""
+    return write_case_folders(cases, out_dir)
 
 
 def render_step1(table: Table, question: str) -> str:

@@ -1,0 +1,241 @@
+"""Scale: collecting, judging and reporting 10,000 cases, and whether each grows linearly from 1,000.
+
+- collection: ``pytest --collect-only -q`` over a ``suite.toml`` that declares
+  N ledger cases, against pytest collecting N parametrized no-op tests (its
+  own cost per item); the linearity figure takes pytest's start-up (an empty
+  folder) off both sizes first;
+- judging: the plugin's path for one final stdout (terminal cleaning, then
+  ``judge_steps`` with the built-in judge) over realistic outputs, against a
+  naive "last line equals the answer" check;
+- report: ``build_report`` and ``write_json_atomic`` over N realistic records
+  (two steps, the real ledger prompts, transcripts), against ``json.dump`` of
+  the same records to a file.
+
+Goals: seconds, not minutes, at 10,000; and linear, so 10x the cases costs
+about 10x the time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    ROOT,
+    Row,
+    best_times,
+    goal_text,
+    parse_args,
+    print_table,
+    pytest_argv,
+    scratch,
+    secs,
+    timed,
+    timed_run,
+)
+
+sys.path.insert(0, str(ROOT))
+from pytest_recall.case import Case
+from pytest_recall.case_run import CaseRun, StepRun
+from pytest_recall.judge import judge_answer, judge_steps
+from pytest_recall.output import clean_terminal_text
+from pytest_recall.report import build_report, case_record, write_json_atomic
+from pytest_recall.runner import SessionResult
+from pytest_recall.suites import ledger
+
+SEED = 7
+COUNTS = (1_000, 10_000)
+QUICK_COUNTS = (100, 1_000)
+# The longest time 10,000 cases may take in any one stage: seconds, not minutes.
+GOAL_S = 10.0
+# 10x the cases may cost up to this much more: linear, with room for noise.
+LINEAR_AT_MOST = 12.0
+
+
+def collection_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
+    with scratch("collect") as root:
+        for count in counts:
+            suite = root / f"suite-{count}" / "ledger"
+            suite.mkdir(parents=True)
+            (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED}\ncount = {count}\n')
+            plain = root / f"plain-{count}"
+            plain.mkdir()
+            (plain / "test_plain.py").write_text(
+                f"import pytest\n\n\n@pytest.mark.parametrize('n', range({count}))\ndef test_n(n):\n    pass\n"
+            )
+        (root / "empty").mkdir()
+        # --collect-only still checks the agent command; `true` is on every PATH.
+        extra = ("--collect-only", "--recall-cmd=true")
+        variants = {"startup": lambda: _startup(root, extra)}
+        for count in counts:
+            variants[f"suite {count}"] = lambda c=count: timed_run(pytest_argv(root / f"suite-{c}", *extra), cwd=root)
+            variants[f"plain {count}"] = lambda c=count: timed_run(pytest_argv(root / f"plain-{c}", *extra), cwd=root)
+        best = best_times(variants, repeat)
+    rows = []
+    for count in counts:
+        harness, plain = best[f"suite {count}"], best[f"plain {count}"]
+        rows.append(Row(f"collect {count} cases", secs(harness), (secs(plain),), "suite/plain", harness / plain))
+    small, large = counts
+    growth = (best[f"suite {large}"] - best["startup"]) / max(best[f"suite {small}"] - best["startup"], 1e-6)
+    rows.append(_linear_row(f"collect {large} vs {small}, less start-up", best[f"suite {large}"], growth, large, small))
+    return rows
+
+
+def _startup(root: Path, extra: tuple[str, ...]) -> float:
+    """pytest over an empty folder exits 5 (nothing collected): expected, so not checked."""
+    argv = pytest_argv(root / "empty", *extra)
+    devnull = subprocess.DEVNULL
+    return timed(lambda: subprocess.run(argv, cwd=root, stdout=devnull, stderr=devnull, check=False))
+
+
+def realistic_stdout(index: int, answer: str) -> str:
+    """What agents print: the bare value, prose, a terminal's colours and CRLF, a refusal, a shotgun."""
+    style = index % 5
+    if style == 0:
+        return f"{answer}\r\n"
+    if style == 1:
+        reasoning = " ".join(f"Entry {n} moved the balance by {n * 37.5:.2f}." for n in range(40))
+        bold = f"\x1b[1m{answer}\x1b[0m"
+        return f"Let me recall the ledger.\r\n{reasoning}\r\nThe value I stored is {answer}.\r\n{bold}\r\n"
+    if style == 2:
+        return "I do not have that value in memory.\r\nUNKNOWN\r\n"
+    if style == 3:
+        return f"It was either 1,234.56 or {answer}, possibly 9,999.99.\r\n"
+    return "\x1b[32m⠋ thinking\x1b[0m\r\x1b[2K" * 20 + f"Answer: {answer}\r\n"
+
+
+def judge_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
+    cases = ledger.generate(SEED, counts[-1])
+    outputs = [(realistic_stdout(i, str(c.expected["answer"])), c.expected) for i, c in enumerate(cases)]
+
+    def plugin(n: int) -> float:
+        def run() -> None:
+            for stdout, expected in outputs[:n]:
+                judge_steps([(0, None, False)], clean_terminal_text(stdout), expected, judge_answer)
+
+        return timed(run)
+
+    def naive(n: int) -> float:
+        def run() -> None:
+            for stdout, expected in outputs[:n]:
+                lines = stdout.strip().splitlines()
+                _ = bool(lines) and lines[-1].strip() == expected["answer"]
+
+        return timed(run)
+
+    variants = {}
+    for count in counts:
+        variants[f"plugin {count}"] = lambda c=count: plugin(c)
+        variants[f"naive {count}"] = lambda c=count: naive(c)
+    best = best_times(variants, repeat)
+    rows = []
+    for count in counts:
+        harness, baseline = best[f"plugin {count}"], best[f"naive {count}"]
+        rows.append(
+            Row(
+                f"judge {count} outputs",
+                f"{count / harness:,.0f}/s",
+                (f"{count / baseline:,.0f}/s",),
+                "plugin/naive time",
+                harness / baseline,
+            )
+        )
+    small, large = counts
+    growth = best[f"plugin {large}"] / best[f"plugin {small}"]
+    rows.append(_linear_row(f"judge {large} vs {small}", best[f"plugin {large}"], growth, large, small))
+    return rows
+
+
+def realistic_records(count: int) -> list[dict[str, Any]]:
+    """Records as a run writes them: real ledger prompts, a transcript per step, every field filled."""
+    cases: list[Case] = ledger.generate(SEED, min(count, 1_000))
+    records = []
+    for index in range(count):
+        case = cases[index % len(cases)]
+        answer = str(case.expected["answer"])
+        steps = []
+        for step in case.steps:
+            stdout = realistic_stdout(index + step.number, answer)
+            result = SessionResult(
+                exit_code=0,
+                signal=None,
+                timed_out=False,
+                duration_s=12.3456 + index % 7,
+                stdout=stdout.encode(),
+                stderr=b"warning: model latency high\n",
+                stdout_bytes=len(stdout),
+                stderr_bytes=28,
+                truncated=False,
+            )
+            cleaned = clean_terminal_text(stdout)
+            steps.append(StepRun(step.number, step.prompt, result, cleaned, "warning: model latency high\n", 0.0123))
+        run = CaseRun(case, tuple(steps), epoch=1, duration_s=24.69)
+        verdict = judge_steps([(0, None, False)] * len(steps), run.judged_stdout, case.expected, judge_answer)
+        nodeid = f"cases/ledger/{case.case_id}-{index}::recall"
+        records.append(case_record(run, verdict, nodeid=nodeid, command="my-agent --model x"))
+    return records
+
+
+def report_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
+    records = realistic_records(counts[-1])
+    with scratch("report") as root:
+
+        def harness(n: int) -> float:
+            return timed(
+                lambda: write_json_atomic(
+                    root / f"report-{n}.json", build_report(records[:n], threshold=0.5, command="my-agent")
+                )
+            )
+
+        def baseline(n: int) -> float:
+            def dump() -> None:
+                with open(root / f"plain-{n}.json", "w", encoding="utf-8") as handle:
+                    json.dump(records[:n], handle)
+
+            return timed(dump)
+
+        variants = {}
+        for count in counts:
+            variants[f"report {count}"] = lambda c=count: harness(c)
+            variants[f"dump {count}"] = lambda c=count: baseline(c)
+        best = best_times(variants, repeat)
+        size_mb = (root / f"report-{counts[-1]}.json").stat().st_size / 1e6
+    rows = []
+    for count in counts:
+        spent, plain = best[f"report {count}"], best[f"dump {count}"]
+        rows.append(Row(f"report {count} records", secs(spent), (secs(plain),), "report/json.dump", spent / plain))
+    small, large = counts
+    growth = best[f"report {large}"] / best[f"report {small}"]
+    rows.append(
+        _linear_row(f"report {large} vs {small} ({size_mb:.0f} MB file)", best[f"report {large}"], growth, large, small)
+    )
+    return rows
+
+
+def _linear_row(what: str, large_seconds: float, growth: float, large: int, small: int) -> Row:
+    """Growth against the size ratio; the goal also holds the larger run to :data:`GOAL_S`."""
+    within = large_seconds <= GOAL_S
+    goal = goal_text(growth, at_most=LINEAR_AT_MOST * large / small / 10)
+    return Row(
+        what,
+        secs(large_seconds),
+        ("-",),
+        f"{large // small}x cases",
+        growth,
+        f"{goal}; {'met' if within else 'NOT MET'} <= {GOAL_S:g} s",
+    )
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0])
+    counts = QUICK_COUNTS if args.quick else COUNTS
+    print_table(f"scale: collection, best of {args.repeat}", ("plain pytest",), collection_rows(counts, args.repeat))
+    print_table(f"scale: judging, best of {args.repeat}", ("naive",), judge_rows(counts, args.repeat))
+    print_table(f"scale: report, best of {args.repeat}", ("json.dump",), report_rows(counts, args.repeat))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The suites that ship with pytest-recall, wherever it is installed.
+
+A wheel carries the repository's ``cases/`` as ``pytest_recall/bundled_cases``
+(see the hatch ``force-include`` in ``pyproject.toml``); a checkout, editable
+or not, has them beside the package. Either way a user can find a suite's
+folder and hand it to pytest, without the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+WHEEL_CASES = PACKAGE_DIR / "bundled_cases"
+CHECKOUT_CASES = PACKAGE_DIR.parent / "cases"
+
+
+def bundled_root() -> Path | None:
+    """Where the bundled suites are: the wheel's copy first, since a checkout's sibling may be anything."""
+    for candidate in (WHEEL_CASES, CHECKOUT_CASES):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def bundled_suites() -> dict[str, Path]:
+    """Suite name -> its folder, in name order."""
+    root = bundled_root()
+    if root is None:
+        return {}
+    return {
+        path.name: path for path in sorted(root.iterdir()) if path.is_dir() and not path.name.startswith((".", "_"))
+    }
+
+
+def suite_path(name: str) -> Path:
+    """The folder of one bundled suite; a one-line ValueError names the choices."""
+    suites = bundled_suites()
+    if name in suites:
+        return suites[name]
+    if not suites:
+        raise ValueError("this installation carries no bundled suites; reinstall pytest-recall from its wheel")
+    raise ValueError(f"no bundled suite named {name!r}; choose one of: {', '.join(suites)}")

@@ -1,0 +1,185 @@
+"""``--recall-sandbox=bwrap`` for one pytest run: what its sessions must not see, and whether they can start.
+
+:mod:`pytest_recall.sandbox` knows bubblewrap and nothing of pytest. This
+module knows the run: the case folders and test paths given to pytest, the
+report, log and HTML files, pytest's basetemp and the harness's temporary
+root. A session never sees any of them. Nothing outside the system, this
+Python installation and the user's binds is visible in the sandbox anyway; these
+paths matter when a bind reaches over them (a bound project that holds its
+``cases/``), and then they are covered.
+
+Problems that would make every case fail are found at configure time and
+reported once, as one usage line: bwrap missing or unable to create
+namespaces, a bind that would expose what must stay hidden, an agent command
+that cannot be reached inside.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_recall.case_run import SessionRooms
+from pytest_recall.options import Settings
+from pytest_recall.runner import AgentStartError
+from pytest_recall.sandbox import SandboxSpec, check_bwrap, wrap_argv
+
+PROBE_TIMEOUT_S = 15.0
+# Run inside the sandbox: prints the paths that are not there or not executable.
+_REACHABLE_PROBE = (
+    "import os, sys; missing = [p for p in sys.argv[1:] if not os.access(p, os.X_OK)];"
+    " print('\\n'.join(missing)); raise SystemExit(3 if missing else 0)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSandbox:
+    """The ``RunSettings.wrap_argv`` of a sandboxed run: each session's argv, wrapped in bwrap."""
+
+    binds: tuple[Path, ...]
+    hide: tuple[Path, ...]
+
+    def __call__(self, argv: list[str], rooms: SessionRooms) -> list[str]:
+        spec = SandboxSpec(
+            workdir=rooms.workdir,
+            scope=rooms.scope,
+            home=rooms.home,
+            binds=self.binds,
+            cost_file_dir=rooms.harness,
+            hide=self.hide,
+        )
+        try:
+            return wrap_argv(argv, spec)
+        except ValueError as exc:
+            # A bind deleted since configure time: this case cannot run, the others may.
+            raise AgentStartError(f"sandbox setup failed: {exc}") from None
+
+
+def session_sandbox(config: pytest.Config, settings: Settings, case_folders: Iterable[Path]) -> SessionSandbox | None:
+    """The wrapper for this run's sessions, or None without a sandbox.
+
+    Every collected case folder is hidden by name, besides the paths pytest was
+    given: a case may sit anywhere under a directory argument, including inside a bind.
+    """
+    __tracebackhide__ = True
+    if settings.sandbox != "bwrap":
+        return None
+    folders = _unique([_absolute(folder) for folder in case_folders])
+    for bind in settings.sandbox_binds:
+        for folder in folders:
+            if bind == folder or folder in bind.parents:
+                raise pytest.UsageError(
+                    f"--recall-sandbox-bind: {bind} lies in the case folder {folder}, which agents must not see; "
+                    "bind only the agent's own folder"
+                )
+    return SessionSandbox(binds=settings.sandbox_binds, hide=_unique([*folders, *hidden_paths(config, settings)]))
+
+
+def hidden_paths(config: pytest.Config, settings: Settings) -> tuple[Path, ...]:
+    """The paths given to pytest, basetemp, the harness's temporary root, and the folders of the run's files."""
+    invocation = config.invocation_params.dir
+    hidden = [_absolute(invocation / arg.split("::", 1)[0]) for arg in config.args if arg.split("::", 1)[0]]
+    hidden += [config.rootpath / "cases", _basetemp(config), _absolute(Path(tempfile.gettempdir()))]
+    files = list(_settings_paths(settings))
+    xml_path = config.getoption("xmlpath", None)
+    if xml_path:
+        files.append(_absolute(Path(str(xml_path))))
+    hidden += [path.parent for path in files]
+    return _unique(hidden)
+
+
+def check_sandbox(config: pytest.Config, settings: Settings) -> None:
+    """One usage line, at configure time, for anything that would make every sandboxed case fail or leak."""
+    __tracebackhide__ = True
+    if settings.sandbox != "bwrap":
+        return
+    problem = check_bwrap()
+    if problem is not None:
+        raise pytest.UsageError(f"--recall-sandbox=bwrap: {problem}")
+    hidden = hidden_paths(config, settings)
+    for bind in settings.sandbox_binds:
+        if bind in hidden:
+            # Hiding a path covers whatever is bound at that same path, so the two cannot both hold.
+            raise pytest.UsageError(
+                f"--recall-sandbox-bind: {bind} is also a path agents must not see (cases given to pytest, "
+                "reports, logs, basetemp or the temporary root); bind a narrower folder"
+            )
+    if settings.argv:
+        _check_reachable(settings.argv[0], settings.sandbox_binds)
+
+
+def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:
+    """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too."""
+    __tracebackhide__ = True
+    found = shutil.which(program) if os.sep not in program else program
+    if found is None:
+        return  # the plugin's own preflight says that it was not found at all
+    needed = [os.path.abspath(found), *_shebang_interpreter(Path(found))]
+    with tempfile.TemporaryDirectory(prefix="recall-sandbox-probe-") as probe_dir:
+        rooms = SessionRooms(workdir=Path(probe_dir), scope=Path(probe_dir), home=None, harness=Path(probe_dir))
+        try:
+            argv = SessionSandbox(binds, ())([sys.executable, "-I", "-c", _REACHABLE_PROBE, *needed], rooms)
+            probe = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False)
+        except (AgentStartError, OSError, subprocess.TimeoutExpired) as exc:
+            raise pytest.UsageError(f"--recall-sandbox=bwrap: could not probe the sandbox: {exc}") from None
+    if probe.returncode == 0:
+        return
+    missing = probe.stdout.split()
+    if not missing:
+        detail = next(iter(probe.stderr.strip().splitlines()), f"exit {probe.returncode}")
+        raise pytest.UsageError(f"--recall-sandbox=bwrap: the sandbox did not start: {detail}")
+    where = Path(missing[0]).parent
+    raise pytest.UsageError(
+        f"--recall-cmd: {missing[0]} is not visible inside the bwrap sandbox; add it with --recall-sandbox-bind={where}"
+    )
+
+
+def _shebang_interpreter(path: Path) -> list[str]:
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return []
+    if not first.startswith(b"#!"):
+        return []
+    parts = first[2:].decode("utf-8", "replace").split()
+    return [parts[0]] if parts and parts[0].startswith("/") else []
+
+
+def _settings_paths(settings: Settings) -> Iterable[Path]:
+    """Every file a setting names (report, log, HTML, resume, durations): all hold expected answers."""
+    for field in dataclasses.fields(settings):
+        value = getattr(settings, field.name)
+        if field.name.endswith("_path") and isinstance(value, Path):
+            yield value
+
+
+def _basetemp(config: pytest.Config) -> Path:
+    """pytest's basetemp, or the root its numbered default basetemps are made in."""
+    given = config.getoption("basetemp", None)
+    if given:
+        return _absolute(Path(str(given)))
+    root = os.environ.get("PYTEST_DEBUG_TEMPROOT") or tempfile.gettempdir()
+    try:
+        user = getpass.getuser()
+    except (ImportError, KeyError, OSError):
+        user = "unknown"
+    return _absolute(Path(root) / f"pytest-of-{user}")
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def _unique(paths: Sequence[Path]) -> tuple[Path, ...]:
+    return tuple(dict.fromkeys(paths))

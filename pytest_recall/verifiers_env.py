@@ -1,0 +1,160 @@
+"""The agent-supermemory suite as an environment for the ``verifiers`` package.
+
+``load_environment(split="train", size=64)`` returns a two-turn environment:
+the first user turn shows the audit trail and asks the rehearsal question;
+after the model answers, the environment judges that answer with the suite's
+own judge and replies with the feedback and the transfer question; the
+reward is that same judge on the answer to the transfer question. The
+rehearsal's score is kept as a metric of weight 0, so only the transfer
+answer moves the reward.
+
+Unlike a pytest-recall run, the whole episode is one conversation: the trail
+stays in the model's context, so this measures reasoning over a remembered
+trail, not memory across processes.
+
+It targets the classic environment API (``MultiTurnEnv``, ``Rubric``) of
+``verifiers`` 0.3.1, installed by ``pip install 'pytest-recall[verifiers]'``.
+The rows and the reward are plain functions here, so they are tested without
+the package too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_recall.audit_judge import ANSWER_KIND, score_evidence_json
+from pytest_recall.judge import feedback_text
+from pytest_recall.suites import audit
+
+ENV_ID = "pytest-recall-agent-supermemory"
+# The episode is the rehearsal answer, then the transfer answer.
+MAX_TURNS = 2
+INSTALL_HINT = "pip install 'pytest-recall[verifiers]'"
+
+
+def episode_rows(split: str = "train", size: int = 64) -> list[dict[str, Any]]:
+    """One dataset row per case: ``prompt``, the transfer ``answer`` and the episode's ``info``.
+
+    ``answer`` is the exact JSON line a perfect transfer answer prints.
+    ``info`` carries what the environment needs between the turns and never
+    shows the model before its time: the transfer prompt, and the rehearsal's
+    expectation as a JSON string (so every row has the same flat shape).
+    """
+    rows = []
+    for case in audit.generate(split, size):
+        rehearsal, transfer = case.steps
+        assert transfer.feedback is not None  # every audit case judges its rehearsal before the transfer
+        rows.append(
+            {
+                "prompt": [{"role": "user", "content": rehearsal.prompt}],
+                "answer": _compact(case.expected["answer"]),
+                "info": {
+                    "id": case.case_id,
+                    "category": str(case.category),
+                    "split": split,
+                    "transfer_prompt": transfer.prompt,
+                    "rehearsal": _compact(transfer.feedback),
+                },
+            }
+        )
+    return rows
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(_plain(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def transfer_turn(info: Mapping[str, Any], rehearsal_answer: str) -> tuple[str, dict[str, Any]]:
+    """The environment's reply to the rehearsal answer: feedback on it, then the transfer question.
+
+    Returns the text and the rehearsal verdict. The feedback is the same as a
+    fresh pytest-recall run gives between its sessions.
+    """
+    rehearsal = json.loads(str(info["rehearsal"]))
+    verdict = score_evidence_json(rehearsal_answer, rehearsal)
+    return feedback_text(verdict, rehearsal) + str(info["transfer_prompt"]), verdict
+
+
+def transfer_reward(completion: Sequence[Any], answer: str, info: Mapping[str, Any]) -> float:
+    """The suite's judge on the reply to the transfer question, and on nothing before it.
+
+    The transfer question is the one user turn in the completion; a rollout
+    that never got past the rehearsal has no reply after it, so it scores 0.
+    """
+    expected = {
+        "id": info.get("id"),
+        "category": info.get("category"),
+        "answer": json.loads(answer),
+        "answer_kind": ANSWER_KIND,
+    }
+    return float(score_evidence_json(reply_after_last_user_turn(completion), expected)["score"])
+
+
+def reply_after_last_user_turn(messages: Sequence[Any]) -> str:
+    """The text of every assistant message after the last user message; empty when no user spoke."""
+    replies: list[str] | None = None
+    for message in messages:
+        role = _field(message, "role")
+        if role == "user":
+            replies = []
+        elif role == "assistant" and replies is not None:
+            replies.append(message_text(message))
+    return "\n".join(replies or ())
+
+
+def message_text(message: Any) -> str:
+    """A chat message's text, whether it is a dict or a message object, its content a string or parts."""
+    content = _field(message, "content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(str(_field(part, "text") or "") for part in content)
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
+def load_environment(split: str = "train", size: int = 64, **kwargs: Any) -> Any:
+    """A ``verifiers`` environment over the first ``size`` cases (1 to 256) of ``split``.
+
+    The rows are the environment's ``dataset`` for the train split and its
+    ``eval_dataset`` for the eval split; other keyword arguments go to the
+    environment as they would to any ``MultiTurnEnv``.
+    """
+    __tracebackhide__ = True
+    try:
+        import verifiers as vf
+        from datasets import Dataset
+    except ImportError as exc:
+        raise ImportError(f"the verifiers environment needs the verifiers package: {INSTALL_HINT}") from exc
+    rows = Dataset.from_list(episode_rows(split, size))
+    rubric = vf.Rubric(funcs=[transfer_reward], weights=[1.0])
+
+    def rehearsal_score(state: Any) -> float:
+        verdict = state.get("rehearsal_verdict") or {}
+        return float(verdict.get("score", 0.0))
+
+    rubric.add_metric(rehearsal_score)
+
+    class AuditEpisodeEnv(vf.MultiTurnEnv):  # type: ignore[misc]
+        """Rehearsal, judged feedback, transfer: the suite's episode as one conversation."""
+
+        async def env_response(self, messages: Any, state: Any, **_: Any) -> Any:
+            text, verdict = transfer_turn(state["info"], reply_after_last_user_turn(messages))
+            state["rehearsal_verdict"] = verdict
+            return [vf.UserMessage(content=text)]
+
+    datasets = {"dataset": rows} if split == "train" else {"eval_dataset": rows}
+    return AuditEpisodeEnv(max_turns=MAX_TURNS, rubric=rubric, env_id=ENV_ID, **datasets, **kwargs)

@@ -1,0 +1,128 @@
+"""Fixtures that build case folders inside a pytester directory and run the plugin on them.
+
+The agents the inner runs call are the small scripts in ``tests/agents/``,
+run by the same interpreter as these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+AGENTS_DIR = TESTS_DIR / "agents"
+REPO_DIR = TESTS_DIR.parent
+SEED_SUITE = REPO_DIR / "cases" / "session-memory-recall"
+# A safety net for inner runs: a hung harness fails the test instead of the whole CI job.
+INNER_RUN_TIMEOUT_S = 120.0
+# The agents are programs the inner runs start, never tests.
+collect_ignore = ["agents"]
+
+
+class RecallSuite:
+    """Case folders under ``cases/<suite>/`` in a pytester directory, and inner runs over them."""
+
+    def __init__(self, pytester: pytest.Pytester, probe_dir: Path) -> None:
+        self.pytester = pytester
+        self.root = pytester.path / "cases"
+        self.probe_dir = probe_dir
+        self.report_path = pytester.path / "report.json"
+
+    @staticmethod
+    def agent(name: str, *args: str) -> str:
+        """The ``--recall-cmd`` value that runs ``tests/agents/<name>.py`` with this interpreter."""
+        return shlex.join([sys.executable, str(AGENTS_DIR / f"{name}.py"), *args])
+
+    @staticmethod
+    def module(module: str) -> str:
+        """The ``--recall-cmd`` value that runs ``python -m <module>`` with this interpreter."""
+        return shlex.join([sys.executable, "-m", module])
+
+    def add(
+        self,
+        case_id: str,
+        steps: Sequence[str],
+        answer: str = "12345.67",
+        *,
+        kind: str = "money",
+        category: str = "recall",
+        suite: str = "suite",
+        toml: str | None = None,
+    ) -> Path:
+        folder = self.root / suite / case_id
+        folder.mkdir(parents=True)
+        for number, prompt in enumerate(steps, start=1):
+            (folder / f"step{number}.txt").write_text(prompt, encoding="utf-8")
+        expected = {"id": case_id, "category": category, "answer": answer, "answer_kind": kind}
+        (folder / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
+        if toml is not None:
+            (folder / "case.toml").write_text(toml, encoding="utf-8")
+        return folder
+
+    def copy_seed_suite(self) -> Path:
+        target = self.root / SEED_SUITE.name
+        shutil.copytree(SEED_SUITE, target)
+        return target
+
+    def run(
+        self,
+        *args: str | Path,
+        command: str | None = None,
+        with_command: bool = True,
+        report: bool = True,
+        cache: bool = False,
+    ) -> pytest.RunResult:
+        """Run pytest over the cases in a subprocess, with the scripted agent unless told otherwise."""
+        full: list[str | Path] = [] if cache else ["-p", "no:cacheprovider"]
+        if with_command:
+            full.append(f"--recall-cmd={command or self.agent('scripted')}")
+        if report:
+            full.append(f"--recall-report={self.report_path}")
+        full.extend(args)
+        return self.pytester.runpytest_subprocess(*full, timeout=INNER_RUN_TIMEOUT_S)
+
+    def report(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.report_path.read_text(encoding="utf-8"))
+        return loaded
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """The report's case records by case id (ids are unique in these tests)."""
+        return {record["id"]: record for record in self.report()["cases"]}
+
+    def probe(self, name: str, step: int) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads((self.probe_dir / f"{name}-step{step}.json").read_text())
+        return loaded
+
+
+@pytest.fixture
+def recall_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> RecallSuite:
+    probe_dir = pytester.path / "probes"
+    probe_dir.mkdir()
+    monkeypatch.setenv("RECALL_TEST_PROBE_DIR", str(probe_dir))
+    return RecallSuite(pytester, probe_dir)
+
+
+@pytest.fixture
+def without_timing() -> Any:
+    """Strips a report of everything that depends on the clock, for comparing runs."""
+    return strip_timing
+
+
+def strip_timing(document: Any) -> Any:
+    """A report or record with every field that depends on the clock removed."""
+    if isinstance(document, Mapping):
+        return {
+            key: strip_timing(value)
+            for key, value in document.items()
+            if key != "duration_s" and not key.startswith("latency_ms")
+        }
+    if isinstance(document, list):
+        return [strip_timing(value) for value in document]
+    return document

@@ -1,0 +1,87 @@
+"""The bundled suites: where they are found, and that the reference agents score them as they should.
+
+The wheel itself is built, installed and run from outside the repository by
+``.ci/wheel-smoke``; these tests cover the lookup and the suites' contents.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_recall import bundled
+from pytest_recall.cli import main
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+REPO_DIR = Path(__file__).resolve().parents[1]
+CASES_DIR = REPO_DIR / "cases"
+SUITES = ["agent-supermemory", "ledger-256", "session-memory-recall"]
+
+
+def test_suite_list_names_every_bundled_suite_and_its_folder(capsys):
+    assert main(["suite", "--list"]) == 0
+
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert rows == [[name, str(CASES_DIR / name)] for name in SUITES]
+
+
+def test_suite_prints_one_folder_per_name_for_pytest_to_collect(capsys):
+    assert main(["suite", "session-memory-recall", "ledger-256"]) == 0
+
+    assert capsys.readouterr().out.splitlines() == [
+        str(CASES_DIR / "session-memory-recall"),
+        str(CASES_DIR / "ledger-256"),
+    ]
+
+
+def test_an_unknown_suite_is_one_line_naming_the_choices(capsys):
+    assert main(["suite", "ledger-9000"]) == 2
+
+    assert capsys.readouterr().err == (
+        "pytest-recall suite: no bundled suite named 'ledger-9000'; choose one of: " + ", ".join(SUITES) + "\n"
+    )
+
+
+def test_the_wheel_puts_cases_where_the_lookup_looks_first(tmp_path, monkeypatch):
+    pyproject = tomllib.loads((REPO_DIR / "pyproject.toml").read_text(encoding="utf-8"))
+    mapping = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert mapping == {"cases": "pytest_recall/" + bundled.WHEEL_CASES.name}
+    packaged = tmp_path / "bundled_cases"
+    (packaged / "only-in-the-wheel").mkdir(parents=True)
+    monkeypatch.setattr(bundled, "WHEEL_CASES", packaged)
+
+    assert bundled.bundled_suites() == {"only-in-the-wheel": packaged / "only-in-the-wheel"}
+
+
+def test_without_any_bundled_cases_the_error_says_to_reinstall(tmp_path, monkeypatch):
+    monkeypatch.setattr(bundled, "WHEEL_CASES", tmp_path / "absent")
+    monkeypatch.setattr(bundled, "CHECKOUT_CASES", tmp_path / "also-absent")
+
+    with pytest.raises(ValueError, match=r"^this installation carries no bundled suites; reinstall"):
+        bundled.suite_path("session-memory-recall")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("agent", "score"), [("notebook", 1.0), ("amnesiac", 0.0)])
+def test_every_bundled_suite_together_scores_one_with_the_notebook_and_zero_with_the_amnesiac(
+    recall_suite, agent, score
+):
+    result = recall_suite.run(
+        CASES_DIR,
+        "--recall-concurrency=8",
+        "-q",
+        command=recall_suite.module(f"pytest_recall.agents.{agent}"),
+    )
+
+    report = recall_suite.report()
+    assert report["n_total"] == 8 + 256 + 32
+    assert report["n_errors"] == 0
+    assert report["score"] == score
+    assert {record["suite"] for record in report["cases"]} == set(SUITES)
+    assert result.ret == (0 if score == 1.0 else 1)

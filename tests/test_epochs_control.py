@@ -1,0 +1,207 @@
+"""Repeats and the no-memory control, end to end, with agents whose behaviour is known in advance."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.merge import merge_reports
+
+REMEMBERS = ("remember 12345.67", "recall")
+
+
+def add_odd_run_cases(recall_suite: Any, names: tuple[str, ...]) -> None:
+    for name in names:
+        recall_suite.add(name, [f"case {name} remember 12345.67", f"case {name} recall"])
+
+
+@pytest.fixture
+def counter_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "counters"
+    folder.mkdir()
+    monkeypatch.setenv("RECALL_TEST_COUNTER_DIR", str(folder))
+    return folder
+
+
+def test_each_epoch_is_its_own_item_and_starts_with_an_empty_scope(recall_suite: Any) -> None:
+    recall_suite.add("alpha", ["recall\nremember 12345.67", "recall"])
+    result = recall_suite.run("--recall-epochs=3", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([f"*suite/alpha::recall[[]epoch{n}[]] PASSED*" for n in (1, 2, 3)])
+    report = recall_suite.report()
+    assert [(r["epoch"], r["steps"][0]["stdout"].strip()) for r in report["cases"]] == [
+        (1, "UNKNOWN"),
+        (2, "UNKNOWN"),
+        (3, "UNKNOWN"),
+    ]
+    assert report["epochs"] == 3
+    assert report["per_case"][0] | {"scores": None} == {
+        "id": "alpha",
+        "suite": "suite",
+        "category": "recall",
+        "k": 3,
+        "mean": 1.0,
+        "pass_at_k": True,
+        "pass_all_k": True,
+        "spread": 0.0,
+        "scores": None,
+    }
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_agent_that_remembers_on_odd_runs_is_solved_at_k_but_not_every_time(
+    recall_suite: Any, counter_dir: Path, workers: str
+) -> None:
+    add_odd_run_cases(recall_suite, ("alpha", "beta"))
+    result = recall_suite.run("--recall-epochs=4", "-n", workers, "-v", command=recall_suite.agent("odd_runs"))
+    result.assert_outcomes(passed=4, failed=4)
+    report = recall_suite.report()
+    assert (report["score"], report["pass_at_k"], report["pass_all_k"], report["epochs"]) == (0.5, 1.0, 0.0, 4)
+    for case in report["per_case"]:
+        assert (case["k"], case["mean"], case["pass_at_k"], case["pass_all_k"], case["spread"]) == (
+            4,
+            0.5,
+            True,
+            False,
+            1.0,
+        )
+        assert sorted(case["scores"]) == [0.0, 0.0, 1.0, 1.0]
+    assert report["confidence"]["method"] == "bootstrap"
+    assert report["confidence"]["n"] == 2
+    assert {path.name: path.read_text() for path in counter_dir.iterdir()} == {"alpha.count": "4", "beta.count": "4"}
+    result.stdout.fnmatch_lines(["*epochs 4: pass@4 1.000 (solved in any epoch), pass^4 0.000 (solved in every epoch)"])
+    if workers == "2":
+        ran_on = set(re.findall(r"\[(gw\d)\] .*suite/alpha::recall\[epoch\d\]", result.stdout.str()))
+        assert ran_on == {"gw0", "gw1"}, "xdist should spread one case's epochs like any other items"
+
+
+def test_epochs_and_control_give_the_same_report_with_and_without_xdist(
+    recall_suite: Any, without_timing: Callable[[Any], Any]
+) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        recall_suite.add(name, REMEMBERS, category=f"kind_{name}")
+    html = recall_suite.pytester.path / "out" / "report.html"
+    reports = []
+    for workers in ("0", "2"):
+        result = recall_suite.run("--recall-epochs=2", "--recall-control", f"--recall-html={html}", "-n", workers)
+        result.assert_outcomes(passed=12)
+        reports.append(without_timing(recall_suite.report()))
+        page = html.read_text(encoding="utf-8")
+        assert "Memory lift" in page and "Consistency across epochs" in page
+        assert sorted(p.name for p in html.parent.iterdir()) == ["report.html"], "written atomically, no leftovers"
+    assert reports[0] == reports[1]
+
+
+def control_run(recall_suite: Any, *args: str, command: str | None = None) -> pytest.RunResult:
+    junit = recall_suite.pytester.path / "junit.xml"
+    return recall_suite.run("--recall-control", f"--junitxml={junit}", *args, command=command)
+
+
+def test_control_items_pass_at_any_score_and_never_count_toward_the_score(recall_suite: Any) -> None:
+    names = [f"case_{i}" for i in range(6)]
+    for name in names:
+        recall_suite.add(name, REMEMBERS)
+    result = control_run(recall_suite, "-v")
+    result.assert_outcomes(passed=12)
+    result.stdout.fnmatch_lines(["*suite/case_0::control PASSED*"])
+    report = recall_suite.report()
+    assert (report["score"], report["n_total"], report["n_passed"]) == (1.0, 6, 6)
+    controls = [r for r in report["cases"] if r["control"]]
+    assert [(r["id"], r["score"], [s["step"] for s in r["steps"]]) for r in controls] == [(n, 0.0, [2]) for n in names]
+    assert all(r["steps"][0]["stdout"].strip() == "UNKNOWN" for r in controls)
+    control = report["control"]
+    assert (control["score"], control["n"], control["lift"], control["lift_significant"]) == (0.0, 6, 1.0, True)
+    assert control["lift_test"]["method"] == "mcnemar"
+    assert control["lift_test"]["p_value"] == pytest.approx(2 / 2**6, abs=1e-4)
+    result.stdout.fnmatch_lines(
+        [
+            "recall: PASSED  score 1.000  (threshold 0.5)  6/6 cases passed",
+            "  95% interval [[]0.610, 1.000[]] (wilson, 6 cases)",
+            "  control (no memory): score 0.000; memory lift +1.000 [[]+1.000, +1.000[]], p 0.031",
+        ]
+    )
+    testcases = ET.parse(recall_suite.pytester.path / "junit.xml").getroot().iter("testcase")
+    by_name = {case.get("name"): case for case in testcases if case.get("classname", "").endswith("case_0")}
+    assert set(by_name) == {"recall", "control"}
+    properties = {name: property_values(case) for name, case in by_name.items()}
+    assert (properties["control"]["recall_control"], properties["control"]["recall_score"]) == ("True", "0.0")
+    assert (properties["recall"]["recall_control"], properties["recall"]["recall_score"]) == ("False", "1.0")
+    assert by_name["control"].find("failure") is None
+
+
+def property_values(testcase: ET.Element) -> dict[str, Any]:
+    return {p.get("name"): p.get("value") for p in testcase.iter("property")}
+
+
+def test_control_items_are_selected_by_the_control_keyword(recall_suite: Any) -> None:
+    recall_suite.add("alpha", REMEMBERS)
+    selected = recall_suite.run("--recall-control", "--recall-epochs=2", "--collect-only", "-q", "-k", "control")
+    selected.stdout.fnmatch_lines(
+        ["*alpha::control[[]epoch1[]]", "*alpha::control[[]epoch2[]]", "*2/4 tests collected*"]
+    )
+    left_out = recall_suite.run("--recall-control", "--collect-only", "-q", "-k", "not control")
+    left_out.stdout.fnmatch_lines(["*alpha::recall", "*1/2 tests collected*"])
+
+
+def test_an_agent_that_knows_the_answer_without_memory_shows_no_lift(recall_suite: Any) -> None:
+    for i in range(6):
+        recall_suite.add(f"case_{i}", ["Remember 12345.67.", "What was the amount?"])
+    result = control_run(recall_suite, command=recall_suite.agent("guesser"))
+    result.assert_outcomes(passed=12)
+    control = recall_suite.report()["control"]
+    assert (recall_suite.report()["score"], control["score"]) == (1.0, 1.0)
+    assert (control["lift"], control["lift_low"], control["lift_high"], control["lift_significant"]) == (
+        0.0,
+        0.0,
+        0.0,
+        False,
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "  control (no memory): score 1.000; memory lift +0.000 [[]+0.000, +0.000[]]"
+            "  NOT SIGNIFICANT: the interval includes 0"
+        ]
+    )
+
+
+def test_epochs_and_control_come_from_the_ini_file(recall_suite: Any) -> None:
+    recall_suite.pytester.makeini("[pytest]\nrecall_epochs = 2\nrecall_control = true\n")
+    recall_suite.add("alpha", REMEMBERS)
+    result = recall_suite.run("--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        ["*alpha::recall[[]epoch1[]]", "*alpha::recall[[]epoch2[]]", "*alpha::control[[]epoch1[]]", "*4 tests*"]
+    )
+
+
+def test_an_epoch_count_below_one_is_a_one_line_usage_error(recall_suite: Any) -> None:
+    recall_suite.add("alpha", REMEMBERS)
+    result = recall_suite.run("--recall-epochs=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --recall-epochs must be a whole number of at least 1, not '0'"])
+
+
+def test_merging_a_report_gives_back_the_same_keys_and_statistics(recall_suite: Any) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        recall_suite.add(name, REMEMBERS, category=f"kind_{name}")
+    recall_suite.run("--recall-epochs=2", "--recall-control").assert_outcomes(passed=12)
+    report = recall_suite.report()
+    halves = [
+        {**report, "cases": [r for r in report["cases"] if r["id"] == "alpha"]},
+        {**report, "cases": [r for r in report["cases"] if r["id"] != "alpha"]},
+    ]
+    merged = merge_reports(halves)
+    assert list(merged) == list(report)
+    assert merged == report
+
+
+def test_a_control_ini_value_that_is_no_boolean_is_a_one_line_usage_error(recall_suite: Any) -> None:
+    recall_suite.pytester.makeini("[pytest]\nrecall_control = maybe\n")
+    recall_suite.add("alpha", REMEMBERS)
+    result = recall_suite.run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: recall_control in your pytest configuration must be true or false: *'maybe'"])

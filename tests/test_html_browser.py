@@ -1,0 +1,380 @@
+"""The HTML report in a real browser: headless Chromium loads it offline, logs no error, and draws the charts.
+
+Chromium comes from the system's packages (``.ci/run`` installs Debian's
+``chromium``); nothing is downloaded. It is driven over the DevTools
+protocol on a pipe (``--remote-debugging-pipe``: JSON messages ended by NUL
+on file descriptors 3 and 4), so the test needs no websocket, no port and
+no third-party client. Screenshots are decoded with zlib alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.html_report import render_html
+from pytest_recall.report import build_report
+
+CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium); .ci/run installs it"
+)
+WIDTH, HEIGHT = 1200, 2000
+BROWSER_TIMEOUT_S = 60.0
+# The bar colour of the charts (.bar.neutral in html_report.CSS), and the pass badge's green.
+CHART_BLUE = (0x54, 0xAE, 0xFF)
+PASS_GREEN = (0x1A, 0x7F, 0x37)
+
+
+class BrowserError(Exception):
+    pass
+
+
+@dataclass
+class Chromium:
+    """One headless Chromium and one page in it, spoken to over the DevTools pipe."""
+
+    process: subprocess.Popen[bytes]
+    to_browser: int
+    from_browser: int
+    session: str = ""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    _next_id: int = 0
+    _buffer: bytes = b""
+
+    def send(self, method: str, params: Mapping[str, Any] | None = None, *, session: bool = True) -> dict[str, Any]:
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": dict(params or {})}
+        if session and self.session:
+            message["sessionId"] = self.session
+        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
+        reply = self._read_until(lambda m: m.get("id") == self._next_id)
+        if "error" in reply:
+            raise BrowserError(f"{method}: {reply['error']}")
+        result: dict[str, Any] = reply.get("result", {})
+        return result
+
+    def wait_for_event(self, method: str, *, after: int) -> dict[str, Any]:
+        """The first ``method`` event among those that arrived after the first ``after`` events."""
+        for event in self.events[after:]:
+            if event.get("method") == method:
+                return event
+        return self._read_until(lambda m: m.get("method") == method)
+
+    def _read_until(self, wanted: Any) -> dict[str, Any]:
+        deadline = time.monotonic() + BROWSER_TIMEOUT_S
+        while True:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                message = json.loads(raw)
+                if "method" in message:
+                    self.events.append(message)
+                if wanted(message):
+                    return dict(message)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.from_browser], [], [], remaining)[0]:
+                raise BrowserError("chromium did not answer in time")
+            chunk = os.read(self.from_browser, 1 << 20)
+            if not chunk:
+                raise BrowserError("chromium closed the DevTools pipe")
+            self._buffer += chunk
+
+    def event_params(self, method: str) -> list[dict[str, Any]]:
+        return [e.get("params", {}) for e in self.events if e.get("method") == method]
+
+
+def _high_fd(fd: int) -> int:
+    """A copy above 10, so that wiring it to 3 or 4 in the child cannot clobber the other pipe."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+    os.close(fd)
+    return high
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Iterator[Chromium]:
+    assert CHROMIUM is not None
+    commands_read, commands_write = map(_high_fd, os.pipe())
+    replies_read, replies_write = map(_high_fd, os.pipe())
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--hide-scrollbars",
+        "--force-color-profile=srgb",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        "--remote-debugging-pipe",
+        "about:blank",
+    ]
+    # A tiny exec wrapper puts the pipes on descriptors 3 and 4, where --remote-debugging-pipe expects
+    # them (dash cannot redirect descriptors above 9, and preexec_fn is unsafe with threads).
+    wiring = "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+    wiring += "os.execv(sys.argv[3], sys.argv[3:])"
+    process = subprocess.Popen(
+        [sys.executable, "-c", wiring, str(commands_read), str(replies_write), CHROMIUM, *flags],
+        pass_fds=(commands_read, replies_write),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    os.close(commands_read)
+    os.close(replies_write)
+    browser = Chromium(process, commands_write, replies_read)
+    try:
+        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        browser.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.send(f"{domain}.enable")
+        metrics = {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False}
+        browser.send("Emulation.setDeviceMetricsOverride", metrics)
+        yield browser
+    finally:
+        try:
+            browser.send("Browser.close", session=False)
+            process.wait(timeout=10)
+        except (BrowserError, OSError, subprocess.TimeoutExpired):
+            os.killpg(process.pid, 9)
+            process.wait()
+        os.close(commands_write)
+        os.close(replies_read)
+
+
+@dataclass(frozen=True)
+class PageLoad:
+    errors: list[str]
+    requests: list[str]
+    layout: dict[str, Any]
+    screenshot: bytes
+
+
+def load_page(browser: Chromium, page: Path) -> PageLoad:
+    url = page.resolve().as_uri()
+    # Only a load that follows this navigation counts, not about:blank's from the start.
+    before = len(browser.events)
+    browser.send("Page.navigate", {"url": url})
+    browser.wait_for_event("Page.loadEventFired", after=before)
+    layout_script = """const main = document.querySelector('main');
+    const edge = main ? main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight) : 0;
+    JSON.stringify({
+        charts: [...document.querySelectorAll('svg.chart')].map(e => {
+            const r = e.getBoundingClientRect();
+            return {label: e.getAttribute('aria-label'), x: r.x, y: r.y + scrollY, width: r.width, height: r.height};
+        }),
+        pageWidth: document.documentElement.scrollWidth,
+        overflowing: main ? [...main.querySelectorAll('table, svg, dl, pre')]
+            .filter(e => e.getBoundingClientRect().right > edge + 0.5).map(e => e.outerHTML.slice(0, 60)) : [],
+        pageHeight: document.documentElement.scrollHeight,
+        resources: performance.getEntriesByType('resource').map(e => e.name),
+        fonts: [...document.fonts].map(f => f.family),
+        href: location.href,
+    })"""
+    evaluated = browser.send("Runtime.evaluate", {"expression": layout_script, "returnByValue": True})
+    layout = json.loads(evaluated["result"]["value"])
+    assert layout["href"] == url, "the page under test, not about:blank, was measured"
+    shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})
+    errors = [
+        f"console.{p.get('type')}: {p.get('args')}"
+        for p in browser.event_params("Runtime.consoleAPICalled")
+        if p.get("type") in ("error", "assert", "warning")
+    ]
+    errors += [f"uncaught: {p.get('exceptionDetails')}" for p in browser.event_params("Runtime.exceptionThrown")]
+    errors += [
+        f"log {p['entry'].get('source')}: {p['entry'].get('text')}"
+        for p in browser.event_params("Log.entryAdded")
+        if p.get("entry", {}).get("level") in ("error", "warning")
+    ]
+    requests = [p["request"]["url"] for p in browser.event_params("Network.requestWillBeSent")]
+    return PageLoad(errors, requests, layout, base64.b64decode(shot["data"]))
+
+
+@dataclass(frozen=True)
+class Image:
+    width: int
+    height: int
+    rows: list[bytes]  # RGB, 3 bytes a pixel
+
+    def pixel(self, x: int, y: int) -> tuple[int, int, int]:
+        r, g, b = self.rows[y][3 * x : 3 * x + 3]
+        return (r, g, b)
+
+    def colours(self, box: tuple[int, int, int, int] | None = None) -> set[tuple[int, int, int]]:
+        left, top, right, bottom = box or (0, 0, self.width, self.height)
+        xs, ys = range(left, min(right, self.width)), range(top, min(bottom, self.height))
+        return {self.pixel(x, y) for y in ys for x in xs}
+
+
+def decode_png(data: bytes) -> Image:
+    """Enough of PNG for Chromium's screenshots: 8-bit RGB or RGBA, not interlaced, all five filters."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    position, idat, header = 8, b"", b""
+    while position < len(data):
+        (length,) = struct.unpack(">I", data[position : position + 4])
+        kind, body = data[position + 4 : position + 8], data[position + 8 : position + 8 + length]
+        position += 12 + length
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat += body
+    width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and colour_type in (2, 6) and interlace == 0, (depth, colour_type, interlace)
+    channels = 3 if colour_type == 2 else 4
+    stride = width * channels
+    raw = zlib.decompress(idat)
+    rows: list[bytes] = []
+    previous = bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            up_left = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                estimate = left + up - up_left
+                pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - up_left)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else up_left)) & 0xFF
+        previous = line
+        rgb = bytes(line) if channels == 3 else bytes(b for i, b in enumerate(line) if i % 4 != 3)
+        rows.append(rgb)
+    return Image(width, height, rows)
+
+
+def near(colour: tuple[int, int, int], wanted: tuple[int, int, int], tolerance: int = 4) -> bool:
+    return all(abs(a - b) <= tolerance for a, b in zip(colour, wanted, strict=True))
+
+
+def record(case: int, epoch: int, score: float | None, *, control: bool = False) -> dict[str, Any]:
+    category = ("closing_balance", "vendor_names", "due_dates", "a_rather_long_category_name_for_layout")[case % 4]
+    return {
+        "id": f"case_{case:02d}",
+        "suite": "session-memory-recall",
+        "nodeid": f"cases/session-memory-recall/case_{case:02d}::{'control' if control else 'recall'}[epoch{epoch}]",
+        "category": category,
+        "answer_kind": "money",
+        "expected": "27436.42",
+        "score": score,
+        "reason": "matched" if score == 1.0 else ("agent crashed" if score is None else "reported 0.00"),
+        "reported": "27436.42" if score == 1.0 else "0.00",
+        "n_candidates": 1,
+        "error": "agent exited 1 in step 2" if score is None else None,
+        "epoch": epoch,
+        "control": control,
+        "duration_s": 0.8 + (case * 7 + epoch * 3) % 11 * 0.35 + (9.0 if case == 5 and epoch == 2 else 0.0),
+        "cost_usd": 0.0125 if case % 3 else None,
+        "content_hash": f"hash{case}",
+        "command": "recall-notebook",
+        "steps": [
+            {"step": 1, "exit_code": 0, "signal": None, "timed_out": False, "duration_s": 0.4, "prompt": "Remember"},
+            {"step": 2, "exit_code": 0, "signal": None, "timed_out": False, "duration_s": 0.4, "prompt": "Recall"},
+        ],
+    }
+
+
+def showcase_report() -> dict[str, Any]:
+    """Twelve cases, three epochs and a control: every section of the page has something to draw."""
+    records = []
+    for case in range(12):
+        for epoch in (1, 2, 3):
+            score = 0.0 if (case + epoch) % 5 == 0 else (0.5 if case == 9 else 1.0)
+            if (case, epoch) == (7, 1):
+                score = None  # one error, so the page shows its ERROR row and its warning
+            records.append(record(case, epoch, score))
+            records.append(record(case, epoch, 1.0 if case == 2 else 0.0, control=True))
+    return build_report(records, threshold=0.7, command="pytest cases --recall-cmd=recall-notebook")
+
+
+def screenshot_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: $RECALL_SCREENSHOT_DIR when CI wants them as artifacts, else the test's tmp dir."""
+    folder = Path(os.environ.get("RECALL_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@needs_chromium
+def test_the_report_renders_offline_without_errors_and_draws_its_charts(chromium: Chromium, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_html(showcase_report()), encoding="utf-8")
+    loaded = load_page(chromium, page)
+    assert loaded.errors == []
+    assert loaded.requests == [page.resolve().as_uri()], "the page must load nothing but itself"
+    assert loaded.layout["resources"] == []
+    assert loaded.layout["fonts"] == [], "no web fonts: the page uses the system's"
+    assert loaded.layout["pageWidth"] <= WIDTH, "nothing may overflow sideways"
+    assert loaded.layout["overflowing"] == [], "no table or chart may stick out of the page column"
+    labels = [chart["label"] for chart in loaded.layout["charts"]]
+    assert labels[:2] == ["Score with its interval and threshold", "Score by category"]
+    assert "Memory lift by category, in points" in labels and "Histogram of run durations in seconds" in labels
+    assert all(chart["width"] > 300 and chart["height"] > 40 for chart in loaded.layout["charts"])
+
+    png = screenshot_dir(tmp_path) / "report.png"
+    png.write_bytes(loaded.screenshot)
+    image = decode_png(loaded.screenshot)
+    assert (image.width, image.height) == (WIDTH, HEIGHT)
+    assert len(loaded.screenshot) > 20_000
+    assert len(image.colours()) > 50, "a screenshot of one colour is a blank page"
+    categories = next(c for c in loaded.layout["charts"] if c["label"] == "Score by category")
+    assert categories["y"] + categories["height"] <= HEIGHT, "the category chart is in the screenshot"
+    box = (
+        int(categories["x"]),
+        int(categories["y"]),
+        int(categories["x"] + categories["width"]),
+        int(categories["y"] + categories["height"]),
+    )
+    chart_colours = image.colours(box)
+    assert any(near(colour, CHART_BLUE) for colour in chart_colours), "the category bars are drawn"
+    assert any(near(colour, (0x1F, 0x23, 0x28), 24) for colour in chart_colours), "labels and whiskers are drawn"
+    verdict_band = image.colours((0, 0, WIDTH, 200))
+    assert any(near(colour, PASS_GREEN) for colour in verdict_band), "the PASS badge is at the top"
+
+
+@needs_chromium
+def test_the_page_a_real_run_writes_loads_without_errors(chromium: Chromium, tmp_path: Path, recall_suite: Any) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        recall_suite.add(name, ["remember 12345.67", "recall"], category=f"kind_{name}")
+    html = tmp_path / "run.html"
+    recall_suite.run("--recall-epochs=2", "--recall-control", f"--recall-html={html}").assert_outcomes(passed=12)
+    loaded = load_page(chromium, html)
+    assert loaded.errors == []
+    assert loaded.requests == [html.resolve().as_uri()]
+    assert len(loaded.layout["charts"]) >= 4
+    (screenshot_dir(tmp_path) / "run.png").write_bytes(loaded.screenshot)
+
+
+@needs_chromium
+def test_the_error_check_does_see_a_console_error(chromium: Chromium, tmp_path: Path) -> None:
+    """The detector itself: a page that logs an error and loads a missing image must not look clean."""
+    page = tmp_path / "broken.html"
+    page.write_text(
+        "<!DOCTYPE html><title>x</title><script>console.error('boom')</script><img src='missing.png'>",
+        encoding="utf-8",
+    )
+    loaded = load_page(chromium, page)
+    assert any("boom" in error for error in loaded.errors)
+    assert any("missing.png" in error or "ERR_FILE_NOT_FOUND" in error for error in loaded.errors)

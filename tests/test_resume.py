@@ -1,0 +1,271 @@
+"""The run log and resume: paid-for work survives a killed run and is not paid for twice.
+
+The agent is ``tests/agents/resumable_agent.py``: it counts its calls in a
+file, notes how many log lines existed at each call, and can block on one
+case the way a stuck paid session does, so a run can be killed mid-suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.runlog import ResumeIndex, RunLog, load_records
+
+CASES = ("case_01", "case_02", "case_03", "case_04")
+
+
+def add_cases(recall_suite: Any, names: tuple[str, ...] = CASES) -> None:
+    for number, name in enumerate(names, start=1):
+        value = f"{number}00{number}.0{number}"
+        recall_suite.add(name, [f"REMEMBER {value} {name}", f"RECALL {name}"], answer=value)
+
+
+def calls(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def called_cases(path: Path) -> list[str]:
+    """The case of each agent call, in call order (a case shows once per step)."""
+    return [re.search(r"case_\d+", call["prompt"]).group() for call in calls(path)]  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def agent_env(recall_suite: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    paths = {"calls": recall_suite.pytester.path / "calls.jsonl", "log": recall_suite.pytester.path / "run.jsonl"}
+    monkeypatch.setenv("RESUME_TEST_CALLS", str(paths["calls"]))
+    monkeypatch.setenv("RESUME_TEST_LOG", str(paths["log"]))
+    return paths
+
+
+def test_each_case_is_on_disk_in_the_log_before_the_next_case_starts(recall_suite, agent_env):
+    add_cases(recall_suite)
+
+    result = recall_suite.run(f"--recall-log={agent_env['log']}", command=recall_suite.agent("resumable_agent"))
+
+    result.assert_outcomes(passed=4)
+    lines = agent_env["log"].read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == list(CASES)
+    first_calls = [call for call in calls(agent_env["calls"]) if call["prompt"].startswith("REMEMBER")]
+    assert [call["log_lines"] for call in first_calls] == [0, 1, 2, 3]
+    # A log line is the case's report record, as is.
+    assert [json.loads(line) for line in lines] == recall_suite.report()["cases"]
+
+
+def test_workers_share_one_log_with_one_whole_line_per_case(recall_suite, agent_env):
+    names = tuple(f"case_{n:02d}" for n in range(1, 9))
+    add_cases(recall_suite, names)
+
+    result = recall_suite.run(
+        "-n", "3", f"--recall-log={agent_env['log']}", command=recall_suite.agent("resumable_agent")
+    )
+
+    result.assert_outcomes(passed=8)
+    records = [json.loads(line) for line in agent_env["log"].read_text().splitlines()]
+    assert sorted(record["id"] for record in records) == list(names)
+
+
+def test_concurrent_appends_never_interleave(tmp_path):
+    """Lines far larger than a pipe buffer, from several processes at once, stay whole."""
+    log = tmp_path / "shared.jsonl"
+    writer = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pytest_recall.runlog import RunLog\n"
+        "log = RunLog(Path(sys.argv[1]))\n"
+        "for n in range(20):\n"
+        "    log.append({'nodeid': f'{sys.argv[2]}-{n}', 'stdout': sys.argv[2] * 300_000})\n"
+        "log.close()\n"
+    )
+    writers = [subprocess.Popen([sys.executable, "-c", writer, str(log), letter]) for letter in "abcd"]
+    assert [process.wait(timeout=60) for process in writers] == [0, 0, 0, 0]
+
+    lines = log.read_bytes().splitlines()
+    assert len(lines) == 80
+    records = [json.loads(line) for line in lines]
+    assert all(record["stdout"] == record["nodeid"][0] * 300_000 for record in records)
+
+
+def test_a_torn_last_line_costs_one_record_not_the_log(tmp_path):
+    log = tmp_path / "run.jsonl"
+    log.write_text('{"nodeid": "a", "score": 1.0}\n{"nodeid": "b", "score": 1.0}\n{"nodeid": "c", "sc')
+
+    assert [record["nodeid"] for record in load_records(log)] == ["a", "b"]
+
+
+def test_resume_index_keeps_only_scored_records_and_the_latest_per_case():
+    base = {"nodeid": "s/c::recall", "content_hash": "h", "command": "agent"}
+    index = ResumeIndex(
+        [
+            {**base, "score": 0.0, "reason": "old"},
+            {**base, "score": 1.0, "reason": "new"},
+            {**base, "nodeid": "s/d::recall", "score": None, "error": "agent could not start"},
+        ]
+    )
+
+    assert len(index) == 1
+    stored = index.take("s/c::recall", "h", "agent")
+    assert stored is not None and stored["reason"] == "new"
+    assert index.take("s/c::recall", "other-hash", "agent") is None
+    assert index.take("s/c::recall", "h", "another agent") is None
+    assert index.take("s/d::recall", "h", "agent") is None
+
+
+def start_killable_run(pytester: pytest.Pytester, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A run in its own process group, so SIGKILL takes the controller and every worker at once."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", "cases", "-p", "no:cacheprovider", *args],
+        cwd=pytester.path,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def wait_for(condition: Any, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the run never got there"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_killed_run_resumed_reports_what_an_uninterrupted_run_reports(
+    recall_suite, agent_env, workers, without_timing
+):
+    add_cases(recall_suite)
+    agent = recall_suite.agent("resumable_agent")
+    uninterrupted = recall_suite.pytester.path / "uninterrupted.json"
+    recall_suite.run(f"--recall-report={uninterrupted}", command=agent, report=False).assert_outcomes(passed=4)
+    agent_env["calls"].unlink()
+
+    log = agent_env["log"]
+    env = {**os.environ, "RESUME_TEST_BLOCK_ON": "case_03"}
+    killed = start_killable_run(recall_suite.pytester, [*workers, f"--recall-cmd={agent}", f"--recall-log={log}"], env)
+    try:
+        blocked = Path(f"{agent_env['calls']}.blocked")
+        wait_for(lambda: blocked.exists() and log.exists() and len(load_records(log)) >= 2)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+    kept = {record["id"] for record in load_records(log)}
+    assert {"case_01", "case_02"} <= kept and "case_03" not in kept
+    assert recall_suite.report_path.exists() is False, "a killed run writes no report"
+    agent_env["calls"].unlink()
+
+    resumed = recall_suite.run(*workers, f"--recall-log={log}", f"--recall-resume={log}", command=agent)
+
+    resumed.assert_outcomes(passed=4)
+    resumed.stdout.fnmatch_lines([f"recall: resuming from {log}: {len(kept)} scored case records"])
+    assert sorted(set(called_cases(agent_env["calls"]))) == sorted(set(CASES) - kept), "paid twice for a case"
+    expected = json.loads(uninterrupted.read_text())
+    assert without_timing(recall_suite.report()) == without_timing(expected)
+    # The log now holds every case once: resuming in place adds no duplicates.
+    assert sorted(record["id"] for record in load_records(log)) == list(CASES)
+
+
+def test_a_changed_case_or_command_runs_again(recall_suite, agent_env):
+    add_cases(recall_suite, CASES[:3])
+    agent = recall_suite.agent("resumable_agent")
+    log = agent_env["log"]
+    recall_suite.run(f"--recall-log={log}", command=agent).assert_outcomes(passed=3)
+    agent_env["calls"].unlink()
+    step2 = recall_suite.root / "suite" / "case_02" / "step2.txt"
+    step2.write_text("RECALL case_02 -- and answer with care")
+
+    recall_suite.run(f"--recall-resume={log}", command=agent).assert_outcomes(passed=3)
+
+    assert called_cases(agent_env["calls"]) == ["case_02", "case_02"]
+    agent_env["calls"].unlink()
+
+    recall_suite.run(f"--recall-resume={log}", command=f"{agent} --another-flag").assert_outcomes(passed=3)
+
+    assert len(calls(agent_env["calls"])) == 6
+
+
+def test_a_resumed_failure_still_fails_with_its_verdict(recall_suite, agent_env):
+    recall_suite.add("case_01", ["REMEMBER 1.00 case_01", "RECALL case_01"], answer="2.00")
+    agent = recall_suite.agent("resumable_agent")
+    log = agent_env["log"]
+    first = recall_suite.run(f"--recall-log={log}", command=agent)
+    first.assert_outcomes(failed=1)
+    agent_env["calls"].unlink()
+
+    again = recall_suite.run(f"--recall-resume={log}", "--junitxml=junit.xml", command=agent)
+
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["*case_01 scored 0.0: *", "*expected: '2.00'*", "*reported: '1.00'*"])
+    assert not agent_env["calls"].exists()
+    junit = (recall_suite.pytester.path / "junit.xml").read_text()
+    assert '<property name="recall_reported" value="1.00" />' in junit
+    assert "<failure message=\"case_01 scored 0.0" in junit
+
+
+def test_resuming_from_another_file_copies_the_stored_records_into_the_new_log(recall_suite, agent_env, tmp_path):
+    add_cases(recall_suite, CASES[:2])
+    agent = recall_suite.agent("resumable_agent")
+    old_log = agent_env["log"]
+    recall_suite.run(f"--recall-log={old_log}", command=agent, report=False).assert_outcomes(passed=2)
+    new_log = tmp_path / "next" / "run.jsonl"
+
+    recall_suite.run(f"--recall-resume={old_log}", f"--recall-log={new_log}", command=agent).assert_outcomes(passed=2)
+
+    assert load_records(new_log) == load_records(old_log)
+
+
+def test_a_missing_resume_file_runs_everything_and_says_so(recall_suite, agent_env, monkeypatch):
+    monkeypatch.delenv("RESUME_TEST_LOG")
+    add_cases(recall_suite, CASES[:1])
+    missing = recall_suite.pytester.path / "nothing-yet.jsonl"
+
+    result = recall_suite.run(f"--recall-resume={missing}", command=recall_suite.agent("resumable_agent"))
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"recall: resuming from {missing} (not there yet): 0 scored case records"])
+
+
+def test_log_and_resume_have_ini_twins(recall_suite, agent_env):
+    add_cases(recall_suite, CASES[:2])
+    log = agent_env["log"]
+    recall_suite.pytester.makeini(f"[pytest]\nrecall_log = {log}\nrecall_resume = {log}\n")
+    agent = recall_suite.agent("resumable_agent")
+    recall_suite.run(command=agent).assert_outcomes(passed=2)
+    agent_env["calls"].unlink()
+
+    recall_suite.run(command=agent).assert_outcomes(passed=2)
+
+    assert not agent_env["calls"].exists()
+    assert len(load_records(log)) == 2
+
+
+def test_an_unwritable_log_is_a_one_line_usage_error(recall_suite, agent_env, tmp_path):
+    add_cases(recall_suite, CASES[:1])
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+
+    result = recall_suite.run(f"--recall-log={blocker}/run.jsonl", command=recall_suite.agent("resumable_agent"))
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --recall-log: cannot * {blocker}/run.jsonl*"])
+    assert len(result.stderr.lines) <= 2
+
+
+def test_run_log_appends_fsynced_lines_and_closes(tmp_path):
+    log = RunLog(tmp_path / "deep" / "run.jsonl")
+    log.append({"nodeid": "x", "text": "é"})
+    log.close()
+    log.append({"nodeid": "ignored after close"})
+
+    assert (tmp_path / "deep" / "run.jsonl").read_text(encoding="utf-8") == '{"nodeid":"x","text":"é"}\n'
