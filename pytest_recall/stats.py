@@ -247,11 +247,16 @@ class Interval:
 
 
 def mean_confidence(folds: Sequence[CaseFold], *, exact: bool, seed: int = 0, level: float = LEVEL) -> Interval | None:
-    """Wilson over records when ``exact``, else a bootstrap over case means; None if nothing was scored."""
+    """Wilson when every case mean is 0 or 1, else a bootstrap over case means; None if nothing was scored.
+
+    Cases whose epochs all agree are binomial outcomes over cases: a
+    bootstrap would collapse to a zero-width interval when all agree, which
+    claims a certainty that eight cases cannot give.
+    """
     means = case_means(folds)
     if not means:
         return None
-    if exact:
+    if exact or all(m in (0.0, PASS_SCORE) for m in means):
         successes = sum(1 for m in means if m == PASS_SCORE)
         low, high = wilson_interval(successes, len(means), z_for_level(level))
         return Interval("wilson", successes / len(means), low, high, len(means), level)
