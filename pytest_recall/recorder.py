@@ -58,9 +58,10 @@ class Recorder:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not self.records and not self.unrecorded_failures:
-            return
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        if not self.records and not self.unrecorded_failures and not (interrupted and self.settings.argv):
+            # No case ran and nothing was cut short: this was not a recall run.
+            return
         self.report = self.build(interrupted)
         self.config.hook.pytest_recall_modify_report(report=self.report, config=self.config)
         add_run_properties(self.config, self.report)

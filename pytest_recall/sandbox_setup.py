@@ -101,8 +101,8 @@ def hidden_paths(config: pytest.Config, settings: Settings) -> tuple[Path, ...]:
 def check_sandbox(config: pytest.Config, settings: Settings) -> None:
     """One usage line, at configure time, for anything that would make every sandboxed case fail or leak."""
     __tracebackhide__ = True
-    if settings.sandbox != "bwrap":
-        return
+    if settings.sandbox != "bwrap" or not settings.argv:
+        return  # no agent will run, so a run of ordinary tests never needs bwrap
     problem = check_bwrap()
     if problem is not None:
         raise pytest.UsageError(f"--recall-sandbox=bwrap: {problem}")
@@ -114,8 +114,7 @@ def check_sandbox(config: pytest.Config, settings: Settings) -> None:
                 f"--recall-sandbox-bind: {bind} is also a path agents must not see (cases given to pytest, "
                 "reports, logs, basetemp or the temporary root); bind a narrower folder"
             )
-    if settings.argv:
-        _check_reachable(settings.argv[0], settings.sandbox_binds)
+    _check_reachable(settings.argv[0], settings.sandbox_binds)
 
 
 def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:

@@ -49,15 +49,6 @@ def test_serial_and_four_workers_write_the_same_report(seed_suite, without_timin
     assert without_timing(seed_suite.report()) == without_timing(serial)
 
 
-def test_concurrency_in_one_process_writes_the_same_report_as_serial(seed_suite, without_timing):
-    run_notebook(seed_suite).assert_outcomes(passed=8, failed=1)
-    serial = seed_suite.report()
-
-    run_notebook(seed_suite, "--recall-concurrency=9").assert_outcomes(passed=8, failed=1)
-
-    assert without_timing(seed_suite.report()) == without_timing(serial)
-
-
 def junit(suite: Any) -> ET.Element:
     return ET.parse(suite.pytester.path / "junit.xml").getroot()
 

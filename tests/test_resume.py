@@ -210,7 +210,7 @@ def test_a_resumed_failure_still_fails_with_its_verdict(recall_suite, agent_env)
     assert not agent_env["calls"].exists()
     junit = (recall_suite.pytester.path / "junit.xml").read_text()
     assert '<property name="recall_reported" value="1.00" />' in junit
-    assert "<failure message=\"case_01 scored 0.0" in junit
+    assert '<failure message="case_01 scored 0.0' in junit
 
 
 def test_resuming_from_another_file_copies_the_stored_records_into_the_new_log(recall_suite, agent_env, tmp_path):
