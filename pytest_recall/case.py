@@ -84,8 +84,8 @@ class Case:
         again rather than silently reusing a stale score.
         """
         payload = {
-            "steps": [[s.number, s.prompt, _plain(s.feedback)] for s in self.steps],
-            "expected": _plain(self.expected),
+            "steps": [[s.number, s.prompt, plain_data(s.feedback)] for s in self.steps],
+            "expected": plain_data(self.expected),
             "session": self.session,
             "timeout": self.timeout_s,
         }
@@ -93,11 +93,12 @@ class Case:
         return hashlib.sha256(blob).hexdigest()
 
 
-def _plain(value: Any) -> Any:
+def plain_data(value: Any) -> Any:
+    """Mappings and sequences as plain dicts and lists, ready for JSON."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_data(v) for v in value]
     return value
 
 
@@ -332,7 +333,7 @@ def case_files(case: Case) -> dict[str, str]:
 
 
 def _json_text(value: Mapping[str, Any]) -> str:
-    return json.dumps(_plain(value), indent=2) + "\n"
+    return json.dumps(plain_data(value), indent=2) + "\n"
 
 
 def write_case_folders(cases: Iterable[Case], out_dir: Path) -> list[Path]:

@@ -4,7 +4,9 @@ This is the only module that imports pexpect. Many sessions can be in
 flight at once on one event loop (:class:`SessionDriver`): agents spend their
 time waiting on model APIs, so concurrency is a matter of file descriptors,
 not of threads or cores. Threads are avoided on purpose: forking a pty from a
-multi-threaded process is unsafe.
+multi-threaded process is unsafe, and on Linux a session starts through
+:mod:`pytest_recall.ptyspawn` (``posix_spawn``, no copy of the harness), which
+steps into the session's directory for the instant of the spawn.
 
 Each session's stdout is the pty (agents that check ``isatty`` behave as
 they would for a person); stderr goes to a pipe of its own, so it never

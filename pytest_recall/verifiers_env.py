@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_recall.audit_judge import ANSWER_KIND, score_evidence_json
+from pytest_recall.case import plain_data
 from pytest_recall.judge import feedback_text
 from pytest_recall.suites import audit
 
@@ -63,15 +64,7 @@ def episode_rows(split: str = "train", size: int = 64) -> list[dict[str, Any]]:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(_plain(value), separators=(",", ":"), ensure_ascii=False)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+    return json.dumps(plain_data(value), separators=(",", ":"), ensure_ascii=False)
 
 
 def transfer_turn(info: Mapping[str, Any], rehearsal_answer: str) -> tuple[str, dict[str, Any]]:
