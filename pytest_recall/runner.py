@@ -201,7 +201,9 @@ class AgentProcess(_Spawn):
     pid: int
     ptyproc: Any
 
-    def __init__(self, argv: tuple[str, ...], *, cwd: str, env: Mapping[str, str], stderr_fd: int, stdin_is_null: bool):
+    def __init__(
+        self, argv: tuple[str, ...], *, cwd: str, env: Mapping[str, str], stderr_fd: int, stdin_is_null: bool
+    ) -> None:
         self._stderr_fd_for_child = stderr_fd
         self._stdin_is_null = stdin_is_null
         super().__init__(argv[0], list(argv[1:]), cwd=cwd, env=env, echo=False, dimensions=TERMINAL_SIZE)
