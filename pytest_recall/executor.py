@@ -74,7 +74,9 @@ class CaseExecutor:
         return self.resume.take(item.nodeid, item.case.content_hash, self.command)
 
     def judge(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
-        verdict: dict[str, Any] = self.config.hook.pytest_recall_judge(stdout=stdout, expected=expected, config=self.config)
+        verdict: dict[str, Any] = self.config.hook.pytest_recall_judge(
+            stdout=stdout, expected=expected, config=self.config
+        )
         return verdict
 
     def _submit(self, item: RunnableItem) -> None:

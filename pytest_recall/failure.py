@@ -80,5 +80,7 @@ class RecallJudge:
         verdict = self.score(stdout, expected)
         if float(verdict.get("score") or 0.0) < 1.0:
             step = {"step": 1, "exit_code": 0, "duration_s": 0.0, "stdout": stdout, "stderr": ""}
-            pytest.fail(verdict_report(verdict, expected, [step], title=str(expected.get("id", "answer"))), pytrace=False)
+            pytest.fail(
+                verdict_report(verdict, expected, [step], title=str(expected.get("id", "answer"))), pytrace=False
+            )
         return verdict

@@ -8,17 +8,17 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_recall.case import Case, CaseError, changed_files, folder_digests, load_case_dir
-from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.case_run import CaseRun
+from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.failure import CaseFailed, verdict_report
 from pytest_recall.report import case_record, record_properties
 from pytest_recall.suite_file import SUITE_FILE, suite_cases

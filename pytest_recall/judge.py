@@ -82,7 +82,9 @@ def candidates(text: str, kind: str) -> set[str]:
     return found
 
 
-def _verdict(score: float, reason: str, category: Any, reported: str, n_candidates: int | None = None) -> dict[str, Any]:
+def _verdict(
+    score: float, reason: str, category: Any, reported: str, n_candidates: int | None = None
+) -> dict[str, Any]:
     verdict: dict[str, Any] = {"score": score, "reason": reason, "category": category, "reported": reported}
     if n_candidates is not None:
         verdict["n_candidates"] = n_candidates
@@ -97,7 +99,9 @@ def score_case(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
 
     tail = final_line(stdout)
     if tail.upper() == UNKNOWN:
-        return _verdict(0.0, "agent answered UNKNOWN: the value did not survive into the new session", category, UNKNOWN)
+        return _verdict(
+            0.0, "agent answered UNKNOWN: the value did not survive into the new session", category, UNKNOWN
+        )
     tail_value = tail if kind == KIND_VOUCHER else (normalise_money(tail) or tail)
     if tail_value.lower() == answer.lower():
         return _verdict(1.0, "final line is the expected value", category, tail)

@@ -11,7 +11,6 @@ import pytest
 
 from pytest_recall import hookspecs
 from pytest_recall.case import is_case_dir
-from pytest_recall.suite_file import is_suite_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
 from pytest_recall.failure import RecallJudge
 from pytest_recall.items import (
@@ -29,6 +28,7 @@ from pytest_recall.recorder import Recorder
 from pytest_recall.runlog import ResumeIndex, RunLog, load_records, same_file
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
 from pytest_recall.shard import durations_by_nodeid, shard_members
+from pytest_recall.suite_file import is_suite_dir
 from pytest_recall.traptask import TaskGraders, is_trap_task_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -213,4 +213,6 @@ def pytest_recall_case_finished(record: dict[str, Any], config: pytest.Config) -
 def judge(request: pytest.FixtureRequest) -> RecallJudge:
     """The plugin's judge for your own tests: ``judge(stdout, expected)`` fails unless it scores 1.0."""
     config = request.config
-    return RecallJudge(lambda stdout, expected: config.hook.pytest_recall_judge(stdout=stdout, expected=expected, config=config))
+    return RecallJudge(
+        lambda stdout, expected: config.hook.pytest_recall_judge(stdout=stdout, expected=expected, config=config)
+    )

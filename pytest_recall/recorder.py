@@ -53,7 +53,9 @@ class Recorder:
     def build(self, interrupted: bool) -> dict[str, Any]:
         records = list(self.records.values())
         command = self.settings.command
-        records += [lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()]
+        records += [
+            lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()
+        ]
         return build_report(records, threshold=self.settings.threshold, command=command, interrupted=interrupted)
 
     @pytest.hookimpl(tryfirst=True)

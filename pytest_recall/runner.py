@@ -18,6 +18,7 @@ process group, or anywhere else carrying its session token, is killed then.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -464,10 +465,8 @@ class RunningSession:
         """Used on interrupt: nothing of the agent may outlive the harness."""
         _signal_group(self.child.pid, signal.SIGKILL)
         kill_tagged_processes(self.token)
-        try:
+        with contextlib.suppress(Exception):
             self.finish()
-        except Exception:  # noqa: BLE001 - best effort on the way out
-            pass
 
 
 def _refuse_nul_bytes(argv: tuple[str, ...], env: Mapping[str, str]) -> None:
@@ -550,10 +549,8 @@ def _readable_now(fd: int) -> bool:
 
 
 def _signal_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(pgid, sig)
-    except OSError:
-        pass
 
 
 def _pidfd(pid: int) -> int | None:
@@ -601,10 +598,8 @@ class SessionDriver:
     def _forget(self, session: RunningSession) -> None:
         for fd in (session.stdout_fd, session.stderr_fd, session.pidfd):
             if fd is not None:
-                try:
+                with contextlib.suppress(KeyError, ValueError):
                     self._selector.unregister(fd)
-                except (KeyError, ValueError):
-                    pass
         self.active.discard(session)
 
     def step(self) -> list[RunningSession]:
