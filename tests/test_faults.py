@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import processes_with
 
 from pytest_recall.report import write_json_atomic
 from pytest_recall.sandbox import check_bwrap
@@ -28,18 +29,6 @@ RUN_TIMEOUT_S = 120.0
 
 def hostile(name: str, *args: str) -> str:
     return shlex.join([sys.executable, str(HOSTILE_DIR / f"{name}.py"), *args])
-
-
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def wait_for(condition: Any, timeout_s: float = 60.0) -> None:
@@ -84,7 +73,7 @@ def test_ctrl_c_kills_running_agents_and_writes_report_and_log_with_every_finish
     )
     try:
         # An agent's prompt is in its command line: that is how the test sees which case is running.
-        wait_for(lambda: all(processes_with(f"{name} hang") for name in hanging))
+        wait_for(lambda: all(processes_with(marker, f"{name} hang") for name in hanging))
         interrupted_at = time.monotonic()
         run.send_signal(signal.SIGINT)
         output, _ = run.communicate(timeout=RUN_TIMEOUT_S)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import processes_with
 
 from pytest_recall.sandbox import check_bwrap
 
@@ -40,20 +41,6 @@ def hostile(name: str, *args: str) -> str:
 def mode_args(mode: str) -> list[str]:
     """The sandbox flags of a mode; the agents' own folder is the one extra bind, as for any installed agent."""
     return [f"--recall-sandbox={mode}", f"--recall-sandbox-bind={HOSTILE_DIR}"] if mode == "bwrap" else []
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live processes whose command line or environment holds marker (zombies hold neither)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if any(marker.encode() in (entry / part).read_bytes() for part in ("cmdline", "environ")):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def survivors(marker: str, settle_s: float = 3.0) -> list[int]:
