@@ -154,9 +154,11 @@ def test_the_amnesiac_scores_zero_live_with_the_mode_set_in_the_ini_file(recall_
 
     result.assert_outcomes(failed=2)
     assert recall_suite.report()["score"] == 0.0
-    # Started with no prompt in argv, it says UNKNOWN and leaves before any turn: what it said is no answer.
+    # Started with no prompt in argv, it says UNKNOWN and leaves, before or just after the first turn
+    # (how soon it prints depends on the machine's load): either way no turn gets a remembered answer.
     for record in recall_suite.report()["cases"]:
-        assert [step["stdout"] for step in record["steps"]] == ["", ""] and record["reason"] == "empty stdout"
+        assert record["score"] == 0.0
+        assert record["steps"][-1]["stdout"].strip() in ("", "UNKNOWN")
 
 
 def test_a_line_too_long_for_the_terminal_is_a_case_error_not_a_silent_cut(recall_suite):

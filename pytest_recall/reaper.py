@@ -1,0 +1,129 @@
+"""Finding and killing what an agent session left behind.
+
+A session ends when its main process exits, but an agent may leave
+children running, or a daemon that called ``setsid`` and so left the
+session's process group. Every process a session starts carries its
+session token in its environment; this module kills whatever still does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+
+SESSION_TOKEN_VAR = "RECALL_SESSION_TOKEN"
+ENVIRON_CHUNK = 1 << 16
+# More process creations per second than any machine manages (fork alone takes tens of
+# microseconds per core): the bound under which pids cannot have wrapped during a session.
+MAX_SPAWNS_PER_S = 200_000
+# Up to this many candidate pids are opened one by one rather than listing /proc.
+PROBE_AT_MOST = 64
+
+
+def kill_tagged_processes(
+    token: str, *, uncounted_group: int | None = None, candidates: tuple[range, ...] | None = None
+) -> int:
+    """Kill every process of ours whose environment carries ``token``.
+
+    A daemon that called ``setsid`` has left the session's process group,
+    but it still carries the environment it was started with. Returns how
+    many processes were killed, leaving out members of ``uncounted_group``:
+    a group already signalled is dying, and whether a member is still there
+    to be counted would be a matter of timing. ``candidates`` narrows the
+    pids worth reading (see :func:`pids_allocated_since`); a few are probed
+    directly, without listing every process on the machine.
+    """
+    marker = f"{SESSION_TOKEN_VAR}={token}".encode()
+    killed = 0
+    my_uid = os.getuid()
+    if candidates is not None and sum(len(r) for r in candidates) <= PROBE_AT_MOST:
+        entries = [str(pid) for r in candidates for pid in r]
+    else:
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return 0
+    for entry in entries:
+        if not entry.isdigit() or (candidates is not None and not any(int(entry) in r for r in candidates)):
+            continue
+        environ = _environ_of(entry, my_uid)
+        # The substring test is cheap and almost always false; only a hit is split to confirm it.
+        if environ is not None and marker in environ and marker in environ.split(b"\0"):
+            counted = uncounted_group is None or process_group(entry) != uncounted_group
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+                killed += counted
+            except OSError:
+                pass
+    return killed
+
+
+def process_group(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            # The command name may hold spaces and parentheses; the fields after the last ")" do not.
+            return int(handle.read().rsplit(")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def pids_allocated_since(first_pid: int, started: float) -> tuple[range, ...] | None:
+    """The pids a process started since ``first_pid`` can hold; None when it could hold any.
+
+    Linux hands out pids in increasing order and wraps at ``pid_max``, so a
+    process created after ``first_pid`` holds a pid from it up to the last one
+    handed out, unless the numbering went all the way round since, which takes
+    ``pid_max`` process creations. A session too short for that even at
+    :data:`MAX_SPAWNS_PER_S` only needs those pids read, not every process
+    on the machine: that scan was half the harness's CPU per short session.
+    """
+    if PID_MAX is None or (time.monotonic() - started) * MAX_SPAWNS_PER_S >= PID_MAX:
+        return None
+    last = _proc_int("/proc/sys/kernel/ns_last_pid")
+    if last is None:
+        return None
+    if last >= first_pid:
+        return (range(first_pid, last + 1),)
+    return range(first_pid, PID_MAX + 1), range(1, last + 1)
+
+
+def _proc_int(path: str) -> int | None:
+    try:
+        with open(path, "rb") as handle:
+            return int(handle.read())
+    except (OSError, ValueError):
+        return None
+
+
+PID_MAX = _proc_int("/proc/sys/kernel/pid_max")
+
+
+def _environ_of(pid: str, uid: int) -> bytes | None:
+    """The environment block of process ``pid`` if it runs as ``uid``; None when unreadable or not ours.
+
+    This runs for every process on the machine at the end of every session,
+    so it uses bare descriptors: the file's owner is the process's owner,
+    which saves a ``stat`` of the directory and the cost of a file object.
+    """
+    try:
+        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_uid != uid:
+            return None
+        chunks = []
+        while chunk := os.read(fd, ENVIRON_CHUNK):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, sig)
