@@ -174,8 +174,10 @@ def test_session_cannot_see_cases_other_sessions_basetemp_or_reports(tree: Tree)
 def test_fresh_tmp_shows_only_the_way_to_the_session_dirs(tree: Tree) -> None:
     case_dir = tree.spec.workdir.parent
     assert observe(tree.spec, PROBE_LISTDIR, str(case_dir)) == ["cost", "scope", "session_2"]
-    on_host_tmp = Path("/tmp") in tree.spec.workdir.parents
-    expected = [tree.spec.workdir.relative_to("/tmp").parts[0]] if on_host_tmp else []
+    # Inside, /tmp holds only the first step of each path bound below it: the session's own
+    # directories, and the interpreter's install when it lives under /tmp (a clone there, say).
+    bound = [tree.spec.workdir, *tree.spec.binds, *default_binds()]
+    expected = sorted({path.relative_to("/tmp").parts[0] for path in bound if Path("/tmp") in path.parents})
     assert observe(tree.spec, PROBE_LISTDIR, "/tmp") == expected
 
 
