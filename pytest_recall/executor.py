@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 import pytest
@@ -71,7 +72,13 @@ class CaseExecutor:
         """``--recall-resume``: the record an earlier run scored for this very case and command."""
         if self.resume is None:
             return None
-        return self.resume.take(item.nodeid, item.case.content_hash, self.command)
+        return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command)
+
+    def effective_case(self, case: Case) -> Case:
+        """The case as this run runs it: a mode forced by ``--recall-session`` changes what is
+        measured, so it belongs in the content hash that resume compares."""
+        forced = self.run_settings.session
+        return case if forced is None or forced == case.session else replace(case, session=forced)
 
     def judge(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
         verdict: dict[str, Any] = self.config.hook.pytest_recall_judge(
@@ -81,7 +88,9 @@ class CaseExecutor:
 
     def _submit(self, item: RunnableItem) -> None:
         self._started.add(item.nodeid)
-        flow = case_flow(item.case, self.run_settings, self.judge, control=item.control, epoch=item.epoch)
+        flow = case_flow(
+            self.effective_case(item.case), self.run_settings, self.judge, control=item.control, epoch=item.epoch
+        )
         self.pool.submit(item.nodeid, flow)
 
     def run(self, item: RunnableItem) -> CaseRun:

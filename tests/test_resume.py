@@ -269,3 +269,22 @@ def test_run_log_appends_fsynced_lines_and_closes(tmp_path):
     log.append({"nodeid": "ignored after close"})
 
     assert (tmp_path / "deep" / "run.jsonl").read_text(encoding="utf-8") == '{"nodeid":"x","text":"é"}\n'
+
+
+def test_a_session_mode_forced_for_the_run_is_not_resumed_from_a_fresh_mode_log(recall_suite):
+    recall_suite.copy_seed_suite()
+    log = recall_suite.pytester.path / "run.jsonl"
+    notebook = recall_suite.module("pytest_recall.agents.notebook")
+    recall_suite.run("-k", "case_01", f"--recall-log={log}", command=notebook).assert_outcomes(passed=1)
+    fresh = json.loads(log.read_text().splitlines()[0])
+
+    live = recall_suite.run(
+        "-k", "case_01", f"--recall-resume={log}", "--recall-session=continue",
+        "--recall-ready-pattern=notebook> $", command=f"{notebook} --repl",
+    )  # fmt: skip
+
+    live.assert_outcomes(passed=1)
+    (record,) = recall_suite.report()["cases"]
+    # A resumed record would be the logged one, hash and all: this one was run again, live.
+    assert record["content_hash"] != fresh["content_hash"]
+    assert len(record["steps"]) == 2 and record["steps"][0]["duration_s"] > 0
