@@ -352,7 +352,7 @@ def test_the_seed_tasks_own_judge_and_grader_agree_with_ours_on_the_seed_suite(r
     judged, native = root / "seed-judged", root / "seed-native"
     plan: dict[str, dict[str, Any]] = {}
     wanted: dict[str, float] = {}
-    for index, folder in enumerate(sorted(SEED_SUITE.iterdir())):
+    for index, folder in enumerate(sorted(path for path in SEED_SUITE.iterdir() if path.is_dir())):
         expected = json.loads((folder / "answer.json").read_text(encoding="utf-8"))
         reply, score = replies(expected["answer"], expected["answer_kind"])[index % 8]
         key = hashlib.sha256((folder / "step1.txt").read_text(encoding="utf-8").encode()).hexdigest()
