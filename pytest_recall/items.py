@@ -226,3 +226,21 @@ def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str
             loaded: dict[str, Any] = json.loads(value)
             return loaded
     return None
+
+
+MALFORMED_KEY = pytest.StashKey[int]()
+
+
+class MalformedCaseCounter:
+    """Counts collection errors that are malformed cases, so the rest of the suite still runs.
+
+    A ``CollectReport`` carries no config, so the count lives in an object
+    registered per config rather than in a module-level hook.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and str(report.longrepr).startswith(MALFORMED_PREFIX):
+            self.config.stash[MALFORMED_KEY] += 1

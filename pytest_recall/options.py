@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -391,3 +392,16 @@ def _live_sessions(config: pytest.Config) -> dict[str, Any]:
         # A pattern is the sharper signal, so it wins over an idle period set elsewhere (say, in the ini file).
         "ready_idle_s": None if pattern is not None else idle_fields["ready_idle_s"],
     }
+
+
+def check_command_starts(argv: tuple[str, ...]) -> None:
+    """One clear line up front beats the same start error in every case."""
+    __tracebackhide__ = True
+    program = argv[0]
+    found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
+    if found is None:
+        raise pytest.UsageError(
+            f"--recall-cmd: {program!r} was not found on PATH; install the agent or give its full path"
+        )
+    if not os.access(found, os.X_OK) or Path(found).is_dir():
+        raise pytest.UsageError(f"--recall-cmd: {found!r} is not an executable file; check its permissions")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,25 +13,24 @@ from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_setti
 from pytest_recall.failure import RecallJudge
 from pytest_recall.items import (
     COLLECTION_KEY,
-    MALFORMED_PREFIX,
+    MALFORMED_KEY,
     CaseDirectory,
     CaseItem,
     CollectionOptions,
+    MalformedCaseCounter,
     SuiteDirectory,
     TrapTaskDirectory,
 )
 from pytest_recall.judge import BUILTIN_KINDS, judge_answer
-from pytest_recall.options import Settings, add_options
+from pytest_recall.options import Settings, add_options, check_command_starts
 from pytest_recall.recorder import Recorder
-from pytest_recall.runlog import ResumeIndex, RunLog, load_records, same_file
+from pytest_recall.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
 from pytest_recall.shard import durations_by_nodeid, shard_members
 from pytest_recall.suite_file import is_suite_dir
 from pytest_recall.traptask import TaskGraders, is_trap_task_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-MALFORMED_KEY = pytest.StashKey[int]()
-RESUME_KEY = pytest.StashKey[ResumeIndex]()
 NO_COMMAND = (
     "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
     "(or set recall_cmd in your pytest configuration)"
@@ -59,23 +56,12 @@ def pytest_configure(config: pytest.Config) -> None:
         known_kinds=frozenset(kinds), epochs=settings.epochs, control=settings.control
     )
     if settings.argv:
-        _check_command_starts(settings.argv)
+        check_command_starts(settings.argv)
     check_sandbox(config, settings)
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(Recorder(config, settings), "recall-recorder")
         config.pluginmanager.register(TaskGraders(config), "recall-task-graders")
-    _open_run_log(config, settings)
-
-
-def _open_run_log(config: pytest.Config, settings: Settings) -> None:
-    """Every process that may run cases reads the resume file and appends to the log itself."""
-    if settings.resume_path is not None:
-        config.stash[RESUME_KEY] = ResumeIndex.load(settings.resume_path)
-    if settings.log_path is not None:
-        run_log = RunLog(settings.log_path)
-        if settings.resume_path is not None and same_file(settings.log_path, settings.resume_path):
-            run_log.already = config.stash[RESUME_KEY]
-        config.pluginmanager.register(run_log, "recall-run-log")
+    open_run_log(config, settings.log_path, settings.resume_path)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -90,19 +76,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
-def _check_command_starts(argv: tuple[str, ...]) -> None:
-    """One clear line up front beats the same start error in every case."""
-    __tracebackhide__ = True
-    program = argv[0]
-    found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
-    if found is None:
-        raise pytest.UsageError(
-            f"--recall-cmd: {program!r} was not found on PATH; install the agent or give its full path"
-        )
-    if not os.access(found, os.X_OK) or Path(found).is_dir():
-        raise pytest.UsageError(f"--recall-cmd: {found!r} is not an executable file; check its permissions")
-
-
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if is_case_dir(path):
         return CaseDirectory.from_parent(parent, path=path)
@@ -111,21 +84,6 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     if is_trap_task_dir(path):
         return TrapTaskDirectory.from_parent(parent, path=path)
     return None
-
-
-class MalformedCaseCounter:
-    """Counts collection errors that are malformed cases, so the rest of the suite still runs.
-
-    A ``CollectReport`` carries no config, so the count lives in an object
-    registered per config rather than in a module-level hook.
-    """
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed and str(report.longrepr).startswith(MALFORMED_PREFIX):
-            self.config.stash[MALFORMED_KEY] += 1
 
 
 @pytest.hookimpl(trylast=True)

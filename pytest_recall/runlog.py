@@ -152,3 +152,17 @@ def same_file(first: Path, second: Path) -> bool:
         return first.exists() and second.exists() and os.path.samefile(first, second)
     except OSError:
         return False
+
+
+RESUME_KEY = pytest.StashKey["ResumeIndex"]()
+
+
+def open_run_log(config: pytest.Config, log_path: Path | None, resume_path: Path | None) -> None:
+    """Every process that may run cases reads the resume file and appends to the log itself."""
+    if resume_path is not None:
+        config.stash[RESUME_KEY] = ResumeIndex.load(resume_path)
+    if log_path is not None:
+        run_log = RunLog(log_path)
+        if resume_path is not None and same_file(log_path, resume_path):
+            run_log.already = config.stash[RESUME_KEY]
+        config.pluginmanager.register(run_log, "recall-run-log")
