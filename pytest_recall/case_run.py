@@ -195,10 +195,8 @@ def case_flow(
 ) -> Generator[SessionSpec, SessionResult, CaseRun]:
     """Run a case step by step; yields each session it needs and returns the whole run."""
     started = time.monotonic()
-    steps = case.steps[-1:] if control else case.steps
-    if control:
-        # The control asks the last question cold: no earlier step, no feedback.
-        steps = (replace(steps[0], feedback=None),)
+    # The control asks the last question cold: no earlier step, no feedback.
+    steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
     harness = _private_dir("recall-case-")
     scope = _private_dir("recall-scope-")
     runs: list[StepRun] = []
@@ -210,7 +208,8 @@ def case_flow(
         if home is not None:
             env["HOME"] = str(home)
             env.update({var: str(home / sub) for var, sub in XDG_DIRS.items()})
-        if (settings.session or case.session) == "continue":
+        # A mode forced for the whole run is already in ``case`` (see CaseExecutor.effective_case).
+        if case.session == "continue":
             overlong = _overlong_turn_line(steps)
             if overlong is not None:
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
