@@ -30,7 +30,7 @@ class Option:
 
     @property
     def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return flag_of(self.name)
 
 
 OPTIONS = (
@@ -239,14 +239,15 @@ class Settings:
         return settings
 
 
-def _flag(name: str) -> str:
+def flag_of(name: str) -> str:
+    """The command-line spelling of an ini key: ``recall_cmd`` is ``--recall-cmd``."""
     return "--" + name.replace("_", "-")
 
 
 def _seconds(config: pytest.Config, name: str) -> float:
     __tracebackhide__ = True
     try:
-        return parse_positive_seconds(raw_value(config, name), _flag(name))
+        return parse_positive_seconds(raw_value(config, name), flag_of(name))
     except CaseError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -259,7 +260,7 @@ def _fraction(config: pytest.Config, name: str) -> float:
     except ValueError:
         number = -1.0
     if not 0.0 <= number <= 1.0:
-        raise pytest.UsageError(f"{_flag(name)} must be a number from 0 to 1, not {value!r}")
+        raise pytest.UsageError(f"{flag_of(name)} must be a number from 0 to 1, not {value!r}")
     return number
 
 
@@ -282,7 +283,7 @@ def _whole(config: pytest.Config, name: str, *, minimum: int) -> int:
     except ValueError:
         number = minimum - 1
     if number < minimum:
-        raise pytest.UsageError(f"{_flag(name)} must be a whole number of at least {minimum}, not {value!r}")
+        raise pytest.UsageError(f"{flag_of(name)} must be a whole number of at least {minimum}, not {value!r}")
     return number
 
 
@@ -290,7 +291,7 @@ def _choice(config: pytest.Config, name: str, choices: tuple[str, ...]) -> str:
     __tracebackhide__ = True
     value = (raw_value(config, name) or choices[0]).strip()
     if value not in choices:
-        raise pytest.UsageError(f"{_flag(name)} must be one of {', '.join(choices)}, not {value!r}")
+        raise pytest.UsageError(f"{flag_of(name)} must be one of {', '.join(choices)}, not {value!r}")
     return value
 
 
