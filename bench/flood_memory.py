@@ -36,7 +36,7 @@ from _common import (
 )
 
 sys.path.insert(0, str(ROOT))
-from pytest_recall.output import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 
 MIB = 1 << 20
 GOAL_GROWTH_MB = 100.0

@@ -32,7 +32,7 @@ from _common import (
     timed_run,
 )
 
-from pytest_recall.case import write_case_folders
+from pytest_recall.cases.model import write_case_folders
 from pytest_recall.suites import audit, ledger
 
 SEED = 20260401

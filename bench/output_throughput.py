@@ -45,7 +45,7 @@ from _common import (
 )
 
 sys.path.insert(0, str(ROOT))
-from pytest_recall.output import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 
 MB = 1_000_000
 FULL_BYTES = 200 * MB
@@ -72,7 +72,7 @@ def child(way: str, agent: str, total: int, cap: int) -> None:
     """One capture in this process; prints seconds, RSS before and peak RSS as JSON."""
     argv = [PYTHON, "-S", agent, str(total)]
     if way == "harness":
-        from pytest_recall.runner import SessionSpec, run_session
+        from pytest_recall.sessions.runner import SessionSpec, run_session
 
         def capture() -> int:
             with tempfile.TemporaryDirectory() as cwd:

@@ -39,12 +39,12 @@ from _common import (
 )
 
 sys.path.insert(0, str(ROOT))
-from pytest_recall.case import Case
-from pytest_recall.case_run import CaseRun, StepRun
-from pytest_recall.judge import judge_answer, judge_steps
-from pytest_recall.output import clean_terminal_text
-from pytest_recall.report import build_report, case_record, write_json_atomic
-from pytest_recall.runner import SessionResult
+from pytest_recall.cases.model import Case
+from pytest_recall.reporting.report import build_report, case_record, write_json_atomic
+from pytest_recall.scoring.judge import judge_answer, judge_steps
+from pytest_recall.sessions.capture import clean_terminal_text
+from pytest_recall.sessions.case_flow import CaseRun, StepRun
+from pytest_recall.sessions.runner import SessionResult
 from pytest_recall.suites import ledger
 
 SEED = 7

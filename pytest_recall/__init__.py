@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_recall.case import Case, CaseError, Step, load_case_dir, make_case
-from pytest_recall.grader import aggregate
-from pytest_recall.judge import judge_answer, score_case
+from pytest_recall.cases.model import Case, CaseError, Step, load_case_dir, make_case
+from pytest_recall.scoring.grader import aggregate
+from pytest_recall.scoring.judge import judge_answer, score_case
 
 __version__ = "0.1.0"
 

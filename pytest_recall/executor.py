@@ -15,11 +15,11 @@ from typing import Any, Protocol
 
 import pytest
 
-from pytest_recall.case import Case
-from pytest_recall.case_run import CasePool, CaseRun, RunSettings, agent_environment, case_flow
-from pytest_recall.judge import judge_steps
-from pytest_recall.runlog import ResumeIndex
-from pytest_recall.traptask import TASK_JUDGE_KEY, task_judge_verdict
+from pytest_recall.cases.model import Case
+from pytest_recall.cases.traptask import TASK_JUDGE_KEY, task_judge_verdict
+from pytest_recall.reporting.runlog import ResumeIndex
+from pytest_recall.scoring.judge import judge_steps
+from pytest_recall.sessions.case_flow import CasePool, CaseRun, RunSettings, agent_environment, case_flow
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.case import SESSION_MODES, CaseError, parse_positive_seconds, session_fields
-from pytest_recall.case_run import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S
-from pytest_recall.grader import DEFAULT_THRESHOLD
-from pytest_recall.output import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds, session_fields
+from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
+from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +321,7 @@ def _home_copy(config: pytest.Config, home_mode: str) -> tuple[str, ...]:
 def _scale_out(config: pytest.Config) -> dict[str, Any]:
     """Options for parallel, resumable and sharded runs."""
     __tracebackhide__ = True
-    from pytest_recall.shard import ShardError, parse_shard
+    from pytest_recall.reporting.shard import ShardError, parse_shard
 
     home_mode = _choice(config, "recall_home", ("user", "case"))
     shard_text = raw_value(config, "recall_shard")

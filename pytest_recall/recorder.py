@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.html_report import render_html
 from pytest_recall.items import record_from_properties
-from pytest_recall.junit import add_run_properties, shorten_failure
 from pytest_recall.options import Settings
-from pytest_recall.report import (
+from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.junit import add_run_properties, shorten_failure
+from pytest_recall.reporting.report import (
     RECORD_PROPERTY,
     build_report,
     error_lines,

@@ -1,6 +1,6 @@
 """``--recall-sandbox=bwrap`` for one pytest run: what its sessions must not see, and whether they can start.
 
-:mod:`pytest_recall.sandbox` knows bubblewrap and nothing of pytest. This
+:mod:`pytest_recall.sessions.sandbox` knows bubblewrap and nothing of pytest. This
 module knows the run: the case folders and test paths given to pytest, the
 report, log and HTML files, pytest's basetemp and the harness's temporary
 root. A session never sees any of them. Nothing outside the system, this
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.case_run import SessionRooms
 from pytest_recall.options import Settings
-from pytest_recall.runner import AgentStartError
-from pytest_recall.sandbox import SandboxSpec, check_bwrap, wrap_argv
+from pytest_recall.sessions.case_flow import SessionRooms
+from pytest_recall.sessions.runner import AgentStartError
+from pytest_recall.sessions.sandbox import SandboxSpec, check_bwrap, wrap_argv
 
 PROBE_TIMEOUT_S = 15.0
 # Run inside the sandbox: prints the paths that are not there or not executable.

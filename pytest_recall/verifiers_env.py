@@ -24,9 +24,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_recall.audit_judge import ANSWER_KIND, score_evidence_json
-from pytest_recall.case import plain_data
-from pytest_recall.judge import feedback_text
+from pytest_recall.cases.model import plain_data
+from pytest_recall.scoring.evidence_judge import ANSWER_KIND, score_evidence_json
+from pytest_recall.scoring.judge import feedback_text
 from pytest_recall.suites import audit
 
 ENV_ID = "pytest-recall-agent-supermemory"

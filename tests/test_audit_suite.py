@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from pytest_recall.agents import audit_solver
-from pytest_recall.audit_judge import (
+from pytest_recall.cases.model import Case
+from pytest_recall.scoring.evidence_judge import (
     CORRECT,
     DUPLICATE,
     MALFORMED,
@@ -28,7 +29,6 @@ from pytest_recall.audit_judge import (
     render_feedback,
     score_evidence_json,
 )
-from pytest_recall.case import Case
 from pytest_recall.suites.audit import generate, generate_one
 
 FAMILY_NAMES = {

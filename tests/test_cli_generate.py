@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.case import load_case_dir
+from pytest_recall.cases.model import load_case_dir
 from pytest_recall.cli import main
 from pytest_recall.suites import audit, ledger
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.html_report import render_html
-from pytest_recall.report import build_report, write_json_atomic
+from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.report import build_report, write_json_atomic
 
 
 def saved_report(folder: Path, name: str, scores: Sequence[float | None], **fields: Any) -> Path:

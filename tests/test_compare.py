@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.compare import compare_reports, format_comparison
+from pytest_recall.reporting.compare import compare_reports, format_comparison
 
 
 def cases(

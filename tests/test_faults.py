@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from processes import processes_with
 
-from pytest_recall.report import write_json_atomic
-from pytest_recall.sandbox import check_bwrap
+from pytest_recall.reporting.report import write_json_atomic
+from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 ANSWER = "12345.67"

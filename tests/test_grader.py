@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.grader import DEFAULT_THRESHOLD, aggregate, main_records
+from pytest_recall.scoring.grader import DEFAULT_THRESHOLD, aggregate, main_records
 
 
 def record(

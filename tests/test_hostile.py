@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from processes import processes_with
 
-from pytest_recall.sandbox import check_bwrap
+from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")

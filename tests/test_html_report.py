@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.html_report import render_html
-from pytest_recall.stats import summarize
+from pytest_recall.reporting.html import render_html
+from pytest_recall.scoring.stats import summarize
 
 HOSTILE = "ok <script>alert(1)</script>\x00\x1b[31mred\x1b[0m bell\x07 \ud800\U0001fffe \U0001f600 done\r\nnext line\r"
 VOID_ELEMENTS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})

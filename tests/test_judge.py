@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.judge import (
+from pytest_recall.scoring.judge import (
     candidates,
     feedback_text,
     final_line,

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.grader import aggregate
-from pytest_recall.judge import score_case
+from pytest_recall.scoring.grader import aggregate
+from pytest_recall.scoring.judge import score_case
 
 SHARED_DIR = Path(__file__).resolve().parents[2] / "shared"
 SEED_FILE = SHARED_DIR / "seeds" / "000_8b707e82c5654338.txt"

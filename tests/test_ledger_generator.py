@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.agents import ledger_solver
-from pytest_recall.case import Case
+from pytest_recall.cases.model import Case
 from pytest_recall.suites import ledger
 
 SEED_CASES = Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall"

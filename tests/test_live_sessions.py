@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.runner import SessionSpec, run_session
+from pytest_recall.sessions.runner import SessionSpec, run_session
 from pytest_recall.suites.audit import generate_one
 
 LIVE = ("--recall-session=continue", "--recall-ready-pattern=notebook> $")

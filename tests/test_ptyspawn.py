@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall import ptyspawn
-from pytest_recall.runner import SessionResult, SessionSpec, pids_allocated_since, run_session
+from pytest_recall.sessions import ptyspawn
+from pytest_recall.sessions.runner import SessionResult, SessionSpec, pids_allocated_since, run_session
 
 PROBE = r"""
 import json, os, sys

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_recall.grader import aggregate
+from pytest_recall.scoring.grader import aggregate
 
 NOTEBOOK = "pytest_recall.agents.notebook"
 AMNESIAC = "pytest_recall.agents.amnesiac"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.report import build_report, load_report, write_json_atomic
+from pytest_recall.reporting.report import build_report, load_report, write_json_atomic
 
 REPORT_KEYS = [
     "schema_version",

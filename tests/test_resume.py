@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.runlog import ResumeIndex, RunLog, load_records
+from pytest_recall.reporting.runlog import ResumeIndex, RunLog, load_records
 
 CASES = ("case_01", "case_02", "case_03", "case_04")
 
@@ -82,7 +82,7 @@ def test_concurrent_appends_never_interleave(tmp_path):
     writer = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from pytest_recall.runlog import RunLog\n"
+        "from pytest_recall.reporting.runlog import RunLog\n"
         "log = RunLog(Path(sys.argv[1]))\n"
         "for n in range(20):\n"
         "    log.append({'nodeid': f'{sys.argv[2]}-{n}', 'stdout': sys.argv[2] * 300_000})\n"

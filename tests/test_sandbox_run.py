@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.sandbox import check_bwrap
+from pytest_recall.sessions.sandbox import check_bwrap
 
 needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 ANSWER = "12345.67"

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.sandbox import PACKAGE_DIR, SandboxSpec, check_bwrap, default_binds, wrap_argv
+from pytest_recall.sessions.sandbox import PACKAGE_DIR, SandboxSpec, check_bwrap, default_binds, wrap_argv
 
 needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
@@ -247,12 +247,12 @@ def test_home_of_root_dir_falls_back_to_a_tmp_home(tree: Tree, monkeypatch: pyte
 
 @needs_bwrap
 def test_interpreter_and_package_are_reachable_but_not_the_repo(tree: Tree) -> None:
-    code = "import json, os, sys, pytest_recall.sandbox as m;"
+    code = "import json, os, sys, pytest_recall.sessions.sandbox as m;"
     code += " print(json.dumps([sys.executable, m.__file__, os.getcwd(), os.listdir(sys.argv[1])]))"
     repo = PACKAGE_DIR.parent
     executable, module_file, cwd, repo_listing = observe(tree.spec, code, str(repo))
     assert (executable, cwd) == (sys.executable, str(tree.spec.workdir))
-    assert Path(module_file).parent == PACKAGE_DIR
+    assert Path(module_file).parent.parent == PACKAGE_DIR
     # A venv inside the repo (such as .venv) is an interpreter prefix and rightly bound; nothing else is.
     prefixes = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
     allowed = {PACKAGE_DIR.name} | {prefix.relative_to(repo).parts[0] for prefix in prefixes if repo in prefix.parents}
@@ -331,7 +331,7 @@ def test_agent_in_a_venv_runs_with_its_packages(tree: Tree, tmp_path: Path) -> N
     runner = f"""
 import subprocess, sys
 from pathlib import Path
-from pytest_recall.sandbox import SandboxSpec, wrap_argv
+from pytest_recall.sessions.sandbox import SandboxSpec, wrap_argv
 spec = SandboxSpec(workdir=Path({str(tree.spec.workdir)!r}), scope=Path({str(tree.spec.scope)!r}),
                    home=None, binds=(), cost_file_dir=None)
 agent = [sys.executable, "-c", "import agent_memory_lib, sys; print(sys.prefix, agent_memory_lib.WHERE)"]

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.merge import merge_reports
-from pytest_recall.report import build_report
-from pytest_recall.shard import ShardError, assign_shards, durations_by_nodeid, parse_shard, shard_members
+from pytest_recall.reporting.merge import merge_reports
+from pytest_recall.reporting.report import build_report
+from pytest_recall.reporting.shard import ShardError, assign_shards, durations_by_nodeid, parse_shard, shard_members
 
 NOTEBOOK = "pytest_recall.agents.notebook"
 NODEIDS = [f"cases/suite/case_{n:02d}::recall" for n in range(1, 24)]

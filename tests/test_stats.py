@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.stats import (
+from pytest_recall.scoring.stats import (
     bootstrap_mean_interval,
     fold_cases,
     mcnemar_exact,

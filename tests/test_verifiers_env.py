@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from pytest_recall.agents import audit_solver
-from pytest_recall.case_run import feedback_prompt
-from pytest_recall.judge import judge_answer
+from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.sessions.case_flow import feedback_prompt
 from pytest_recall.suites.audit import generate_one
 from pytest_recall.verifiers_env import (
     episode_rows,

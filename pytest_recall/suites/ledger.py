@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pytest_recall.case import Case, case_files, make_case, write_case_folders
+from pytest_recall.cases.model import Case, case_files, make_case, write_case_folders
 
 PERIOD_START = "2026-01-01"
 PERIOD_END = "2026-03-31"

@@ -127,7 +127,7 @@ def score_case(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
 def judge_answer(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     """Dispatch on ``answer_kind`` to the built-in judges."""
     if expected.get("answer_kind") == KIND_EVIDENCE_JSON:
-        from pytest_recall.audit_judge import score_evidence_json
+        from pytest_recall.scoring.evidence_judge import score_evidence_json
 
         return score_evidence_json(stdout, expected)
     return score_case(stdout, expected)
@@ -187,7 +187,7 @@ def step_failure(
 def feedback_text(verdict: Mapping[str, Any], expected: Mapping[str, Any]) -> str:
     """What an agent is told about its previous answer before the next question."""
     if expected.get("answer_kind") == KIND_EVIDENCE_JSON:
-        from pytest_recall.audit_judge import render_feedback
+        from pytest_recall.scoring.evidence_judge import render_feedback
 
         return render_feedback(dict(verdict), expected)
     return (

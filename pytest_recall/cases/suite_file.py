@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.case import Case, CaseError, read_toml, session_fields
+from pytest_recall.cases.model import Case, CaseError, read_toml, session_fields
 
 SUITE_FILE = "suite.toml"
 SESSION_KEYS = ("timeout", "session", "ready_pattern", "ready_idle")

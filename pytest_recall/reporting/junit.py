@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.failure import verdict_report
+from pytest_recall.reporting.failure import verdict_report
 
 
 def junit_writers(config: pytest.Config) -> list[Any]:

@@ -31,9 +31,9 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.case import ANSWER_FILE, Case, CaseError, load_case_dir
-from pytest_recall.case_run import remove_tree
-from pytest_recall.judge import step_failure
+from pytest_recall.cases.model import ANSWER_FILE, Case, CaseError, load_case_dir
+from pytest_recall.scoring.judge import step_failure
+from pytest_recall.sessions.case_flow import remove_tree
 
 INPUTS_DIR = "inputs"
 EXPECTED_DIR = "expected"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_recall.stats import summarize
+from pytest_recall.scoring.stats import summarize
 
 SUMMARY_KEYS = ("epochs", "confidence", "by_category_confidence", "pass_at_k", "pass_all_k", "per_case", "control")
 # Colour escapes from terminal agents would otherwise show up as junk like "␛[31m".

@@ -5,7 +5,7 @@ flight at once on one event loop (:class:`SessionDriver`): agents spend their
 time waiting on model APIs, so concurrency is a matter of file descriptors,
 not of threads or cores. Threads are avoided on purpose: forking a pty from a
 multi-threaded process is unsafe, and on Linux a session starts through
-:mod:`pytest_recall.ptyspawn` (``posix_spawn``, no copy of the harness), which
+:mod:`pytest_recall.sessions.ptyspawn` (``posix_spawn``, no copy of the harness), which
 steps into the session's directory for the instant of the spawn.
 
 Each session's stdout is the pty (agents that check ``isatty`` behave as
@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 import pexpect
 import ptyprocess  # type: ignore[import-untyped]
 
-from pytest_recall import ptyspawn
-from pytest_recall.output import HeadTailBuffer
-from pytest_recall.reaper import (
+from pytest_recall.sessions import ptyspawn
+from pytest_recall.sessions.capture import HeadTailBuffer
+from pytest_recall.sessions.reaper import (
     SESSION_TOKEN_VAR,
     kill_tagged_processes,
     pids_allocated_since,

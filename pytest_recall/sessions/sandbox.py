@@ -49,7 +49,7 @@ SYSTEM_DIRS: tuple[Path, ...] = tuple(
 # Resolver configuration that systemd-resolved or NetworkManager keeps under /run.
 # Without it, DNS fails inside even though the network is shared.
 ETC_FILES_LINKING_OUT: tuple[Path, ...] = (Path("/etc/resolv.conf"),)
-PACKAGE_DIR = Path(__file__).parent
+PACKAGE_DIR = Path(__file__).parent.parent
 # The wheel copies the suites here (pyproject's force-include), inside a directory we bind.
 BUNDLED_CASES_DIR = PACKAGE_DIR / "bundled_cases"
 # HOME to use when the real one is unusable as a mount point (for example "/").

@@ -30,9 +30,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.case import Case, Step
-from pytest_recall.output import DEFAULT_MAX_OUTPUT_BYTES, clean_terminal_text, decode
-from pytest_recall.runner import MAX_TURN_LINE_BYTES, AgentStartError, SessionDriver, SessionResult, SessionSpec
+from pytest_recall.cases.model import Case, Step
+from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES, clean_terminal_text, decode
+from pytest_recall.sessions.runner import (
+    MAX_TURN_LINE_BYTES,
+    AgentStartError,
+    SessionDriver,
+    SessionResult,
+    SessionSpec,
+)
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
@@ -184,7 +190,7 @@ def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
     """A step that opens with feedback on the agent's previous answer, judged for real."""
     if step.feedback is None:
         return step.prompt
-    from pytest_recall.judge import feedback_text
+    from pytest_recall.scoring.judge import feedback_text
 
     verdict = judge(previous_stdout, step.feedback)
     return feedback_text(verdict, step.feedback) + step.prompt

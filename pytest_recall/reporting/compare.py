@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_recall.stats import (
+from pytest_recall.scoring.stats import (
     CaseFold,
     PairedTest,
     fold_cases,
