@@ -72,7 +72,8 @@ def child(way: str, agent: str, total: int, cap: int) -> None:
     """One capture in this process; prints seconds, RSS before and peak RSS as JSON."""
     argv = [PYTHON, "-S", agent, str(total)]
     if way == "harness":
-        from pytest_recall.sessions.runner import SessionSpec, run_session
+        from pytest_recall.sessions.driver import run_session
+        from pytest_recall.sessions.session import SessionSpec
 
         def capture() -> int:
             with tempfile.TemporaryDirectory() as cwd:

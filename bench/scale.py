@@ -40,12 +40,11 @@ from _common import (
 
 sys.path.insert(0, str(ROOT))
 from pytest_recall.cases.model import Case
+from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.reporting.report import build_report, case_record, write_json_atomic
 from pytest_recall.scoring.judge import judge_answer, judge_steps
-from pytest_recall.sessions.capture import clean_terminal_text
-from pytest_recall.sessions.case_flow import CaseRun, StepRun
-from pytest_recall.sessions.runner import SessionResult
 from pytest_recall.suites import ledger
+from pytest_recall.terminal_text import clean_terminal_text
 
 SEED = 7
 COUNTS = (1_000, 10_000)

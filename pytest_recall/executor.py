@@ -16,10 +16,12 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_recall.cases.model import Case
+from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, task_judge_verdict
 from pytest_recall.reporting.runlog import ResumeIndex
 from pytest_recall.scoring.judge import judge_steps
-from pytest_recall.sessions.case_flow import CasePool, CaseRun, RunSettings, agent_environment, case_flow
+from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow
+from pytest_recall.sessions.pool import CasePool
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases.model import Case, CaseError, changed_files, folder_digests, load_case_dir
+from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.suite_file import SUITE_FILE, suite_cases
 from pytest_recall.cases.traptask import load_task_case, task_case_ids, task_properties
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
 from pytest_recall.reporting.report import case_record, record_properties
-from pytest_recall.sessions.case_flow import CaseRun
 
 RUN_NAME = "recall"
 CONTROL_NAME = "control"

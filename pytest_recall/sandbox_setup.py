@@ -31,8 +31,8 @@ import pytest
 
 from pytest_recall.options import Settings
 from pytest_recall.sessions.case_flow import SessionRooms
-from pytest_recall.sessions.runner import AgentStartError
 from pytest_recall.sessions.sandbox import SandboxSpec, check_bwrap, wrap_argv
+from pytest_recall.sessions.spawn import AgentStartError
 
 PROBE_TIMEOUT_S = 15.0
 # Run inside the sandbox: prints the paths that are not there or not executable.

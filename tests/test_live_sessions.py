@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.sessions.runner import SessionSpec, run_session
+from pytest_recall.sessions.driver import run_session
+from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.suites.audit import generate_one
 
 LIVE = ("--recall-session=continue", "--recall-ready-pattern=notebook> $")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_recall.sessions.capture import TRUNCATION_MARK, HeadTailBuffer, clean_terminal_text, decode
+from pytest_recall.sessions.capture import TRUNCATION_MARK, HeadTailBuffer
+from pytest_recall.terminal_text import clean_terminal_text, decode
 
 
 @pytest.mark.parametrize(

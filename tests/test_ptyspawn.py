@@ -1,7 +1,7 @@
 """Sessions started without forking the harness look exactly like the forked ones to the agent.
 
 The runner starts agents with ``posix_spawn`` where it can (see
-``pytest_recall/ptyspawn.py``) and falls back to ptyprocess's fork elsewhere;
+``pytest_recall/sessions/spawn.py``) and falls back to ptyprocess's fork elsewhere;
 both paths are run here against one probe agent, so they cannot drift apart.
 """
 
@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.sessions import ptyspawn
-from pytest_recall.sessions.runner import SessionResult, SessionSpec, pids_allocated_since, run_session
+from pytest_recall.cases.runs import SessionResult
+from pytest_recall.sessions import spawn
+from pytest_recall.sessions.driver import run_session
+from pytest_recall.sessions.reaper import pids_allocated_since
+from pytest_recall.sessions.session import SessionSpec
 
 PROBE = r"""
 import json, os, sys
@@ -42,10 +45,10 @@ print(json.dumps({
 
 @pytest.fixture(params=["posix_spawn", "fork"])
 def spawn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if request.param == "posix_spawn" and not ptyspawn.AVAILABLE:
+    if request.param == "posix_spawn" and not spawn.POSIX_SPAWN_GIVES_A_TERMINAL:
         pytest.skip("posix_spawn cannot give a controlling terminal on this platform")
     if request.param == "fork":
-        monkeypatch.setattr(ptyspawn, "AVAILABLE", False)
+        monkeypatch.setattr(spawn, "POSIX_SPAWN_GIVES_A_TERMINAL", False)
     yield request.param
 
 

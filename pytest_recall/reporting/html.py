@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.scoring.stats import summarize
+from pytest_recall.terminal_text import strip_escapes
 
 SUMMARY_KEYS = ("epochs", "confidence", "by_category_confidence", "pass_at_k", "pass_all_k", "per_case", "control")
 # Colour escapes from terminal agents would otherwise show up as junk like "␛[31m".
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 # Characters HTML forbids. The astral noncharacters (U+1FFFE ...) make a slow class,
 # so they get their own pattern, run only on text that has astral characters at all.
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
@@ -78,7 +78,7 @@ def clean(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    text = _FORBIDDEN.sub(_visible, _CARRIAGE_RETURN.sub("\n", _ANSI.sub("", text)))
+    text = _FORBIDDEN.sub(_visible, _CARRIAGE_RETURN.sub("\n", strip_escapes(text)))
     if _ASTRAL.search(text):
         text = _ASTRAL_NONCHARACTERS.sub("\ufffd", text)
     return html.escape(text, quote=True)

@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_recall.cases.runs import CaseRun
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.stats import summarize
-from pytest_recall.sessions.case_flow import CaseRun
 
 SCHEMA_VERSION = 1
 RECORD_PROPERTY = "recall_record"

@@ -26,19 +26,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.model import Case, Step
-from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES, clean_terminal_text, decode
-from pytest_recall.sessions.runner import (
-    MAX_TURN_LINE_BYTES,
-    AgentStartError,
-    SessionDriver,
-    SessionResult,
-    SessionSpec,
-)
+from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
+from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
+from pytest_recall.sessions.spawn import AgentStartError
+from pytest_recall.terminal_text import clean_terminal_text, decode
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
@@ -86,34 +83,6 @@ class SessionRooms:
     scope: Path
     home: Path | None
     harness: Path
-
-
-@dataclass(frozen=True, slots=True)
-class StepRun:
-    number: int
-    prompt: str
-    result: SessionResult
-    stdout: str
-    stderr: str
-    cost_usd: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class CaseRun:
-    """What happened when a case ran: its steps, or why it could not run."""
-
-    case: Case
-    steps: tuple[StepRun, ...] = ()
-    error: str | None = None
-    control: bool = False
-    epoch: int = 1
-    duration_s: float = 0.0
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def judged_stdout(self) -> str:
-        """Only the last session's stdout is ever judged."""
-        return self.steps[-1].stdout if self.steps else ""
 
 
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -353,65 +322,3 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: floa
         prompt = turn.prompt if turn is not None else step.prompt
         runs.append(_step_run(step.number, prompt, part, cost if index == last else None))
     return runs
-
-
-@dataclass
-class _InFlight:
-    flow: Generator[SessionSpec, SessionResult, CaseRun]
-    outcome: CaseRun | None = None
-
-
-class CasePool:
-    """Many cases in flight on one event loop; results are taken in any order."""
-
-    def __init__(self) -> None:
-        self.driver = SessionDriver()
-        self._flows: dict[str, _InFlight] = {}
-        self._owner: dict[object, str] = {}
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._flows
-
-    def submit(self, key: str, flow: Generator[SessionSpec, SessionResult, CaseRun]) -> None:
-        self._flows[key] = _InFlight(flow)
-        self._advance(key, None)
-
-    def _advance(self, key: str, result: SessionResult | None) -> None:
-        state = self._flows[key]
-        pending: BaseException | None = None
-        while True:
-            try:
-                if pending is not None:
-                    spec = state.flow.throw(pending)
-                elif result is None:
-                    spec = next(state.flow)
-                else:
-                    spec = state.flow.send(result)
-            except StopIteration as stop:
-                state.outcome = stop.value
-                return
-            try:
-                session = self.driver.start(spec)
-            except AgentStartError as exc:
-                pending, result = exc, None
-                continue
-            self._owner[session] = key
-            return
-
-    def wait(self, key: str) -> CaseRun:
-        """Drive every case in flight until ``key`` is done, then hand it over."""
-        state = self._flows[key]
-        while state.outcome is None:
-            for session in self.driver.step():
-                owner = self._owner.pop(session)
-                assert session.finished is not None
-                self._advance(owner, session.finished)
-        del self._flows[key]
-        return state.outcome
-
-    def close(self) -> None:
-        """Kill whatever is still running and let every case clean up its directories."""
-        self.driver.close()
-        for state in self._flows.values():
-            state.flow.close()
-        self._flows.clear()

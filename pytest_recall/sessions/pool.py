@@ -1,0 +1,79 @@
+"""Many cases in flight on one event loop.
+
+A case is a generator (:func:`pytest_recall.sessions.case_flow.case_flow`)
+that yields the session it wants next and receives its result. The pool
+starts each yielded session on one :class:`SessionDriver` and feeds results
+back, so a serial run is simply a pool of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+
+from pytest_recall.cases.runs import CaseRun, SessionResult
+from pytest_recall.sessions.driver import SessionDriver
+from pytest_recall.sessions.session import SessionSpec
+from pytest_recall.sessions.spawn import AgentStartError
+
+
+@dataclass
+class _InFlight:
+    flow: Generator[SessionSpec, SessionResult, CaseRun]
+    outcome: CaseRun | None = None
+
+
+class CasePool:
+    """Many cases in flight on one event loop; results are taken in any order."""
+
+    def __init__(self) -> None:
+        self.driver = SessionDriver()
+        self._flows: dict[str, _InFlight] = {}
+        self._owner: dict[object, str] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._flows
+
+    def submit(self, key: str, flow: Generator[SessionSpec, SessionResult, CaseRun]) -> None:
+        self._flows[key] = _InFlight(flow)
+        self._advance(key, None)
+
+    def _advance(self, key: str, result: SessionResult | None) -> None:
+        state = self._flows[key]
+        pending: BaseException | None = None
+        while True:
+            try:
+                if pending is not None:
+                    spec = state.flow.throw(pending)
+                elif result is None:
+                    spec = next(state.flow)
+                else:
+                    spec = state.flow.send(result)
+            except StopIteration as stop:
+                state.outcome = stop.value
+                return
+            try:
+                session = self.driver.start(spec)
+            except AgentStartError as exc:
+                pending, result = exc, None
+                continue
+            self._owner[session] = key
+            return
+
+    def wait(self, key: str) -> CaseRun:
+        """Drive every case in flight until ``key`` is done, then hand it over."""
+        state = self._flows[key]
+        while state.outcome is None:
+            for session in self.driver.step():
+                owner = self._owner.pop(session)
+                assert session.finished is not None
+                self._advance(owner, session.finished)
+        del self._flows[key]
+        return state.outcome
+
+    def close(self) -> None:
+        """Kill whatever is still running and let every case clean up its directories."""
+        self.driver.close()
+        for state in self._flows.values():
+            state.flow.close()
+        self._flows.clear()

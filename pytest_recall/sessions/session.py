@@ -1,0 +1,277 @@
+"""One agent session in flight: its output, its live turns, its deadlines and its end.
+
+The driver (:mod:`pytest_recall.sessions.driver`) feeds each session the
+events of its descriptors; this module decides what they mean. The session
+ends when its main process exits: whatever it left behind is killed then
+(:mod:`pytest_recall.sessions.reaper`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import signal
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_recall.cases.runs import SessionResult, TurnResult
+from pytest_recall.sessions.capture import HeadTailBuffer
+from pytest_recall.sessions.reaper import SESSION_TOKEN_VAR, kill_tagged_processes, pids_allocated_since, signal_group
+from pytest_recall.sessions.spawn import AgentProcess, spawn_agent
+
+READ_CHUNK = 1 << 16
+# Without a pidfd the loop must wake to notice an exit; this bounds the delay.
+POLL_INTERVAL_S = 0.05
+DEFAULT_READY_IDLE_S = 1.0
+# A live session's answer to one turn is read from this much recent output.
+LIVE_WINDOW_BYTES = 1 << 16
+# A terminal in line mode keeps at most this many bytes of one line and drops the rest.
+MAX_TURN_LINE_BYTES = 4095
+# A pty hands out about 4 KiB per read; a few reads per wakeup save select calls in a
+# flood, and the bound keeps one flooding session from starving the others.
+READS_PER_WAKEUP = 16
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSpec:
+    """How to run one session. ``turns`` are only for live (continue) sessions."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str]
+    timeout_s: float
+    grace_s: float
+    max_output_bytes: int
+    turns: tuple[str, ...] = ()
+    compose_turn: Callable[[int, str], str] | None = None
+    ready_pattern: str | None = None
+    ready_idle_s: float | None = None
+
+
+class RunningSession:
+    """One agent process in flight. The driver feeds it events."""
+
+    def __init__(self, spec: SessionSpec) -> None:
+        self.spec = spec
+        self.token = uuid.uuid4().hex
+        env = dict(spec.env)
+        env[SESSION_TOKEN_VAR] = self.token
+        self._stdout = HeadTailBuffer(spec.max_output_bytes)
+        self._stderr = HeadTailBuffer(spec.max_output_bytes)
+        self._turns = list(spec.turns)
+        self._input_closed = not spec.turns
+        self._ready_pattern = re.compile(spec.ready_pattern) if spec.ready_pattern is not None else None
+        self._turn_results: list[TurnResult] = []
+        self._in_flight: tuple[str, float] | None = None
+        self._pending_input = bytearray()
+        self._pattern_checked_at = -1
+        self._since_send = bytearray()
+        self._last_output = time.monotonic()
+        self.started = time.monotonic()
+        self.deadline = self.started + spec.timeout_s
+        self.kill_at: float | None = None
+        self.timed_out = False
+        self.finished: SessionResult | None = None
+        try:
+            self.child: AgentProcess = spawn_agent(spec.argv, cwd=str(spec.cwd), env=env, live=bool(spec.turns))
+        except BaseException:
+            # Ctrl-C between the spawn and its return: the child exists but no one holds it yet.
+            kill_tagged_processes(self.token)
+            raise
+        self.pidfd = self.child.pidfd
+        self.stdout_fd: int | None = self.child.terminal_fd
+        self.stderr_fd: int | None = self.child.stderr_fd
+        self._reads_per_wakeup = READS_PER_WAKEUP
+
+    # -- events -------------------------------------------------------------
+    def read_stdout(self) -> bool:
+        """Read what the pty holds. False at end of file.
+
+        The descriptor is read directly rather than through pexpect's
+        ``read_nonblocking``, which checks the child's liveness on every call
+        and so halves the rate at which a flood is drained.
+        """
+        for _ in range(self._reads_per_wakeup):
+            try:
+                chunk = os.read(self.child.terminal_fd, READ_CHUNK)
+            except BlockingIOError:
+                return True
+            except OSError:
+                # Linux reports a pty whose other side is closed as EIO.
+                return False
+            if not chunk:
+                return False
+            self._stdout.feed(chunk)
+            self._last_output = time.monotonic()
+            if self.spec.turns:
+                self._since_send += chunk
+                del self._since_send[:-LIVE_WINDOW_BYTES]
+        return True
+
+    def read_stderr(self) -> bool:
+        try:
+            chunk = os.read(self.child.stderr_fd, READ_CHUNK)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        self._stderr.feed(chunk)
+        return True
+
+    def _ready_answer(self, now: float) -> str | None:
+        """The answer to the turn in flight once the agent looks ready for the next; else None.
+
+        With a ready pattern, the agent is ready when the pattern shows in the
+        output since the last send, and the answer is what came before its last
+        match. Without one, the agent is ready once it has been quiet for the
+        idle period, and, after a turn was sent, has said something since.
+        """
+        if self._pending_input:
+            return None
+        if self._ready_pattern is not None:
+            if self._pattern_checked_at == self._stdout.total:
+                return None  # nothing new to search since the last look
+            self._pattern_checked_at = self._stdout.total
+            return self._before_ready_prompt(self._since_send.decode("utf-8", "replace"))
+        idle = self.spec.ready_idle_s if self.spec.ready_idle_s is not None else DEFAULT_READY_IDLE_S
+        if now - self._last_output < idle or (self._in_flight is not None and not self._since_send):
+            return None
+        return self._since_send.decode("utf-8", "replace")
+
+    def _before_ready_prompt(self, text: str) -> str | None:
+        """``text`` up to the last match of the ready pattern; None when the pattern does not show."""
+        matches = list(self._ready_pattern.finditer(text)) if self._ready_pattern is not None else []
+        return text[: matches[-1].start()] if matches else None
+
+    def _drive_turns(self, now: float) -> None:
+        """Live sessions: send the next prompt when ready; after the last answer, end the input."""
+        self._write_pending()
+        if self._input_closed or self.kill_at is not None:
+            return
+        answer = self._ready_answer(now)
+        if answer is None:
+            return
+        if self._in_flight is not None:
+            self._close_turn(answer.encode("utf-8"), now, finished=True)
+        if self._turns:
+            prompt = self._turns.pop(0)
+            if self.spec.compose_turn is not None:
+                previous = self._turn_results[-1].answer.decode("utf-8", "replace") if self._turn_results else ""
+                prompt = self.spec.compose_turn(len(self._turn_results), previous)
+            self._in_flight = (prompt, now)
+            self._pending_input += (prompt if prompt.endswith("\n") else prompt + "\n").encode("utf-8")
+        else:
+            self._pending_input += self.child.eof_byte
+            self._input_closed = True
+        self._since_send.clear()
+        self._last_output = now
+        self._write_pending()
+
+    def _write_pending(self) -> None:
+        """Write as much of the pending input as the pty takes now.
+
+        A terminal in canonical mode buffers about 4 KiB of unread input; a
+        longer prompt goes in as the agent reads it. The idle clock starts when
+        the last byte is in, not when the turn was queued.
+        """
+        while self._pending_input:
+            try:
+                written = self.child.send(bytes(self._pending_input))
+            except BlockingIOError:
+                return
+            except OSError:
+                self._pending_input.clear()  # the agent is gone: nothing will read it
+                return
+            del self._pending_input[:written]
+            if not self._pending_input:
+                self._last_output = time.monotonic()
+
+    def _close_turn(self, answer: bytes, now: float, *, finished: bool) -> None:
+        assert self._in_flight is not None
+        prompt, sent_at = self._in_flight
+        self._turn_results.append(TurnResult(prompt, answer, now - sent_at, finished))
+        self._in_flight = None
+
+    def next_wakeup(self) -> float:
+        wake = self.kill_at if self.kill_at is not None else self.deadline
+        if self.pidfd is None or (self.spec.turns and not self._input_closed) or self._pending_input:
+            wake = min(wake, time.monotonic() + POLL_INTERVAL_S)
+        return wake
+
+    def tick(self, now: float) -> None:
+        """Deadlines: TERM the group at the timeout, KILL it after the grace."""
+        if self.spec.turns:
+            self._drive_turns(now)
+        if self.kill_at is None and now >= self.deadline:
+            self.timed_out = True
+            signal_group(self.child.pid, signal.SIGTERM)
+            self.kill_at = now + self.spec.grace_s
+        elif self.kill_at is not None and now >= self.kill_at:
+            signal_group(self.child.pid, signal.SIGKILL)
+            self.kill_at = now + 3600
+
+    def main_exited(self) -> bool:
+        return self.child.poll()
+
+    def finish(self) -> SessionResult:
+        """Kill what the agent left behind, drain, and close everything."""
+        # Leftovers are counted before the group is killed, so the count says what the agent
+        # left running rather than how fast the kernel reaped it. After a timeout the group
+        # has been signalled already: only processes that left it count then.
+        leftovers = kill_tagged_processes(
+            self.token,
+            uncounted_group=self.child.pid if self.timed_out else None,
+            candidates=pids_allocated_since(self.child.pid, self.started),
+        )
+        signal_group(self.child.pid, signal.SIGKILL)
+        # Everything that could write is dead now, so draining terminates.
+        if self.stdout_fd is not None:
+            while _readable_now(self.stdout_fd) and self.read_stdout():
+                pass
+        if self.stderr_fd is not None:
+            while _readable_now(self.stderr_fd) and self.read_stderr():
+                pass
+        self.child.reap()
+        self.child.close()
+        if self._in_flight is not None:
+            # The session ended mid-turn: what the agent said so far, its ready prompt cut off if it shows.
+            text = self._since_send.decode("utf-8", "replace")
+            answer = self._before_ready_prompt(text)
+            self._close_turn((text if answer is None else answer).encode("utf-8"), time.monotonic(), finished=False)
+        exit_code = self.child.exit_code
+        sig = self.child.signal
+        self.finished = SessionResult(
+            exit_code=exit_code,
+            signal=sig,
+            timed_out=self.timed_out,
+            duration_s=time.monotonic() - self.started,
+            stdout=self._stdout.getvalue(),
+            stderr=self._stderr.getvalue(),
+            stdout_bytes=self._stdout.total,
+            stderr_bytes=self._stderr.total,
+            truncated=self._stdout.truncated or self._stderr.truncated,
+            killed_leftovers=leftovers,
+            turns=tuple(self._turn_results),
+        )
+        return self.finished
+
+    def abort(self) -> None:
+        """Used on interrupt: nothing of the agent may outlive the harness."""
+        signal_group(self.child.pid, signal.SIGKILL)
+        kill_tagged_processes(self.token)
+        with contextlib.suppress(Exception):
+            self.finish()
+
+
+def _readable_now(fd: int) -> bool:
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,295 @@
+"""Where an agent session is spawned: a new process, in a new session, on a new pseudo-terminal.
+
+This is the one module that imports pexpect, and the one place a session
+starts. It reads top to bottom:
+
+1. find the program as the agent's own PATH would (``pexpect.which``);
+2. open a pipe for stderr, so it never reaches the judged text;
+3. open a pseudo-terminal with echo off and a wide window;
+4. start the program with ``posix_spawn``: a vfork underneath, so nothing
+   of the harness is copied, which makes a session start about ten times
+   cheaper than ptyprocess's ``fork`` of the whole pytest process. Right
+   after ``setsid`` the child opens the terminal by name, which makes it its
+   controlling terminal exactly as ``pty.fork`` would. Where that does not
+   hold (outside Linux), ptyprocess's public ``spawn`` starts it instead;
+5. hand the terminal to pexpect's ``fdspawn``, through which live turns
+   are sent, and watch the process through a pidfd.
+
+stdout is the pty (agents that check ``isatty`` behave as they would for a
+person); stdin is the pty in a live session and ``/dev/null`` otherwise, so
+a reader sees EOF at once.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import resource
+import signal
+import struct
+import sys
+import termios
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pexpect
+import pexpect.fdpexpect
+import ptyprocess  # type: ignore[import-untyped]
+
+# Rows and columns of every session's terminal: wide, so answers are not wrapped.
+TERMINAL_SIZE = (24, 200)
+# Opening a terminal makes it the controlling one only on Linux; elsewhere ptyprocess forks.
+POSIX_SPAWN_GIVES_A_TERMINAL = (
+    sys.platform.startswith("linux") and hasattr(os, "posix_spawn") and hasattr(os, "POSIX_SPAWN_OPEN")
+)
+# The harness may run with these ignored; an agent must not inherit a SIG_IGN.
+DEFAULT_SIGNALS = (signal.SIGINT, signal.SIGPIPE)
+# What a pty's line discipline reads as end of input when its termios cannot be asked (Ctrl-D).
+DEFAULT_EOF_BYTE = b"\x04"
+
+
+class AgentStartError(Exception):
+    """The agent command could not be started at all."""
+
+
+class AgentProcess:
+    """A started agent: its pid, its terminal (through pexpect), its stderr pipe and its pidfd."""
+
+    def __init__(self, pid: int, terminal_fd: int, stderr_fd: int) -> None:
+        self.pid = pid
+        self.terminal = pexpect.fdpexpect.fdspawn(terminal_fd)
+        self.terminal_fd = terminal_fd
+        self.stderr_fd = stderr_fd
+        self.pidfd = _pidfd(pid)
+        self.eof_byte = _eof_byte(terminal_fd)
+        self.exit_code: int | None = None
+        self.signal: int | None = None
+        self._reaped = False
+
+    def send(self, data: bytes) -> int:
+        """Write what the terminal takes now (it is non-blocking); returns how much that was."""
+        return int(self.terminal.send(data))
+
+    def poll(self) -> bool:
+        """True once the main process has exited (and was reaped, so its status is known)."""
+        if self._reaped:
+            return True
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            self._reaped = True
+            return True
+        if pid == 0:
+            return False
+        self._record(status)
+        return True
+
+    def _record(self, status: int) -> None:
+        self._reaped = True
+        if os.WIFEXITED(status):
+            self.exit_code = os.WEXITSTATUS(status)
+        elif os.WIFSIGNALED(status):
+            self.signal = os.WTERMSIG(status)
+
+    def reap(self) -> None:
+        """Make sure the main process is gone and its status known; it cannot outlive its session."""
+        if not self.poll():
+            # Unreaped, so its pid cannot have been reused: signalling it by number is safe.
+            os.kill(self.pid, signal.SIGKILL)
+            self._record(os.waitpid(self.pid, 0)[1])
+
+    def close(self) -> None:
+        """Close every descriptor; the caller has made sure the process is gone."""
+        self.terminal.close()
+        os.close(self.stderr_fd)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: bool) -> AgentProcess:
+    """Start one agent session; raises :class:`AgentStartError` with a line for the user."""
+    _refuse_nul_bytes(argv, env)
+    program = pexpect.which(argv[0], env=dict(env))
+    if program is None:
+        if os.sep in argv[0] and os.path.isfile(argv[0]):
+            raise AgentStartError(f"agent command {argv[0]!r} is not executable; check its permissions or --recall-cmd")
+        raise AgentStartError(f"agent command {argv[0]!r} was not found on PATH; check --recall-cmd")
+    stderr_read, stderr_write = os.pipe()
+    os.set_blocking(stderr_read, False)
+    try:
+        if POSIX_SPAWN_GIVES_A_TERMINAL:
+            pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live)
+        else:
+            pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live)
+    except OSError as exc:
+        os.close(stderr_read)
+        raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
+    except BaseException:
+        os.close(stderr_read)
+        raise
+    finally:
+        # The child holds its own copy; ours would keep the pipe from ever reaching EOF.
+        os.close(stderr_write)
+    process = AgentProcess(pid, terminal_fd, stderr_read)
+    if not live:
+        # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
+        # ("press enter"); end of file there too, or it waits for a person until the timeout.
+        process.send(process.eof_byte)
+    # Non-blocking both ways: reads drain a flood, and a live prompt goes in as the agent takes it.
+    os.set_blocking(terminal_fd, False)
+    return process
+
+
+def _posix_spawn_on_terminal(
+    program: str, argv: Sequence[str], cwd: str, env: Mapping[str, str], stderr_fd: int, live: bool
+) -> tuple[int, int]:
+    master, slave = _open_terminal()
+    try:
+        terminal = os.ttyname(slave)
+        # The first terminal a session leader opens becomes its controlling terminal.
+        actions: list[tuple[Any, ...]] = [
+            (os.POSIX_SPAWN_OPEN, 1, terminal, os.O_RDWR, 0),
+            (os.POSIX_SPAWN_OPEN, 0, terminal, os.O_RDWR, 0)
+            if live
+            else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
+        ]
+        # Python's own descriptors close on exec; any inheritable one a plugin left open must
+        # not reach the agent. glibc refuses a close action at or above the soft fd limit, and
+        # no descriptor can be there unless the limit was lowered after it was opened.
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds() if 2 < fd < limit]
+        pid = _spawn_in(cwd, program, list(argv), env, actions)
+    except BaseException:
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    return pid, master
+
+
+def _open_terminal() -> tuple[int, int]:
+    """A new pty (master, slave) with echo off and the session's window size."""
+    master, slave = os.openpty()
+    try:
+        attributes = termios.tcgetattr(slave)
+        attributes[3] &= ~termios.ECHO
+        termios.tcsetattr(slave, termios.TCSANOW, attributes)
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *TERMINAL_SIZE, 0, 0))
+    except BaseException:
+        os.close(master)
+        os.close(slave)
+        raise
+    return master, slave
+
+
+def _spawn_in(cwd: str, program: str, args: list[str], env: Mapping[str, str], actions: list[tuple[Any, ...]]) -> int:
+    """posix_spawn in ``cwd``.
+
+    Python exposes no chdir file action, so the harness steps into the
+    directory for the instant of the spawn and straight back; sessions start
+    on one thread, and nothing else in the harness uses relative paths.
+    """
+    home = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+    try:
+        os.chdir(cwd)
+        try:
+            return os.posix_spawn(program, args, env, file_actions=actions, setsid=True, setsigdef=DEFAULT_SIGNALS)
+        finally:
+            os.fchdir(home)
+    finally:
+        os.close(home)
+
+
+def _ptyprocess_spawn(
+    program: str, argv: Sequence[str], cwd: str, env: Mapping[str, str], stderr_fd: int, live: bool
+) -> tuple[int, int]:
+    """The portable start: ptyprocess forks, and the child sets up its descriptors before exec."""
+    process = ptyprocess.PtyProcess.spawn(
+        [program, *argv[1:]],
+        cwd=cwd,
+        env=dict(env),
+        echo=False,
+        dimensions=TERMINAL_SIZE,
+        preexec_fn=_child_setup(stderr_fd, live),
+        pass_fds=(stderr_fd,),
+    )
+    # The session owns the terminal from here on: keep a copy, and let ptyprocess let go of its own.
+    terminal_fd = os.dup(process.fd)
+    process.fileobj.close()
+    process.closed = True
+    return int(process.pid), terminal_fd
+
+
+def _child_setup(stderr_fd: int, live: bool) -> Callable[[], None]:
+    def setup() -> None:
+        os.dup2(stderr_fd, 2)
+        if not live:
+            null_fd = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null_fd, 0)
+            os.close(null_fd)
+        for number in DEFAULT_SIGNALS:
+            signal.signal(number, signal.SIG_DFL)
+
+    return setup
+
+
+def _inheritable_fds() -> list[int]:
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        fd = int(name)
+        try:
+            if os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:
+            continue  # the descriptor listdir itself used, closed by now
+    return found
+
+
+def _refuse_nul_bytes(argv: Sequence[str], env: Mapping[str, str]) -> None:
+    """exec cannot carry a NUL byte: say so instead of failing somewhere deeper."""
+    if any("\0" in part for part in argv):
+        raise AgentStartError("the agent's command line holds a NUL byte, which no program can receive in argv")
+    if any("\0" in key or "\0" in value for key, value in env.items()):
+        raise AgentStartError("the agent's environment holds a NUL byte, which no program can receive")
+
+
+def _eof_byte(fd: int) -> bytes:
+    """The byte this pty's line discipline reads as end of input."""
+    try:
+        eof = termios.tcgetattr(fd)[6][termios.VEOF]
+    except (termios.error, OSError, IndexError):
+        return DEFAULT_EOF_BYTE
+    return eof if isinstance(eof, bytes) and eof else DEFAULT_EOF_BYTE
+
+
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
+def _start_error_text(command: str, program: str, exc: OSError) -> str:
+    if isinstance(exc, PermissionError) or exc.errno == errno.EACCES:
+        return f"agent command {command!r} is not executable; check its permissions or --recall-cmd"
+    if exc.errno == errno.ENOENT and os.path.isfile(program):
+        return f"agent command {command!r} could not start: the interpreter on its #! line was not found; fix that line"
+    if exc.errno == errno.ENOEXEC:
+        return f"agent command {command!r} could not start: it is no program and has no #! line; add one"
+    if exc.errno == errno.E2BIG:
+        return (
+            f"agent command {command!r} could not start: its arguments are too long for one command line; "
+            "use --recall-prompt=stdin or --recall-prompt=file"
+        )
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return f"agent command {command!r} could not start: {text}"
