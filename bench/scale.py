@@ -41,8 +41,11 @@ from _common import (
 sys.path.insert(0, str(ROOT))
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
-from pytest_recall.reporting.report import build_report, case_record, write_json_atomic
+from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.records import case_record
 from pytest_recall.scoring.judge import judge_answer, judge_steps
+from pytest_recall.scoring.verdict import decide
 from pytest_recall.suites import ledger
 from pytest_recall.terminal_text import clean_terminal_text
 
@@ -173,7 +176,7 @@ def realistic_records(count: int) -> list[dict[str, Any]]:
             cleaned = clean_terminal_text(stdout)
             steps.append(StepRun(step.number, step.prompt, result, cleaned, "warning: model latency high\n", 0.0123))
         run = CaseRun(case, tuple(steps), epoch=1, duration_s=24.69)
-        verdict = judge_steps([(0, None, False)] * len(steps), run.judged_stdout, case.expected, judge_answer)
+        verdict = decide(run, answer_judge=judge_answer)
         nodeid = f"cases/ledger/{case.case_id}-{index}::recall"
         records.append(case_record(run, verdict, nodeid=nodeid, command="my-agent --model x"))
     return records

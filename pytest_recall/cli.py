@@ -15,8 +15,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _merge(args: argparse.Namespace) -> int:
+    from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting.files import write_json_atomic
     from pytest_recall.reporting.merge import merge_reports
-    from pytest_recall.reporting.report import load_report, write_json_atomic
 
     reports = [load_report(Path(path)) for path in args.reports]
     merged = merge_reports(reports, threshold=args.threshold)
@@ -26,8 +27,10 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting.files import write_text_atomic
     from pytest_recall.reporting.html import render_html
-    from pytest_recall.reporting.report import format_summary, load_report, write_text_atomic
+    from pytest_recall.reporting.summary import format_summary
 
     report = load_report(Path(args.report))
     print("\n".join(format_summary(report)))
@@ -40,7 +43,8 @@ def _report(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     """Exit 1 only for a significant drop, so CI can gate on "no regression" without chasing noise."""
     from pytest_recall.reporting.compare import compare_reports, format_comparison
-    from pytest_recall.reporting.report import load_report, write_json_atomic
+    from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting.files import write_json_atomic
 
     result = compare_reports(
         load_report(Path(args.base)), load_report(Path(args.new)), alpha=args.alpha, seed=args.seed
@@ -64,7 +68,7 @@ def _alpha(text: str) -> float:
 def _generate(args: argparse.Namespace) -> int:
     """Write a generated suite as case folders; the same arguments always give the same bytes."""
     from pytest_recall.cases.model import CaseError, write_case_folders
-    from pytest_recall.cases.suite_file import family_cases
+    from pytest_recall.suites.suite_file import family_cases
 
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

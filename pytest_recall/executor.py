@@ -17,11 +17,12 @@ import pytest
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.cases.traptask import TASK_JUDGE_KEY, task_judge_verdict
+from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
 from pytest_recall.reporting.runlog import ResumeIndex
-from pytest_recall.scoring.judge import judge_steps
+from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
 from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow
 from pytest_recall.sessions.pool import CasePool
+from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 
@@ -105,13 +106,22 @@ class CaseExecutor:
                     self._submit(ahead)
         return self.pool.wait(item.nodeid)
 
-    def verdict(self, run: CaseRun) -> dict[str, Any]:
-        outcomes = [(s.result.exit_code, s.result.signal, s.result.timed_out) for s in run.steps]
+    def verdict(self, run: CaseRun, changed_case_files: Sequence[str]) -> Verdict:
+        """Gather what :func:`decide` needs that takes I/O, and let it decide."""
+        task_judge = None
+        changed = list(changed_case_files)
         if run.case.extra.get(TASK_JUDGE_KEY):
             # A trap task that ships its own judge is scored by it: it needs the exit code and
             # the expected directory, which the judge hook does not carry.
-            return task_judge_verdict(run.case, outcomes, run.judged_stdout)
-        return judge_steps(outcomes, run.judged_stdout, run.case.expected, self.judge)
+            changed += changed_on_disk(run.case)
+
+            def task_judge(stdout: str, exit_code: int | None) -> Any:
+                try:
+                    return run_task_judge(run.case, stdout, exit_code)
+                except TaskScriptError as exc:
+                    return TaskJudgeFailure(str(exc))
+
+        return decide(run, answer_judge=self.judge, changed_on_disk=changed, task_judge=task_judge)
 
     def finished(self, record: Mapping[str, Any]) -> None:
         """Called once per case record; the place for per-case side effects."""

@@ -7,7 +7,6 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,11 +17,13 @@ import pytest
 
 from pytest_recall.cases.model import Case, CaseError, changed_files, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.cases.suite_file import SUITE_FILE, suite_cases
-from pytest_recall.cases.traptask import load_task_case, task_case_ids, task_properties
+from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
+from pytest_recall.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
-from pytest_recall.reporting.report import case_record, record_properties
+from pytest_recall.reporting.records import case_record, record_properties, task_properties
+from pytest_recall.scoring.verdict import Verdict
+from pytest_recall.suites.suite_file import SUITE_FILE, suite_cases
 
 RUN_NAME = "recall"
 CONTROL_NAME = "control"
@@ -77,8 +78,6 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         if EXECUTOR_KEY not in self.config.stash:
-            from pytest_recall.plugin import NO_COMMAND
-
             pytest.fail(NO_COMMAND, pytrace=False)
         executor = self._executor()
         stored = executor.stored(self)
@@ -88,30 +87,27 @@ class CaseItem(pytest.Item):
             return
         self.run = executor.run(self)
         if self.run.error:
-            self._record_verdict(None)
+            self._record_verdict(self._executor().verdict(self.run, ()))
             # A setup failure is a pytest error; pytrace=False keeps it to the one line.
             pytest.fail(f"{self.case.case_id}: {self.run.error}", pytrace=False)
 
     def runtest(self) -> None:
-        if self.run is None and self.record is not None:
-            verdict = record = self.record
-        else:
-            assert self.run is not None
-            verdict = self._executor().verdict(self.run)
-            changed = changed_files(self.path, self.on_disk) if self.on_disk is not None else []
-            if changed:
-                # Scored 0, not an error: an agent must not escape its score by rewriting its case.
-                reason = f"case files changed on disk during the run: {', '.join(changed)}"
-                verdict = {**verdict, "score": 0.0, "reason": reason}
-            record = self._record_verdict(verdict)
-        if self.control:
-            # A control measures what the agent knows without memory; scoring 0 there is what a
-            # remembering agent should do, so it never fails. Its score lives in its record.
+        if self.run is None:
+            # Resumed: the stored record is the verdict an earlier run decided; it is shown, not decided again.
+            assert self.record is not None
+            record = self.record
+            if not record.get("control") and float(record.get("score") or 0.0) < 1.0:
+                raise CaseFailed(verdict_report(record, self.case.expected, record["steps"], title=self.case.case_id))
             return
-        if float(verdict.get("score") or 0.0) < 1.0:
-            raise CaseFailed(verdict_report(verdict, self.case.expected, record["steps"], title=self.case.case_id))
+        changed = changed_files(self.path, self.on_disk) if self.on_disk is not None else []
+        verdict = self._executor().verdict(self.run, changed)
+        record = self._record_verdict(verdict)
+        if verdict.fails_item:
+            raise CaseFailed(
+                verdict_report(verdict.as_dict(), self.case.expected, record["steps"], title=self.case.case_id)
+            )
 
-    def _record_verdict(self, verdict: dict[str, Any] | None) -> dict[str, Any]:
+    def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None
         record = case_record(self.run, verdict, nodeid=self.nodeid, command=self._executor().command)
         self._publish(record)
@@ -218,14 +214,6 @@ class TrapCaseNode(pytest.Collector):
         with _one_line_case_errors(self):
             case = load_task_case(self.path, self.name, source=self.nodeid, known_kinds=options.known_kinds)
         yield from case_items(self, case, epochs=options.epochs, control=options.control)
-
-
-def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str, Any] | None:
-    for name, value in properties:
-        if name == "recall_record" and isinstance(value, str):
-            loaded: dict[str, Any] = json.loads(value)
-            return loaded
-    return None
 
 
 MALFORMED_KEY = pytest.StashKey[int]()

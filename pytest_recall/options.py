@@ -20,6 +20,11 @@ from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S
 
+NO_COMMAND = (
+    "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
+    "(or set recall_cmd in your pytest configuration)"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Option:

@@ -9,8 +9,7 @@ import pytest
 
 from pytest_recall import hookspecs
 from pytest_recall.cases.model import is_case_dir
-from pytest_recall.cases.suite_file import is_suite_dir
-from pytest_recall.cases.traptask import TaskGraders, is_trap_task_dir
+from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
 from pytest_recall.items import (
     COLLECTION_KEY,
@@ -22,19 +21,17 @@ from pytest_recall.items import (
     SuiteDirectory,
     TrapTaskDirectory,
 )
-from pytest_recall.options import Settings, add_options, check_command_starts
+from pytest_recall.options import NO_COMMAND, Settings, add_options, check_command_starts
 from pytest_recall.recorder import Recorder
 from pytest_recall.reporting.failure import RecallJudge
 from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
 from pytest_recall.scoring.judge import BUILTIN_KINDS, judge_answer
+from pytest_recall.suites.suite_file import is_suite_dir
+from pytest_recall.task_graders import TaskGraders
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-NO_COMMAND = (
-    "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
-    "(or set recall_cmd in your pytest configuration)"
-)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -13,19 +13,13 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.items import record_from_properties
 from pytest_recall.options import Settings
+from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.files import write_json_atomic, write_text_atomic
 from pytest_recall.reporting.html import render_html
 from pytest_recall.reporting.junit import add_run_properties, shorten_failure
-from pytest_recall.reporting.report import (
-    RECORD_PROPERTY,
-    build_report,
-    error_lines,
-    format_summary,
-    lost_record,
-    write_json_atomic,
-    write_text_atomic,
-)
+from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
+from pytest_recall.reporting.summary import error_lines, format_summary
 
 
 class Recorder:

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +31,7 @@ import pytest
 
 from pytest_recall.options import Settings
 from pytest_recall.sessions.case_flow import SessionRooms
-from pytest_recall.sessions.sandbox import SandboxSpec, check_bwrap, wrap_argv
+from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv
 from pytest_recall.sessions.spawn import AgentStartError
 
 PROBE_TIMEOUT_S = 15.0
@@ -74,7 +74,7 @@ def session_sandbox(config: pytest.Config, settings: Settings, case_folders: Ite
     __tracebackhide__ = True
     if settings.sandbox != "bwrap":
         return None
-    folders = _unique([_absolute(folder) for folder in case_folders])
+    folders = unique([absolute_path(folder) for folder in case_folders])
     for bind in settings.sandbox_binds:
         for folder in folders:
             if bind == folder or folder in bind.parents:
@@ -82,20 +82,20 @@ def session_sandbox(config: pytest.Config, settings: Settings, case_folders: Ite
                     f"--recall-sandbox-bind: {bind} lies in the case folder {folder}, which agents must not see; "
                     "bind only the agent's own folder"
                 )
-    return SessionSandbox(binds=settings.sandbox_binds, hide=_unique([*folders, *hidden_paths(config, settings)]))
+    return SessionSandbox(binds=settings.sandbox_binds, hide=unique([*folders, *hidden_paths(config, settings)]))
 
 
 def hidden_paths(config: pytest.Config, settings: Settings) -> tuple[Path, ...]:
     """The paths given to pytest, basetemp, the harness's temporary root, and the folders of the run's files."""
     invocation = config.invocation_params.dir
-    hidden = [_absolute(invocation / arg.split("::", 1)[0]) for arg in config.args if arg.split("::", 1)[0]]
-    hidden += [config.rootpath / "cases", _basetemp(config), _absolute(Path(tempfile.gettempdir()))]
+    hidden = [absolute_path(invocation / arg.split("::", 1)[0]) for arg in config.args if arg.split("::", 1)[0]]
+    hidden += [config.rootpath / "cases", _basetemp(config), absolute_path(Path(tempfile.gettempdir()))]
     files = list(_settings_paths(settings))
     xml_path = config.getoption("xmlpath", None)
     if xml_path:
-        files.append(_absolute(Path(str(xml_path))))
+        files.append(absolute_path(Path(str(xml_path))))
     hidden += [path.parent for path in files]
-    return _unique(hidden)
+    return unique(hidden)
 
 
 def check_sandbox(config: pytest.Config, settings: Settings) -> None:
@@ -167,18 +167,10 @@ def _basetemp(config: pytest.Config) -> Path:
     """pytest's basetemp, or the root its numbered default basetemps are made in."""
     given = config.getoption("basetemp", None)
     if given:
-        return _absolute(Path(str(given)))
+        return absolute_path(Path(str(given)))
     root = os.environ.get("PYTEST_DEBUG_TEMPROOT") or tempfile.gettempdir()
     try:
         user = getpass.getuser()
     except (ImportError, KeyError, OSError):
         user = "unknown"
-    return _absolute(Path(root) / f"pytest-of-{user}")
-
-
-def _absolute(path: Path) -> Path:
-    return Path(os.path.abspath(path))
-
-
-def _unique(paths: Sequence[Path]) -> tuple[Path, ...]:
-    return tuple(dict.fromkeys(paths))
+    return absolute_path(Path(root) / f"pytest-of-{user}")

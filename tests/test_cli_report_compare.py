@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.html import render_html
-from pytest_recall.reporting.report import build_report, write_json_atomic
 
 
 def saved_report(folder: Path, name: str, scores: Sequence[float | None], **fields: Any) -> Path:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from processes import processes_with
 
-from pytest_recall.reporting.report import write_json_atomic
+from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.html import render_html
-from pytest_recall.reporting.report import build_report
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 needs_chromium = pytest.mark.skipif(

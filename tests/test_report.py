@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.reporting.report import build_report, load_report, write_json_atomic
+from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.files import write_json_atomic
 
 REPORT_KEYS = [
     "schema_version",

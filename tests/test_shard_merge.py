@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.merge import merge_reports
-from pytest_recall.reporting.report import build_report
 from pytest_recall.reporting.shard import ShardError, assign_shards, durations_by_nodeid, parse_shard, shard_members
 
 NOTEBOOK = "pytest_recall.agents.notebook"

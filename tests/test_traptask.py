@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases.traptask import TaskScriptError, run_task_script
 from pytest_recall.scoring.grader import aggregate
+from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_script
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 SEED_SUITE = REPO_DIR / "cases" / "session-memory-recall"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_recall.reporting.report import build_report
+from pytest_recall.reporting.document import build_report
 
 
 def merge_reports(reports: Sequence[Mapping[str, Any]], *, threshold: float | None = None) -> dict[str, Any]:

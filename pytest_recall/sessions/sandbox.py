@@ -120,7 +120,7 @@ def default_binds() -> tuple[Path, ...]:
     installed = [Path(entry) for entry in sys.path if entry and _is_install_location(Path(entry), prefixes)]
     found = [path for path in (*prefixes, *installed, PACKAGE_DIR) if path.is_absolute() and path.exists()]
     # A symlinked prefix is reached by both spellings: the venv's python links to the real path.
-    return _unique(spelling for path in found for spelling in (path, Path(os.path.realpath(path))))
+    return unique(spelling for path in found for spelling in (path, Path(os.path.realpath(path))))
 
 
 def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
@@ -149,21 +149,21 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
 
     system_links, read_only = _system_dirs()
     read_only += [*_resolver_dirs(), *default_binds(), *user_binds]
-    read_only = [path for path in _unique(read_only) if not _covered_by(path, read_only)]
-    hidden = [path for path in _unique(map(_absolute, hide)) if _must_hide(path, read_only)]
+    read_only = [path for path in unique(read_only) if not _covered_by(path, read_only)]
+    hidden = [path for path in unique(map(absolute_path, hide)) if _must_hide(path, read_only)]
 
     mounts = [_Mount("tmpfs", Path("/tmp"))]
     if spec.home is None:
         mounts.append(_Mount("tmpfs", home))
     mounts += [_Mount("ro", path) for path in read_only]
     mounts += [_Mount("hide", path) for path in hidden]
-    mounts += [_Mount("rw", path) for path in _unique(read_write)]
+    mounts += [_Mount("rw", path) for path in unique(read_write)]
 
     command = ["bwrap", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     for link in system_links:
         command += ["--symlink", os.readlink(link), str(link)]
     command += ["--proc", "/proc", "--dev", "/dev"]
-    for mount in sorted(_unique(mounts), key=_Mount.sort_key):
+    for mount in sorted(unique(mounts), key=_Mount.sort_key):
         command += mount.argv()
     command += ["--remount-ro", "/", "--chdir", str(read_write[0])]
     # Host values would point at paths that do not exist inside.
@@ -205,14 +205,14 @@ def check_bwrap() -> str | None:
 
 def _existing(path: Path, what: str) -> Path:
     __tracebackhide__ = True
-    absolute = _absolute(path)
+    absolute = absolute_path(path)
     if not absolute.exists():
         raise ValueError(f"sandbox: {what} does not exist: {absolute} (create it or fix the path)")
     return absolute
 
 
-def _absolute(path: Path) -> Path:
-    # abspath, not resolve: the bind must sit at the spelling the agent is given.
+def absolute_path(path: Path) -> Path:
+    """abspath, not resolve: a bind must sit at the spelling the agent is given."""
     return Path(os.path.abspath(path))
 
 
@@ -246,7 +246,7 @@ def _resolver_dirs() -> list[Path]:
 
 def _usual_home() -> Path:
     """The user's home path, unless mounting a tmpfs over it would hide the system (a home of "/", say)."""
-    home = _absolute(Path.home())
+    home = absolute_path(Path.home())
     if home == Path("/") or any(_within(system_dir, home) for system_dir in SYSTEM_DIRS):
         return FALLBACK_HOME
     return home
@@ -267,5 +267,6 @@ def _within(path: Path, ancestor: Path) -> bool:
     return path == ancestor or ancestor in path.parents
 
 
-def _unique(items: Iterable[_T]) -> tuple[_T, ...]:
+def unique(items: Iterable[_T]) -> tuple[_T, ...]:
+    """The items in their first order, each once."""
     return tuple(dict.fromkeys(items))

@@ -1,0 +1,44 @@
+"""The run report: one JSON document, the verdict first and the case records last."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.scoring.grader import aggregate
+from pytest_recall.scoring.stats import summarize
+
+SCHEMA_VERSION = 1
+
+
+def sort_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A stable order that does not depend on which worker finished first."""
+    return sorted(records, key=lambda r: (str(r.get("nodeid") or ""), int(r.get("epoch") or 1)))
+
+
+def build_report(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    threshold: float,
+    command: str | None,
+    interrupted: bool = False,
+) -> dict[str, Any]:
+    """The whole report document: the verdict first, then how far to trust it, the case records last."""
+    ordered = sort_records(records)
+    report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    report.update(aggregate(ordered, threshold))
+    report.update(summarize(ordered))
+    report["command"] = command
+    report["interrupted"] = interrupted
+    report["cases"] = list(ordered)
+    return report
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or "cases" not in data:
+        raise ValueError(f"{path}: not a pytest-recall report (no 'cases' list)")
+    return data

@@ -1,0 +1,43 @@
+"""Writing report files whole or not at all: a CI uploader never reads half a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+
+def write_json_atomic(path: Path, document: Any) -> None:
+    """Write, fsync and rename, so a reader never sees half a file.
+
+    The document is streamed into the file rather than built as one string
+    first: for 10,000 cases that string is some 50 MB held twice over.
+    """
+
+    def fill(handle: TextIO) -> None:
+        json.dump(document, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+
+    _write_atomic(path, fill)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write, fsync and rename: the JSON report and the HTML page alike are whole or absent."""
+    _write_atomic(path, lambda handle: handle.write(text))
+
+
+def _write_atomic(path: Path, fill: Callable[[TextIO], object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            fill(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise

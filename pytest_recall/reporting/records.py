@@ -1,0 +1,136 @@
+"""Case records: the one account of a case that the report, the run log and the JUnit file give.
+
+Per-case data travels from the process that ran the case to the one that
+reports it as plain scalars in ``report.user_properties`` (the full record
+as one JSON string), exactly as pytest's own JUnit writer gathers results:
+that is what crosses xdist intact.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_recall.cases.model import Case
+from pytest_recall.cases.runs import CaseRun
+from pytest_recall.cases.traptask import TASK_KEY
+from pytest_recall.scoring.verdict import Verdict
+
+RECORD_PROPERTY = "recall_record"
+# Transcripts in records keep this many characters from the end of each stream.
+RECORD_TEXT_CHARS = 4000
+# Scalar properties every case's JUnit testcase carries, from its record.
+JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
+# A node id's "[epochN]" suffix: how a lost record still says which epoch it was.
+_EPOCH_IN_NODEID = re.compile(r"\[epoch(\d+)\]$")
+
+
+# The user property that carries a trap-task case's grader entry to the controller.
+ENTRY_PROPERTY = "recall_task_entry"
+
+
+def _tail(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
+    return text if len(text) <= limit else text[-limit:]
+
+
+def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) -> dict[str, Any]:
+    """The one record of a case: what the report, the log and the JUnit file say of it."""
+    case = run.case
+    costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
+    return {
+        "id": case.case_id,
+        "suite": case.suite,
+        "nodeid": nodeid,
+        "category": case.category,
+        "answer_kind": case.answer_kind,
+        "expected": case.expected.get("answer"),
+        "score": verdict.score,
+        "reason": verdict.reason,
+        "reported": verdict.details.get("reported"),
+        "n_candidates": verdict.details.get("n_candidates"),
+        "error": verdict.error,
+        "epoch": run.epoch,
+        "control": run.control,
+        "duration_s": round(run.duration_s, 4),
+        "cost_usd": round(sum(costs), 6) if costs else None,
+        "content_hash": case.content_hash,
+        "command": command,
+        "steps": [
+            {
+                "step": step.number,
+                "exit_code": step.result.exit_code,
+                "signal": step.result.signal,
+                "timed_out": step.result.timed_out,
+                "duration_s": round(step.result.duration_s, 4),
+                "prompt": step.prompt,
+                "stdout": _tail(step.stdout),
+                "stderr": _tail(step.stderr),
+                "stdout_bytes": step.result.stdout_bytes,
+                "stderr_bytes": step.result.stderr_bytes,
+                "truncated": step.result.truncated,
+                "killed_leftovers": step.result.killed_leftovers,
+                "cost_usd": step.cost_usd,
+            }
+            for step in run.steps
+        ],
+    }
+
+
+def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record."""
+    scalars: list[tuple[str, object]] = [(f"recall_{name}", record.get(name)) for name in JUNIT_CASE_FIELDS]
+    scalars.append((RECORD_PROPERTY, json.dumps(record, ensure_ascii=False)))
+    return scalars
+
+
+def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str, Any] | None:
+    for name, value in properties:
+        if name == RECORD_PROPERTY and isinstance(value, str):
+            loaded: dict[str, Any] = json.loads(value)
+            return loaded
+    return None
+
+
+def lost_record(nodeid: str, reason: str, command: str) -> dict[str, Any]:
+    """A case whose process vanished (a crashed worker): an error, never a silent zero."""
+    case_part = nodeid.split("::")[0].rstrip("/")
+    return {
+        "id": case_part.rsplit("/", 1)[-1],
+        "suite": None,
+        "nodeid": nodeid,
+        "category": None,
+        "answer_kind": None,
+        "expected": None,
+        "score": None,
+        "reason": reason,
+        "reported": None,
+        "n_candidates": None,
+        "error": reason,
+        "epoch": int(match.group(1)) if (match := _EPOCH_IN_NODEID.search(nodeid)) else 1,
+        "control": "::control" in nodeid,
+        "duration_s": None,
+        "cost_usd": None,
+        "content_hash": None,
+        "command": command,
+        "steps": [],
+    }
+
+
+def task_properties(case: Case, record: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, object]]:
+    """The grader's entry for one run of a trap-task case, as a user property; none for other cases.
+
+    Control runs are left out, as they are from our own verdict.
+    """
+    task = case.extra.get(TASK_KEY)
+    if task is None or record.get("control"):
+        return []
+    entry = {
+        "task": task,
+        "id": case.case_id,
+        "metrics": None if verdict.error else verdict.as_dict(),
+        "duration": record.get("duration_s"),
+        "cost": {"cost_usd": record.get("cost_usd")},
+    }
+    return [(ENTRY_PROPERTY, json.dumps(entry, ensure_ascii=False))]

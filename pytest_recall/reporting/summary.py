@@ -1,0 +1,86 @@
+"""The terminal summary of a run: verdict, trust, categories, latency and cost, readable at a glance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def format_summary(report: Mapping[str, Any]) -> list[str]:
+    """The terminal table: verdict, categories, latency and cost, readable at a glance."""
+    verdict = "PASSED" if report["passed"] else "FAILED"
+    lines = [
+        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
+        f"{report['n_passed']}/{report['n_total']} cases passed"
+        + (f", {report['n_errors']} errors" if report.get("n_errors") else "")
+        + (", interrupted" if report.get("interrupted") else ""),
+    ]
+    lines += _trust_lines(report)
+    categories = report.get("by_category") or {}
+    intervals = report.get("by_category_confidence") or {}
+    if categories:
+        width = max(len(name) for name in categories)
+        for name in sorted(categories):
+            score = categories[name]
+            bar = "#" * round(score * 20)
+            line = f"  {name:<{width}}  {score:5.3f}  |{bar:<20}|  {_interval_brackets(intervals.get(name))}"
+            lines.append(line.rstrip())
+    cost = report.get("cost_usd_total")
+    lines.append(
+        f"  latency per case: median {report['latency_ms_median'] / 1000:.2f}s, "
+        f"p95 {report['latency_ms_p95'] / 1000:.2f}s, total {report['latency_ms_total'] / 1000:.2f}s;  "
+        f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
+    )
+    return lines
+
+
+def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each distinct reason cases could not run, once, with how many it stopped.
+
+    An agent that cannot start fails the same way in every case; one line
+    says so better than a screenful of copies.
+    """
+    counts: dict[str, int] = {}
+    for record in records:
+        if record.get("error"):
+            counts[str(record["error"])] = counts.get(str(record["error"]), 0) + 1
+    return [
+        f"  {count} {'case' if count == 1 else 'cases'} could not run: {reason}"
+        for reason, count in sorted(counts.items(), key=lambda item: -item[1])
+    ]
+
+
+def _interval_brackets(interval: Mapping[str, Any] | None) -> str:
+    return f"[{interval['low']:.3f}, {interval['high']:.3f}]" if interval else ""
+
+
+def _trust_lines(report: Mapping[str, Any]) -> list[str]:
+    """The interval, the repeat figures and the control, when the report has them (old ones may not)."""
+    lines = []
+    interval = report.get("confidence")
+    if interval:
+        lines.append(
+            f"  {round(100 * interval['level'])}% interval {_interval_brackets(interval)} "
+            f"({interval['method']}, {interval['n']} cases)"
+        )
+    epochs = report.get("epochs") or 1
+    if epochs > 1 and report.get("pass_at_k") is not None:
+        lines.append(
+            f"  epochs {epochs}: pass@{epochs} {report['pass_at_k']:.3f} (solved in any epoch), "
+            f"pass^{epochs} {report['pass_all_k']:.3f} (solved in every epoch)"
+        )
+    control = report.get("control")
+    if control:
+        score = control.get("score")
+        line = f"  control (no memory): score {'-' if score is None else f'{score:.3f}'}"
+        if control.get("lift") is not None:
+            low, high = control["lift_low"], control["lift_high"]
+            line += f"; memory lift {control['lift']:+.3f} [{low:+.3f}, {high:+.3f}]"
+            if control.get("lift_significant"):
+                line += f", p {control['lift_test']['p_value']:.3f}"
+            elif low <= 0 <= high:
+                line += "  NOT SIGNIFICANT: the interval includes 0"
+            else:
+                line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
+        lines.append(line)
+    return lines

@@ -1,0 +1,100 @@
+"""Where a score is decided: every rule of a case's verdict, in order, in one function.
+
+:func:`decide` is the only place a run becomes a score. It is pure: the facts
+that need I/O (which case files changed on disk, what a trap task's own judge
+printed, what a user's judge hook says) are handed to it, the last two as
+callables that it calls only when their rule is reached.
+
+The rules, first match wins:
+
+1. an agent that could not start: no score, an error;
+2. a case changed on disk during the run: 0, since an agent must not escape
+   its score by rewriting its case;
+3. a step that timed out, was killed or failed before the last: 0, since the
+   later sessions could not recall what an unfinished one never stored;
+4. a trap task's own judge, when the task ships one; a judge that fails
+   gives no score, as the agent is not to blame;
+5. the last step's exit code and silence, then the answer kind's judge;
+6. a control item scores like any other but never fails: it measures what
+   the agent knows without memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from pytest_recall.cases.runs import CaseRun
+from pytest_recall.scoring.judge import judge_steps, step_failure
+
+AnswerJudge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+TaskJudge = Callable[[str, "int | None"], Any]
+TASK_JUDGE_NAME = "judge.py"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A decided case: its score, why, and what the judge said besides (``reported``, ``n_candidates``, ...)."""
+
+    score: float | None
+    reason: str | None
+    details: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    error: str | None = None
+    control: bool = False
+
+    @property
+    def fails_item(self) -> bool:
+        """Whether the pytest item fails: a wrong answer does, a control item or an error (reported as such) not."""
+        return self.error is None and not self.control and (self.score or 0.0) < 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The judge's own mapping, with the decided score and reason: what records and task graders read."""
+        return {**self.details, "score": self.score, "reason": self.reason}
+
+
+def decide(
+    run: CaseRun,
+    *,
+    answer_judge: AnswerJudge,
+    changed_on_disk: Sequence[str] = (),
+    task_judge: TaskJudge | None = None,
+) -> Verdict:
+    """The verdict of one run of one case. See the module docstring for the rules and their order."""
+    case = run.case
+    if run.error:
+        return Verdict(None, run.error, error=run.error, control=run.control)
+    stdout = run.judged_stdout
+    category = case.expected.get("category")
+    if changed_on_disk:
+        reason = f"case files changed on disk during the run: {', '.join(changed_on_disk)}"
+        return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control)
+    outcomes = [(step.result.exit_code, step.result.signal, step.result.timed_out) for step in run.steps]
+    if task_judge is not None:
+        exit_code = outcomes[-1][0] if outcomes else None
+        judged = step_failure(outcomes, stdout, case.expected) or _task_judge_verdict(
+            task_judge(stdout, exit_code), category
+        )
+    else:
+        judged = judge_steps(outcomes, stdout, case.expected, answer_judge)
+    details = {key: value for key, value in judged.items() if key not in ("score", "reason")}
+    return Verdict(judged.get("score"), judged.get("reason"), MappingProxyType(details), control=run.control)
+
+
+def _task_judge_verdict(output: Any, category: Any) -> Mapping[str, Any]:
+    """What a trap task's judge printed, taken as the verdict when it is one."""
+    if isinstance(output, TaskJudgeFailure):
+        return {"score": None, "reason": f"task judge failed: {output.reason}", "category": category}
+    score = output.get("score") if isinstance(output, dict) else None
+    if not isinstance(score, (int, float)) or isinstance(score, bool):
+        reason = f"task judge failed: {TASK_JUDGE_NAME} printed no JSON object with a numeric 'score'"
+        return {"score": None, "reason": reason, "category": category}
+    return dict(output)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskJudgeFailure:
+    """A trap task's judge that could not give a verdict (it crashed, hung or printed no JSON)."""
+
+    reason: str
