@@ -32,6 +32,9 @@ from pytest_recall.suites.suite_file import is_suite_dir
 from pytest_recall.task_graders import TaskGraders
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
+CONTROLLER_PLUGINS_KEY = pytest.StashKey[list[object]]()
+# The resumable records the controller read, handed to each xdist worker.
+RESUME_RECORDS_INPUT = "recall_resume_records"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -52,13 +55,40 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[COLLECTION_KEY] = CollectionOptions(
         known_kinds=frozenset(kinds), epochs=settings.epochs, control=settings.control
     )
-    if settings.argv:
-        check_command_starts(settings.argv)
-    check_sandbox(config, settings)
-    if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(Recorder(config, settings), "recall-recorder")
-        config.pluginmanager.register(TaskGraders(config), "recall-task-graders")
-    open_run_log(config, settings.log_path, settings.resume_path)
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is None:
+        # Decided once, on the controller; workers take the outcome from workerinput.
+        if settings.argv:
+            check_command_starts(settings.argv)
+        check_sandbox(config, settings)
+        config.stash[CONTROLLER_PLUGINS_KEY] = [Recorder(config, settings), TaskGraders(config)]
+        if config.pluginmanager.hasplugin("xdist"):
+            config.stash[CONTROLLER_PLUGINS_KEY].append(WorkerHandoff(config))
+        for plugin in config.stash[CONTROLLER_PLUGINS_KEY]:
+            config.pluginmanager.register(plugin)
+    resume_records = worker_input.get(RESUME_RECORDS_INPUT) if worker_input is not None else None
+    open_run_log(config, settings.log_path, settings.resume_path, resume_records)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for plugin in config.stash.get(CONTROLLER_PLUGINS_KEY, []):
+        config.pluginmanager.unregister(plugin)
+    config.stash[CONTROLLER_PLUGINS_KEY] = []
+
+
+class WorkerHandoff:
+    """Controller only, under xdist: what the controller read once goes to every worker.
+
+    Each worker would otherwise read the resume file again and probe bwrap
+    and the agent command again, for the same answer.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        index = self.config.stash.get(RESUME_KEY, None)
+        node.workerinput[RESUME_RECORDS_INPUT] = index.records() if index is not None else None
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -77,11 +77,18 @@ class Recorder:
                 self.html_error = f"could not write the HTML report to {self.settings.html_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The verdict in colour; ``-q`` keeps the verdict and the errors, ``-qq`` the verdict alone."""
         if self.report is None:
             return
-        terminalreporter.section("pytest-recall", sep="=", bold=True)
-        for line in format_summary(self.report):
+        verbosity = self.config.get_verbosity()
+        verdict, *details = format_summary(self.report)
+        if verbosity >= 0:
+            terminalreporter.section("pytest-recall", sep="=", bold=True)
+        terminalreporter.write_line(verdict, green=bool(self.report["passed"]), red=not self.report["passed"])
+        if verbosity <= -2:
+            return
+        for line in details if verbosity >= 0 else ():
             terminalreporter.write_line(line)
         for line in error_lines(self.report["cases"]):
             terminalreporter.write_line(line, red=True)

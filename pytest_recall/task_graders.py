@@ -62,7 +62,7 @@ class TaskGraders:
         return task.relative_to(rootpath).as_posix() if task.is_relative_to(rootpath) else str(task)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         for label, output in self.outputs.items():
             # The scalars say the verdict; the whole output is in the JSON report.
             shown = output.items() if isinstance(output, dict) else [("output", output)]

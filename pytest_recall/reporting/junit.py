@@ -10,6 +10,7 @@ text keeps the whole report with the transcripts.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -61,9 +62,9 @@ class VerdictRepr:
     shows the message's first line. Under xdist it travels as its ``str()``.
     """
 
-    def __init__(self, text: str, message: str) -> None:
+    def __init__(self, text: str, message: str, location: str) -> None:
         self.text = text
-        self.reprcrash = _CrashMessage(message)
+        self.reprcrash = CrashLine(location, message)
 
     def __str__(self) -> str:
         return self.text
@@ -73,12 +74,21 @@ class VerdictRepr:
             tw.line(line)
 
 
-class _CrashMessage:
-    def __init__(self, message: str) -> None:
-        self.message = message
+@dataclass(frozen=True, slots=True)
+class CrashLine:
+    """What ``--tb=line`` prints for a failed case, and the JUnit ``message``: where, then the verdict."""
+
+    path: str
+    message: str
+    lineno: int | None = None
+
+    def __str__(self) -> str:
+        first = self.message.splitlines()[0] if self.message else ""
+        return f"{self.path}: {first}"
 
 
 def shorten_failure(report: pytest.TestReport, record: Mapping[str, Any]) -> None:
     """Give a judged, failed case the verdict as its message; other failures keep theirs."""
     if report.when == "call" and report.failed and isinstance(report.longrepr, str) and record.get("score") is not None:
-        report.longrepr = VerdictRepr(report.longrepr, verdict_headline(record))  # type: ignore[assignment]
+        location = report.nodeid.split("::", 1)[0]
+        report.longrepr = VerdictRepr(report.longrepr, verdict_headline(record), location)  # type: ignore[assignment]

@@ -76,6 +76,10 @@ class ResumeIndex:
     def __len__(self) -> int:
         return len(self._done)
 
+    def records(self) -> list[dict[str, Any]]:
+        """The resumable records, as plain data that crosses to an xdist worker."""
+        return list(self._done.values())
+
     @classmethod
     def load(cls, path: Path) -> ResumeIndex:
         """Read a log or a report; a file that does not exist yet resumes nothing."""
@@ -157,10 +161,22 @@ def same_file(first: Path, second: Path) -> bool:
 RESUME_KEY = pytest.StashKey["ResumeIndex"]()
 
 
-def open_run_log(config: pytest.Config, log_path: Path | None, resume_path: Path | None) -> None:
-    """Every process that may run cases reads the resume file and appends to the log itself."""
+def open_run_log(
+    config: pytest.Config,
+    log_path: Path | None,
+    resume_path: Path | None,
+    resume_records: list[dict[str, Any]] | None = None,
+) -> None:
+    """Every process that may run cases appends to the log itself; the resume file is read once.
+
+    An xdist worker is handed the controller's records (``resume_records``)
+    rather than reading the file again.
+    """
     if resume_path is not None:
-        config.stash[RESUME_KEY] = ResumeIndex.load(resume_path)
+        if resume_records is not None:
+            config.stash[RESUME_KEY] = ResumeIndex(resume_records, source=resume_path)
+        else:
+            config.stash[RESUME_KEY] = ResumeIndex.load(resume_path)
     if log_path is not None:
         run_log = RunLog(log_path)
         if resume_path is not None and same_file(log_path, resume_path):
