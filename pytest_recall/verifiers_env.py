@@ -1,21 +1,20 @@
-"""The agent-supermemory suite as an environment for the ``verifiers`` package.
+"""The agent-supermemory suite's episode for the ``verifiers`` package, as plain functions.
 
-``load_environment(split="train", size=64)`` returns a two-turn environment:
-the first user turn shows the audit trail and asks the rehearsal question;
-after the model answers, the environment judges that answer with the suite's
-own judge and replies with the feedback and the transfer question; the
-reward is that same judge on the answer to the transfer question. The
-rehearsal's score is kept as a metric of weight 0, so only the transfer
-answer moves the reward.
+An episode is two turns in one conversation: the first user turn shows the
+audit trail and asks the rehearsal question; after the model answers, the
+environment judges that answer with the suite's own judge and replies with the
+feedback and the transfer question; the reward is that same judge on the
+answer to the transfer question. The rehearsal's score is a metric, so only
+the transfer answer moves the reward.
 
 Unlike a pytest-recall run, the whole episode is one conversation: the trail
 stays in the model's context, so this measures reasoning over a remembered
 trail, not memory across processes.
 
-It targets the classic environment API (``MultiTurnEnv``, ``Rubric``) of
-``verifiers`` 0.3.1, installed by ``pip install 'pytest-recall[verifiers]'``.
-The rows and the reward are plain functions here, so they are tested without
-the package too.
+The environment itself (the ``verifiers.v1`` taskset, env and harness) is the
+separate package in ``environments/pytest_recall_agent_supermemory``, so the
+Environments Hub sees its unconditional ``verifiers`` requirement. It calls
+only the functions here, which need no ``verifiers`` and are tested without it.
 """
 
 from __future__ import annotations
@@ -30,9 +29,8 @@ from pytest_recall.scoring.judge import feedback_text
 from pytest_recall.suites import audit
 
 ENV_ID = "pytest-recall-agent-supermemory"
-# The episode is the rehearsal answer, then the transfer answer.
-MAX_TURNS = 2
-INSTALL_HINT = "pip install 'pytest-recall[verifiers]'"
+SPLITS = audit.SPLITS
+MAX_SIZE = audit.MAX_SIZE
 
 
 def episode_rows(split: str = "train", size: int = 64) -> list[dict[str, Any]]:
@@ -93,6 +91,27 @@ def transfer_reward(completion: Sequence[Any], answer: str, info: Mapping[str, A
     return float(score_evidence_json(reply_after_last_user_turn(completion), expected)["score"])
 
 
+def rehearsal_score(messages: Sequence[Any], info: Mapping[str, Any]) -> float:
+    """The suite's judge on the reply to the rehearsal question: the same verdict the feedback reported."""
+    rehearsal = json.loads(str(info["rehearsal"]))
+    return float(score_evidence_json(reply_to_first_user_turn(messages), rehearsal)["score"])
+
+
+def reply_to_first_user_turn(messages: Sequence[Any]) -> str:
+    """The text of every assistant message between the first user message and the next one."""
+    replies: list[str] = []
+    users = 0
+    for message in messages:
+        role = _field(message, "role")
+        if role == "user":
+            users += 1
+            if users > 1:
+                break
+        elif role == "assistant" and users == 1:
+            replies.append(message_text(message))
+    return "\n".join(replies)
+
+
 def reply_after_last_user_turn(messages: Sequence[Any]) -> str:
     """The text of every assistant message after the last user message; empty when no user spoke."""
     replies: list[str] | None = None
@@ -117,37 +136,3 @@ def message_text(message: Any) -> str:
 
 def _field(item: Any, name: str) -> Any:
     return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
-
-
-def load_environment(split: str = "train", size: int = 64, **kwargs: Any) -> Any:
-    """A ``verifiers`` environment over the first ``size`` cases (1 to 256) of ``split``.
-
-    The rows are the environment's ``dataset`` for the train split and its
-    ``eval_dataset`` for the eval split; other keyword arguments go to the
-    environment as they would to any ``MultiTurnEnv``.
-    """
-    __tracebackhide__ = True
-    try:
-        import verifiers as vf
-        from datasets import Dataset
-    except ImportError as exc:
-        raise ImportError(f"the verifiers environment needs the verifiers package: {INSTALL_HINT}") from exc
-    rows = Dataset.from_list(episode_rows(split, size))
-    rubric = vf.Rubric(funcs=[transfer_reward], weights=[1.0])
-
-    def rehearsal_score(state: Any) -> float:
-        verdict = state.get("rehearsal_verdict") or {}
-        return float(verdict.get("score", 0.0))
-
-    rubric.add_metric(rehearsal_score)
-
-    class AuditEpisodeEnv(vf.MultiTurnEnv):  # type: ignore[misc]
-        """Rehearsal, judged feedback, transfer: the suite's episode as one conversation."""
-
-        async def env_response(self, messages: Any, state: Any, **_: Any) -> Any:
-            text, verdict = transfer_turn(state["info"], reply_after_last_user_turn(messages))
-            state["rehearsal_verdict"] = verdict
-            return [vf.UserMessage(content=text)]
-
-    datasets = {"dataset": rows} if split == "train" else {"eval_dataset": rows}
-    return AuditEpisodeEnv(max_turns=MAX_TURNS, rubric=rubric, env_id=ENV_ID, **datasets, **kwargs)
