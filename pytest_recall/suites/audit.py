@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from pytest_recall.cases.model import Case, make_case
+from pytest_recall.suites.rng import SplitMix64
 
 SUITE = "agent-supermemory"
 ANSWER_KIND = "evidence_json"
@@ -40,7 +41,6 @@ FAMILIES = (
     "cross_field_decoy",
     "retraction_after_as_of",
 )
-_MASK = (1 << 64) - 1
 _T = TypeVar("_T")
 
 
@@ -145,38 +145,6 @@ Answer format: {"value": "<value>", "evidence": ["<event id>", ...]}
   the question.
 - If a retraction withdrew the value, answer {"value": null, "evidence": ["<the retraction's id>"]}.
 - If no user ever decided the field, answer {"value": null, "evidence": []}."""
-
-
-class SplitMix64:
-    """A tiny PRNG whose output is fixed by its seed on every machine and Python version."""
-
-    __slots__ = ("_state",)
-
-    def __init__(self, seed: int) -> None:
-        self._state = seed & _MASK
-
-    def next_u64(self) -> int:
-        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK
-        z = self._state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
-
-    def between(self, low: int, high: int) -> int:
-        return low + self.next_u64() % (high - low + 1)
-
-    def chance(self) -> bool:
-        return self.next_u64() & 1 == 1
-
-    def choice(self, items: Sequence[_T]) -> _T:
-        return items[self.between(0, len(items) - 1)]
-
-    def shuffled(self, items: Sequence[_T]) -> list[_T]:
-        out = list(items)
-        for i in range(len(out) - 1, 0, -1):
-            j = self.between(0, i)
-            out[i], out[j] = out[j], out[i]
-        return out
 
 
 @dataclass(frozen=True, slots=True)
