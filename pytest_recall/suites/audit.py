@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -319,17 +319,30 @@ def _timeline(rng: SplitMix64, plan: _Plan) -> tuple[list[tuple[_Draft, dt.datet
     after_target = max((i + 1 for i, item in enumerate(merged) if item in plan.target), default=0)
     for decoy in plan.late:
         merged.insert(rng.between(after_target, len(merged)), decoy)
+    timed, dates = stamp(rng, merged)
+    return timed, dates.get(None)
+
+
+def stamp(
+    rng: SplitMix64, merged: Sequence[_Draft | Hashable]
+) -> tuple[list[tuple[_Draft, dt.datetime]], dict[Hashable, dt.date]]:
+    """Times for events in order, strictly increasing by the minute; any other item marks an as-of boundary.
+
+    A boundary gets a date at or after the events before it, and every event
+    after it falls on a later day, so "as of the end of that day" splits there.
+    """
     clock = dt.datetime(rng.between(2024, 2027), rng.between(1, 9), rng.between(1, 28), rng.between(7, 11))
     timed: list[tuple[_Draft, dt.datetime]] = []
-    as_of: dt.date | None = None
+    dates: dict[Hashable, dt.date] = {}
     for item in merged:
-        if item is None:
+        if not isinstance(item, _Draft):
             as_of = clock.date() + dt.timedelta(days=rng.between(0, 2))
+            dates[item] = as_of
             clock = dt.datetime.combine(as_of + dt.timedelta(days=1), dt.time())
             continue
         clock += dt.timedelta(minutes=rng.between(45, 3 * 24 * 60))
         timed.append((item, clock))
-    return timed, as_of
+    return timed, dates
 
 
 def _question(field: str, project: str, as_of: dt.date | None) -> str:
@@ -389,25 +402,50 @@ def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
     family = FAMILIES[index % len(FAMILIES)]
     plan = _plan(rng, family)
     timed, as_of = _timeline(rng, plan)
+    return build_case(
+        rng,
+        split,
+        index,
+        suite,
+        family,
+        timed,
+        rehearsal=(_question(plan.field, plan.rehearsal_project, None), plan.rehearsal),
+        transfer=(_question(plan.field, plan.asked, as_of), plan.answer),
+    )
+
+
+def build_case(
+    rng: SplitMix64,
+    split: str,
+    index: int,
+    suite: str,
+    family: str,
+    timed: list[tuple[_Draft, dt.datetime]],
+    *,
+    rehearsal: tuple[str, tuple[str | None, tuple[_Draft, ...]]],
+    transfer: tuple[str, tuple[str | None, tuple[_Draft, ...]]],
+    extra: Mapping[str, Any] | None = None,
+) -> Case:
+    """The case for a timed trail and its two questions: ids, storage order, prompts and expectations."""
     order = rng.shuffled(range(len(timed)))
     while order == sorted(order):  # storage order must never happen to be time order
         order = rng.shuffled(order)
     ids = {timed[pos][0].key: f"E{_ID_BASE[split] + index}-{n}" for n, pos in enumerate(order, start=1)}
     trail = [_line(timed[pos][0], timed[pos][1], ids) for pos in order]
     agent = f"{rng.choice(_AGENTS)}-{rng.between(2, 9)}"
-    rehearsal_q = _question(plan.field, plan.rehearsal_project, None)
-    transfer_q = _question(plan.field, plan.asked, as_of)
+    rehearsal_q, rehearsal_known = rehearsal
+    transfer_q, transfer_known = transfer
     case_id = f"{split}-{index:03d}"
     expected = {
         "id": case_id,
         "category": family,
-        "answer": _answer(plan.answer, ids, timed),
+        "answer": _answer(transfer_known, ids, timed),
         "answer_kind": ANSWER_KIND,
     }
     feedback = {
         "id": f"{case_id}/rehearsal",
         "category": "rehearsal",
-        "answer": _answer(plan.rehearsal, ids, timed),
+        "answer": _answer(rehearsal_known, ids, timed),
         "answer_kind": ANSWER_KIND,
     }
     case = make_case(
@@ -421,7 +459,7 @@ def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
     return dataclasses.replace(
         case,
         steps=(step1, dataclasses.replace(step2, feedback=MappingProxyType(feedback))),
-        extra=MappingProxyType({"split": split, "index": index, "family": family}),
+        extra=MappingProxyType({"split": split, "index": index, "family": family, **(extra or {})}),
     )
 
 
