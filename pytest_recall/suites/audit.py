@@ -386,18 +386,28 @@ def _check_split(split: str) -> None:
 def generate(split: str, size: int, *, suite: str = SUITE) -> list[Case]:
     """The first ``size`` cases of a split; a larger size only appends cases."""
     __tracebackhide__ = True
+    check_size(split, size)
+    return [generate_one(split, index, suite=suite) for index in range(size)]
+
+
+def check_size(split: str, size: int) -> None:
+    __tracebackhide__ = True
     _check_split(split)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SIZE:
         raise ValueError(f"size must be a whole number from 1 to {MAX_SIZE}, not {size!r}")
-    return [generate_one(split, index, suite=suite) for index in range(size)]
+
+
+def check_index(split: str, index: int) -> None:
+    __tracebackhide__ = True
+    _check_split(split)
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_SIZE:
+        raise ValueError(f"index must be a whole number from 0 to {MAX_SIZE - 1}, not {index!r}")
 
 
 def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
     """Case ``index`` of a split; it depends on nothing but ``(split, index)``."""
     __tracebackhide__ = True
-    _check_split(split)
-    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_SIZE:
-        raise ValueError(f"index must be a whole number from 0 to {MAX_SIZE - 1}, not {index!r}")
+    check_index(split, index)
     rng = SplitMix64(_SEED_BASE[split] + index)
     family = FAMILIES[index % len(FAMILIES)]
     plan = _plan(rng, family)
