@@ -19,7 +19,8 @@ cell of it alike:
 - The rehearsal asks about another cell, of any field, current or as of a date.
 - Within a family, answers vary by a fixed cycle of 16 slots: a few cases ask
   the family's null question (nothing decided, or retracted), most do not,
-  so no answer is a safe guess. See ``NULL_SLOTS``.
+  so no answer is a safe guess. See ``NEVER_DECIDED``, ``RETRACTED`` and
+  ``NULL_FLOOR``.
 
 Everything is drawn from splitmix64 seeded by ``(2, split, index)``, so a
 case depends on nothing but those numbers, on every machine and Python
@@ -59,13 +60,13 @@ FIELDS_PER_TRAIL = 6
 SLOTS = 16  # a family's cases cycle through its variants in this many slots
 _SPLIT_CODE = {"train": 0x7472, "eval": 0x6576}
 _DECIDES = frozenset({"user_statement", "confirmation", "correction", "retraction"})
-# The slots of each family whose transfer answer is null: nothing decided (N0) or retracted (NR).
-NULL_SLOTS = {
-    "as_of_before_correction": {7: "never decided by the date"},
-    "no_confirmed_decision": {3: "never decided", 11: "never decided by the date"},
-    "retraction": {1: "retracted", 9: "retracted", 5: "retracted by the date", 13: "retracted by the date"},
-    "reconfirmation_after_retraction": {14: "retracted by the date, confirmed again later"},
-}
+# The slots of each family whose transfer answer is null: 1 in 16 cases or a few more, never a whole family.
+NEVER_DECIDED = {"as_of_before_correction": (7,), "no_confirmed_decision": (3, 11)}  # {"value": null, "evidence": []}
+RETRACTED = {"retraction": (1, 9, 5, 13), "reconfirmation_after_retraction": (14,)}  # null, citing the retraction
+# The null answer's expected score over whole cycles: 1.0 where nothing was decided, 0.25 where a retraction is cited.
+NULL_FLOOR = (sum(map(len, NEVER_DECIDED.values())) + 0.25 * sum(map(len, RETRACTED.values()))) / (
+    SLOTS * len(FAMILIES)
+)
 _ATTEMPTS = 64
 
 
@@ -134,7 +135,7 @@ class _Patterns:
                 chain.append(self.then("correction", v[2], corrected))
             chain = [*chain, mark] if slot % 2 else chain
         elif family == "as_of_before_correction":
-            if slot in NULL_SLOTS[family]:
+            if slot in NEVER_DECIDED[family]:
                 said = self.said(v[0])
                 chain = [mark, *said, self.then("correction", v[1], said[-1])]
             else:
@@ -148,17 +149,18 @@ class _Patterns:
         elif family == "retraction":
             before = self.maybe_corrected()
             withdrawn = self.then("retraction", None, before[-1])
-            if slot in (1, 9):
+            if slot in RETRACTED[family][:2]:
                 chain = [*before, withdrawn]
-            elif slot in (5, 13):
+            elif slot in RETRACTED[family]:
                 chain = [*before, withdrawn, mark, *self.said(v[2])]
             else:
                 chain = [*before, withdrawn, *self.said(v[2])]
                 chain = [*chain, mark] if slot % 4 == 2 else chain
         elif family == "no_confirmed_decision":
-            if slot == 3:
+            current_null, as_of_null = NEVER_DECIDED[family]
+            if slot == current_null:
                 chain = [self.suggestion(v[0]), self.suggestion(v[1])]
-            elif slot == 11:
+            elif slot == as_of_null:
                 chain = [self.suggestion(v[0]), mark, *self.said(v[1])]
             elif slot % 3 == 0:
                 offered = self.suggestion(v[0])
@@ -177,7 +179,7 @@ class _Patterns:
             before = self.maybe_corrected()
             withdrawn = self.then("retraction", None, before[-1])
             again = self.then("confirmation", before[-1].value, before[-1], "user: it stands again")
-            if slot in NULL_SLOTS[family]:
+            if slot in RETRACTED[family]:
                 chain = [*before, withdrawn, mark, again]
             else:
                 chain = [*before, withdrawn, again]

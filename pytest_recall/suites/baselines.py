@@ -213,12 +213,31 @@ def fit_values(version: int, split: str = "train") -> dict[str, str | None]:
 
 # What fit_values gives on each version's train split; a test keeps these in step with the generators,
 # so a guessing session does not build 256 cases before answering.
-FITTED: dict[int, dict[str, str | None]] = {}
+FITTED: Mapping[int, Mapping[str, str | None]] = {
+    1: {
+        "ci_provider": None,
+        "code_reviewer": None,
+        "deploy_region": None,
+        "issue_tracker": None,
+        "primary_database": None,
+        "release_cadence": None,
+        "theme_color": "amber",
+        "ui_font": None,
+    },
+    2: {
+        "ci_provider": "jenkins",
+        "code_reviewer": "tobias",
+        "deploy_region": "af-south-1",
+        "issue_tracker": "mantis",
+        "primary_database": "mysql",
+        "release_cadence": "yearly",
+        "theme_color": "teal",
+        "ui_font": "merriweather",
+    },
+}
 
 
 def fitted_values(version: int) -> Mapping[str, str | None]:
-    if version not in FITTED:
-        FITTED[version] = fit_values(version)
     return FITTED[version]
 
 
