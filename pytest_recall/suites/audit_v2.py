@@ -9,7 +9,7 @@ cell of it alike:
 
 - Every cell gets a chain of user events drawn from the same mixture of the
   eight family patterns; the asked cell's chain is its family's pattern, the
-  others are draws. So the asked cell is one of twenty look-alikes.
+  others are draws. So the asked cell is one of 24 look-alikes.
 - Every cell gets its own decorations (unconfirmed suggestions, imported
   summaries, injections that cite a suggestion made before them), drawn the
   same way whether it is asked or not, nearly always one after its last user
