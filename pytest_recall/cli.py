@@ -76,7 +76,7 @@ def _generate(args: argparse.Namespace) -> int:
     if args.family == "ledger":
         settings: dict[str, object] = {"family": "ledger", "seed": args.seed, "count": args.count}
     else:
-        settings = {"family": "audit", "split": args.split, "size": args.size}
+        settings = {"family": "audit", "split": args.split, "size": args.size, "version": args.version}
     try:
         # Every case is built before the first is written: a bad parameter leaves no half-written suite.
         cases = list(family_cases(settings, suite=out.name, source=args.family))
@@ -139,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit = families.add_parser("audit", help="audit-trail cases of the agent-supermemory suite")
     audit.add_argument("--split", required=True, help="train or eval: disjoint seeds, the same eight families")
     audit.add_argument("--size", type=int, required=True, help="how many cases (1 to 256)")
+    audit.add_argument(
+        "--version", type=int, default=2, help="2 (default): the suite without tells; 1: the first suite, unchanged"
+    )
     for family in (ledger, audit):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)

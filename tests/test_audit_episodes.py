@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.suites.audit import generate_one
+from pytest_recall.suites.audit_v2 import generate_one
 
 BUNDLED = Path(__file__).resolve().parents[1] / "cases" / "agent-supermemory"
 WRONG = '{"value":"nonsense","evidence":[]}'

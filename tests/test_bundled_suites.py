@@ -21,7 +21,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO_DIR / "cases"
-SUITES = ["agent-supermemory", "ledger-256", "session-memory-recall"]
+SUITES = ["agent-supermemory", "agent-supermemory-v1", "ledger-256", "session-memory-recall"]
 
 
 def test_suite_list_names_every_bundled_suite_and_its_folder(capsys):
@@ -80,7 +80,7 @@ def test_every_bundled_suite_together_scores_one_with_the_notebook_and_zero_with
     )
 
     report = recall_suite.report()
-    assert report["n_total"] == 8 + 256 + 32
+    assert report["n_total"] == 8 + 256 + 32 + 32
     assert report["n_errors"] == 0
     assert report["score"] == score
     assert {record["suite"] for record in report["cases"]} == set(SUITES)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from pytest_recall.cases.model import Case, make_case
+from pytest_recall.suites.rng import SplitMix64
 
 SUITE = "agent-supermemory"
 ANSWER_KIND = "evidence_json"
@@ -40,7 +41,6 @@ FAMILIES = (
     "cross_field_decoy",
     "retraction_after_as_of",
 )
-_MASK = (1 << 64) - 1
 _T = TypeVar("_T")
 
 
@@ -145,38 +145,6 @@ Answer format: {"value": "<value>", "evidence": ["<event id>", ...]}
   the question.
 - If a retraction withdrew the value, answer {"value": null, "evidence": ["<the retraction's id>"]}.
 - If no user ever decided the field, answer {"value": null, "evidence": []}."""
-
-
-class SplitMix64:
-    """A tiny PRNG whose output is fixed by its seed on every machine and Python version."""
-
-    __slots__ = ("_state",)
-
-    def __init__(self, seed: int) -> None:
-        self._state = seed & _MASK
-
-    def next_u64(self) -> int:
-        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK
-        z = self._state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-        return z ^ (z >> 31)
-
-    def between(self, low: int, high: int) -> int:
-        return low + self.next_u64() % (high - low + 1)
-
-    def chance(self) -> bool:
-        return self.next_u64() & 1 == 1
-
-    def choice(self, items: Sequence[_T]) -> _T:
-        return items[self.between(0, len(items) - 1)]
-
-    def shuffled(self, items: Sequence[_T]) -> list[_T]:
-        out = list(items)
-        for i in range(len(out) - 1, 0, -1):
-            j = self.between(0, i)
-            out[i], out[j] = out[j], out[i]
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,17 +319,30 @@ def _timeline(rng: SplitMix64, plan: _Plan) -> tuple[list[tuple[_Draft, dt.datet
     after_target = max((i + 1 for i, item in enumerate(merged) if item in plan.target), default=0)
     for decoy in plan.late:
         merged.insert(rng.between(after_target, len(merged)), decoy)
+    timed, dates = stamp(rng, merged)
+    return timed, dates.get(None)
+
+
+def stamp(
+    rng: SplitMix64, merged: Sequence[_Draft | Hashable]
+) -> tuple[list[tuple[_Draft, dt.datetime]], dict[Hashable, dt.date]]:
+    """Times for events in order, strictly increasing by the minute; any other item marks an as-of boundary.
+
+    A boundary gets a date at or after the events before it, and every event
+    after it falls on a later day, so "as of the end of that day" splits there.
+    """
     clock = dt.datetime(rng.between(2024, 2027), rng.between(1, 9), rng.between(1, 28), rng.between(7, 11))
     timed: list[tuple[_Draft, dt.datetime]] = []
-    as_of: dt.date | None = None
+    dates: dict[Hashable, dt.date] = {}
     for item in merged:
-        if item is None:
+        if not isinstance(item, _Draft):
             as_of = clock.date() + dt.timedelta(days=rng.between(0, 2))
+            dates[item] = as_of
             clock = dt.datetime.combine(as_of + dt.timedelta(days=1), dt.time())
             continue
         clock += dt.timedelta(minutes=rng.between(45, 3 * 24 * 60))
         timed.append((item, clock))
-    return timed, as_of
+    return timed, dates
 
 
 def _question(field: str, project: str, as_of: dt.date | None) -> str:
@@ -405,41 +386,76 @@ def _check_split(split: str) -> None:
 def generate(split: str, size: int, *, suite: str = SUITE) -> list[Case]:
     """The first ``size`` cases of a split; a larger size only appends cases."""
     __tracebackhide__ = True
+    check_size(split, size)
+    return [generate_one(split, index, suite=suite) for index in range(size)]
+
+
+def check_size(split: str, size: int) -> None:
+    __tracebackhide__ = True
     _check_split(split)
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SIZE:
         raise ValueError(f"size must be a whole number from 1 to {MAX_SIZE}, not {size!r}")
-    return [generate_one(split, index, suite=suite) for index in range(size)]
+
+
+def check_index(split: str, index: int) -> None:
+    __tracebackhide__ = True
+    _check_split(split)
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_SIZE:
+        raise ValueError(f"index must be a whole number from 0 to {MAX_SIZE - 1}, not {index!r}")
 
 
 def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
     """Case ``index`` of a split; it depends on nothing but ``(split, index)``."""
     __tracebackhide__ = True
-    _check_split(split)
-    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_SIZE:
-        raise ValueError(f"index must be a whole number from 0 to {MAX_SIZE - 1}, not {index!r}")
+    check_index(split, index)
     rng = SplitMix64(_SEED_BASE[split] + index)
     family = FAMILIES[index % len(FAMILIES)]
     plan = _plan(rng, family)
     timed, as_of = _timeline(rng, plan)
+    return build_case(
+        rng,
+        split,
+        index,
+        suite,
+        family,
+        timed,
+        rehearsal=(_question(plan.field, plan.rehearsal_project, None), plan.rehearsal),
+        transfer=(_question(plan.field, plan.asked, as_of), plan.answer),
+    )
+
+
+def build_case(
+    rng: SplitMix64,
+    split: str,
+    index: int,
+    suite: str,
+    family: str,
+    timed: list[tuple[_Draft, dt.datetime]],
+    *,
+    rehearsal: tuple[str, tuple[str | None, tuple[_Draft, ...]]],
+    transfer: tuple[str, tuple[str | None, tuple[_Draft, ...]]],
+    extra: Mapping[str, Any] | None = None,
+) -> Case:
+    """The case for a timed trail and its two questions: ids, storage order, prompts and expectations."""
     order = rng.shuffled(range(len(timed)))
     while order == sorted(order):  # storage order must never happen to be time order
         order = rng.shuffled(order)
     ids = {timed[pos][0].key: f"E{_ID_BASE[split] + index}-{n}" for n, pos in enumerate(order, start=1)}
     trail = [_line(timed[pos][0], timed[pos][1], ids) for pos in order]
     agent = f"{rng.choice(_AGENTS)}-{rng.between(2, 9)}"
-    rehearsal_q = _question(plan.field, plan.rehearsal_project, None)
-    transfer_q = _question(plan.field, plan.asked, as_of)
+    rehearsal_q, rehearsal_known = rehearsal
+    transfer_q, transfer_known = transfer
     case_id = f"{split}-{index:03d}"
     expected = {
         "id": case_id,
         "category": family,
-        "answer": _answer(plan.answer, ids, timed),
+        "answer": _answer(transfer_known, ids, timed),
         "answer_kind": ANSWER_KIND,
     }
     feedback = {
         "id": f"{case_id}/rehearsal",
         "category": "rehearsal",
-        "answer": _answer(plan.rehearsal, ids, timed),
+        "answer": _answer(rehearsal_known, ids, timed),
         "answer_kind": ANSWER_KIND,
     }
     case = make_case(
@@ -453,7 +469,7 @@ def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
     return dataclasses.replace(
         case,
         steps=(step1, dataclasses.replace(step2, feedback=MappingProxyType(feedback))),
-        extra=MappingProxyType({"split": split, "index": index, "family": family}),
+        extra=MappingProxyType({"split": split, "index": index, "family": family, **(extra or {})}),
     )
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_recall.cases.model import Case, case_files, make_case, write_case_folders
+from pytest_recall.suites.rng import SplitMix64
 
 PERIOD_START = "2026-01-01"
 PERIOD_END = "2026-03-31"
@@ -144,23 +145,17 @@ ROW = "{0:<10}  {1:<12} {2:<22} {3:<20}{4:>13}{5:>12}{6:>13}"
 HEADER = ROW.format("Date", "Voucher", "Narration", "Counterparty", "Debit", "Credit", "Balance")
 RULE = "-" * len(HEADER)
 
-_MASK64 = (1 << 64) - 1
-
 
 class _Stream:
-    """splitmix64: a few lines we own, so no Python release can change a suite."""
+    """The ledger's draws over the shared splitmix64 generator, seeded by a tuple of whole numbers."""
 
-    __slots__ = ("_state",)
+    __slots__ = ("_rng",)
 
     def __init__(self, *parts: int) -> None:
-        state = 0x6A09E667F3BCC908
-        for part in parts:
-            state = _mix((state ^ (part & _MASK64)) + 0x9E3779B97F4A7C15)
-        self._state = state
+        self._rng = SplitMix64.from_parts(*parts)
 
     def below(self, n: int) -> int:
-        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK64
-        return (_mix(self._state) * n) >> 64
+        return self._rng.below(n)
 
     def between(self, low: int, high: int) -> int:
         return low + self.below(high - low + 1)
@@ -170,13 +165,6 @@ class _Stream:
 
     def pick(self, options: Sequence[str]) -> str:
         return options[self.below(len(options))]
-
-
-def _mix(z: int) -> int:
-    z &= _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 A suite file names a family and its parameters::
 
     family = "ledger"   # seed = 7, count = 256
-    family = "audit"    # split = "eval", size = 32
+    family = "audit"    # split = "eval", size = 32, version = 2
 
 Every worker builds the same cases in the same order from those numbers
 alone, so node ids are stable across runs and across xdist workers. The
@@ -46,14 +46,19 @@ def _ledger(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Ca
 
 
 def _audit(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Case]:
-    from pytest_recall.suites import audit
+    from pytest_recall.suites import audit, audit_v2
 
     split = settings.get("split")
     if split not in audit.SPLITS:
         raise CaseError(f"{source}: 'split' must be one of {', '.join(audit.SPLITS)}, not {split!r}")
     size = _whole(settings, "size", source, low=1, high=audit.MAX_SIZE)
+    # A new suite gets the version without the tells; version = 1 keeps the first cases, byte for byte.
+    version = settings.get("version", audit_v2.VERSION)
+    generators = {1: audit.generate_one, 2: audit_v2.generate_one}
+    if isinstance(version, bool) or version not in generators:
+        raise CaseError(f"{source}: 'version' must be 1 or 2, not {version!r}")
     for index in range(size):
-        yield audit.generate_one(split, index, suite=suite)
+        yield generators[version](split, index, suite=suite)
 
 
 FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
