@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.stats import summarize
 from pytest_recall.sessions.case_flow import CaseRun
@@ -128,6 +129,7 @@ def build_report(
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     report.update(aggregate(ordered, threshold))
     report.update(summarize(ordered))
+    report["false_abstention_rate"] = false_abstention_rate(ordered)
     report["command"] = command
     report["interrupted"] = interrupted
     report["cases"] = list(ordered)
@@ -185,6 +187,8 @@ def format_summary(report: Mapping[str, Any]) -> list[str]:
         + (", interrupted" if report.get("interrupted") else ""),
     ]
     lines += _trust_lines(report)
+    if report.get("false_abstention_rate"):
+        lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     categories = report.get("by_category") or {}
     intervals = report.get("by_category_confidence") or {}
     if categories:
