@@ -19,7 +19,15 @@ from pytest_recall.cases.model import Case
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, task_judge_verdict
 from pytest_recall.reporting.runlog import ResumeIndex
 from pytest_recall.scoring.judge import judge_steps
-from pytest_recall.sessions.case_flow import CasePool, CaseRun, RunSettings, agent_environment, case_flow
+from pytest_recall.sessions.case_flow import (
+    CasePool,
+    CaseRun,
+    RunSettings,
+    agent_environment,
+    case_flow,
+    open_shared_scope,
+    remove_tree,
+)
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 
@@ -51,8 +59,11 @@ class CaseExecutor:
         command: str,
         concurrency: int,
         resume: ResumeIndex | None = None,
+        shared_scope: bool = False,
     ) -> None:
         self.config = config
+        if shared_scope:
+            run_settings = replace(run_settings, shared_scope=open_shared_scope(run_settings))
         self.run_settings = run_settings
         self.command = command
         self.concurrency = concurrency
@@ -117,6 +128,8 @@ class CaseExecutor:
 
     def close(self) -> None:
         self.pool.close()
+        if self.run_settings.shared_scope is not None:
+            remove_tree(self.run_settings.shared_scope)
 
 
 def default_run_settings(argv: tuple[str, ...], **overrides: Any) -> RunSettings:
