@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.cases.model import Case, case_files
+from pytest_recall.cases.model import Case, case_files, load_case_dir
 from pytest_recall.cases.suite_file import suite_cases
+from pytest_recall.cli import main
 from pytest_recall.suites import abilities
 
 REPO_DIR = Path(__file__).resolve().parents[1]
@@ -301,3 +302,15 @@ def test_with_a_control_the_notebooks_lift_is_significant_in_every_category_but_
             assert test["delta"] == 0.0 and not test["significant"]
         else:
             assert test["delta"] == 1.0 and test["significant"], (category, test)
+
+
+def test_generate_abilities_writes_folders_that_load_back_as_the_suite_file_cases(tmp_path, capsys):
+    for out in ("first", "second"):
+        assert main(["generate", "abilities", "--seed", "17", "--count", "7", "--out", str(tmp_path / out)]) == 0
+    first = {p.relative_to(tmp_path / "first"): p.read_bytes() for p in (tmp_path / "first").rglob("*.*")}
+    second = {p.relative_to(tmp_path / "second"): p.read_bytes() for p in (tmp_path / "second").rglob("*.*")}
+    assert first == second
+    for case in abilities.generate(17, 7):
+        loaded = load_case_dir(tmp_path / "first" / case.case_id, suite="abilities", source="x", known_kinds=None)
+        assert loaded.content_hash == case.content_hash
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote 7 abilities cases to {tmp_path / 'second'}"
