@@ -75,6 +75,9 @@ def _generate(args: argparse.Namespace) -> int:
         raise ValueError(f"--out {out} is not an empty folder; choose a new one, so no stale case is left in it")
     if args.family == "ledger":
         settings: dict[str, object] = {"family": "ledger", "seed": args.seed, "count": args.count}
+    elif args.family == "abilities":
+        settings = {"family": "abilities", "seed": args.seed, "count": args.count}
+        settings["haystack_bytes"] = args.haystack_bytes
     else:
         settings = {"family": "audit", "split": args.split, "size": args.size, "version": args.version}
     try:
@@ -142,7 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--version", type=int, default=2, help="2 (default): the suite without tells; 1: the first suite, unchanged"
     )
-    for family in (ledger, audit):
+    abilities = families.add_parser("abilities", help="multi-session ledger cases in seven memory categories")
+    abilities.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
+    abilities.add_argument("--count", type=int, required=True, help="how many cases (1 or more; categories rotate)")
+    abilities.add_argument(
+        "--haystack-bytes",
+        type=int,
+        default=60_000,
+        help="size of a long_haystack step (default 60000; above 100000 it needs --recall-prompt=stdin or file)",
+    )
+    for family in (ledger, audit, abilities):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
 

@@ -20,7 +20,7 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
 from pytest_recall.reporting.runlog import ResumeIndex
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
-from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow
+from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow, open_shared_scope, remove_tree
 from pytest_recall.sessions.pool import CasePool
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
@@ -54,8 +54,11 @@ class CaseExecutor:
         command: str,
         concurrency: int,
         resume: ResumeIndex | None = None,
+        shared_scope: bool = False,
     ) -> None:
         self.config = config
+        if shared_scope:
+            run_settings = replace(run_settings, shared_scope=open_shared_scope(run_settings))
         self.run_settings = run_settings
         self.command = command
         self.concurrency = concurrency
@@ -129,6 +132,8 @@ class CaseExecutor:
 
     def close(self) -> None:
         self.pool.close()
+        if self.run_settings.shared_scope is not None:
+            remove_tree(self.run_settings.shared_scope)
 
 
 def default_run_settings(argv: tuple[str, ...], **overrides: Any) -> RunSettings:

@@ -7,6 +7,7 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -232,3 +233,13 @@ class MalformedCaseCounter:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and str(report.longrepr).startswith(MALFORMED_PREFIX):
             self.config.stash[MALFORMED_KEY] += 1
+
+
+# The order --recall-scope=suite runs cases in: fixed for every run and machine, and mixed, so that
+# a case's notes sit among those of every kind of case before it, not only its neighbours'.
+SUITE_ORDER_SEED = "pytest-recall suite scope 1"
+
+
+def seeded_order(items: Iterable[pytest.Item]) -> list[pytest.Item]:
+    """The items sorted by a hash of the seed and their node id: a shuffle no run can vary."""
+    return sorted(items, key=lambda item: hashlib.sha256(f"{SUITE_ORDER_SEED}:{item.nodeid}".encode()).hexdigest())

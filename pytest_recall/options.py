@@ -124,6 +124,14 @@ OPTIONS = (
         "false",
         kind="bool",
     ),
+    Option(
+        "recall_scope",
+        "Memory scope: 'case' (default) gives every case a fresh RECALL_SCOPE_DIR; 'suite' gives every case of "
+        "the run one scope (and, with --recall-home=case, one HOME), made once and removed at the end, and runs "
+        "the cases one after another in a fixed, seeded order, so later cases must find theirs among all that "
+        "earlier cases stored. Control items still get a fresh scope.",
+        "case",
+    ),
     Option("recall_html", "Write the run report as one self-contained HTML page to this path at session end."),
     Option(
         "recall_sandbox",
@@ -204,6 +212,7 @@ class Settings:
     session: str | None = None
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
+    scope: str = "case"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -231,6 +240,7 @@ class Settings:
             epochs=_whole(config, "recall_epochs", minimum=1),
             control=_switch(config, "recall_control"),
             html_path=_path(config, "recall_html"),
+            scope=_choice(config, "recall_scope", SCOPES),
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),
@@ -241,6 +251,7 @@ class Settings:
             ("--recall-html", settings.html_path),
         ):
             _check_writable(flag, path)
+        _check_suite_scope(config, settings)
         return settings
 
 
@@ -346,6 +357,30 @@ def _scale_out(config: pytest.Config) -> dict[str, Any]:
         "shard": shard,
         "shard_durations_path": durations,
     }
+
+
+SCOPES = ("case", "suite")
+
+
+def _check_suite_scope(config: pytest.Config, settings: Settings) -> None:
+    """One memory for the whole run holds only when cases run one at a time, all of them, once."""
+    __tracebackhide__ = True
+    if settings.scope != "suite":
+        return
+    workers = config.getoption("numprocesses", None)
+    conflicts = (
+        (settings.concurrency > 1, f"--recall-concurrency={settings.concurrency}", "cases would run at once"),
+        (workers not in (None, 0), "-n (xdist)", "each worker would keep a memory of its own"),
+        (settings.epochs > 1, f"--recall-epochs={settings.epochs}", "a repeat would find its own earlier notes"),
+        (settings.shard is not None, "--recall-shard", "each shard would hold only part of the memory"),
+        (settings.resume_path is not None, "--recall-resume", "skipped cases would leave no notes behind"),
+    )
+    for clash, flag, why in conflicts:
+        if clash:
+            raise pytest.UsageError(
+                f"--recall-scope=suite cannot be combined with {flag}: {why}; run the suite in one process, "
+                "case after case, or use --recall-scope=case"
+            )
 
 
 SANDBOXES = ("none", "bwrap")

@@ -20,6 +20,7 @@ from pytest_recall.items import (
     MalformedCaseCounter,
     SuiteDirectory,
     TrapTaskDirectory,
+    seeded_order,
 )
 from pytest_recall.options import NO_COMMAND, Settings, add_options, check_command_starts
 from pytest_recall.recorder import Recorder
@@ -115,9 +116,11 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--recall-shard``: keep this shard's share of whatever else selection left."""
+    """``--recall-shard``: keep this shard's share of whatever else selection left; ``--recall-scope=suite``: order."""
     __tracebackhide__ = True
     settings = config.stash[SETTINGS_KEY]
+    if settings.scope == "suite":
+        items[:] = seeded_order(items)
     if settings.shard is None:
         return
     durations = None
@@ -166,6 +169,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         command=settings.command or "",
         concurrency=1 if in_worker else settings.concurrency,
         resume=session.config.stash.get(RESUME_KEY, None),
+        shared_scope=settings.scope == "suite",
     )
     executor.plan(case_items)
     session.config.stash[EXECUTOR_KEY] = executor

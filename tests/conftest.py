@@ -78,6 +78,7 @@ class RecallSuite:
         with_command: bool = True,
         report: bool = True,
         cache: bool = False,
+        timeout: float = INNER_RUN_TIMEOUT_S,
     ) -> pytest.RunResult:
         """Run pytest over the cases in a subprocess, with the scripted agent unless told otherwise."""
         full: list[str | Path] = [] if cache else ["-p", "no:cacheprovider"]
@@ -86,7 +87,7 @@ class RecallSuite:
         if report:
             full.append(f"--recall-report={self.report_path}")
         full.extend(args)
-        return self.pytester.runpytest_subprocess(*full, timeout=INNER_RUN_TIMEOUT_S)
+        return self.pytester.runpytest_subprocess(*full, timeout=timeout)
 
     def report(self) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(self.report_path.read_text(encoding="utf-8"))

@@ -24,10 +24,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_recall.agents import audit_solver, ledger_solver
+from pytest_recall.agents import abilities_solver, audit_solver, ledger_solver
 
 UNKNOWN = "UNKNOWN"
 REPL_PROMPT = "notebook> "
+# Set to any value, the notebook says on stderr how much it holds: tests read it from the record.
+STATS_VAR = "RECALL_NOTEBOOK_STATS"
 # A turn arrives on a terminal one line at a time; this much silence means it is all in.
 TURN_QUIET_S = 0.2
 
@@ -59,6 +61,18 @@ class Notebook:
         row = self._db.execute("SELECT value FROM facts WHERE key = ? ORDER BY at DESC LIMIT 1", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def recall_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        """Every key under ``prefix`` with its newest value."""
+        rows = self._db.execute(
+            "SELECT key, value FROM facts WHERE at IN (SELECT MAX(at) FROM facts WHERE substr(key, 1, ?) = ?"
+            " GROUP BY key) ORDER BY key",
+            (len(prefix), prefix),
+        ).fetchall()
+        return [(str(key), str(value)) for key, value in rows]
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM facts").fetchone()[0])
+
     def keep_trail(self, body: str) -> None:
         with self._db:
             self._db.execute("INSERT INTO trails (body) VALUES (?)", (body,))
@@ -73,6 +87,8 @@ class Notebook:
 
 def respond(prompt: str, notebook: Notebook) -> str:
     """One turn: learn from what the prompt shows, or answer from memory."""
+    if abilities_solver.is_session(prompt):
+        return abilities_solver.respond(prompt, notebook)
     solved = ledger_solver.solve(prompt)
     if solved is not None:
         key, value = solved
@@ -135,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
             repl(notebook)
         else:
             print(respond(args[-1] if args else sys.stdin.read(), notebook))
+        if os.environ.get(STATS_VAR):
+            held = len(abilities_solver.accounts_held(notebook))
+            print(f"notebook: {notebook.count()} notes, {held} ledger accounts", file=sys.stderr)
     finally:
         notebook.close()
     return 0

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.stats import summarize
 
@@ -30,6 +31,7 @@ def build_report(
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     report.update(aggregate(ordered, threshold))
     report.update(summarize(ordered))
+    report["false_abstention_rate"] = false_abstention_rate(ordered)
     report["command"] = command
     report["interrupted"] = interrupted
     report["cases"] = list(ordered)

@@ -16,6 +16,8 @@ def format_summary(report: Mapping[str, Any]) -> list[str]:
         + (", interrupted" if report.get("interrupted") else ""),
     ]
     lines += _trust_lines(report)
+    if report.get("false_abstention_rate"):
+        lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     categories = report.get("by_category") or {}
     intervals = report.get("by_category_confidence") or {}
     if categories:

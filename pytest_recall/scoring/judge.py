@@ -22,10 +22,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pytest_recall.scoring.abstain import KIND_ABSTAIN, false_abstention, says_not_given, score_abstain
+
 KIND_MONEY = "money"
 KIND_VOUCHER = "voucher"
 KIND_EVIDENCE_JSON = "evidence_json"
-BUILTIN_KINDS = frozenset({KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON})
+BUILTIN_KINDS = frozenset({KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN})
 
 VOUCHER_PATTERN = re.compile(r"\bAR-2026-\d{4}\b")
 ISO_DATE_PATTERN = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -125,11 +127,21 @@ def score_case(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def judge_answer(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
-    """Dispatch on ``answer_kind`` to the built-in judges."""
-    if expected.get("answer_kind") == KIND_EVIDENCE_JSON:
+    """Dispatch on ``answer_kind`` to the built-in judges.
+
+    ``NOT GIVEN`` is checked here, not in :func:`score_case`, so that function
+    stays the seed's rule for rule.
+    """
+    kind = expected.get("answer_kind")
+    if kind == KIND_EVIDENCE_JSON:
         from pytest_recall.scoring.evidence_judge import score_evidence_json
 
         return score_evidence_json(stdout, expected)
+    if kind == KIND_ABSTAIN:
+        return score_abstain(final_line(stdout), expected)
+    if kind in (None, KIND_MONEY, KIND_VOUCHER) and says_not_given(final_line(stdout)):
+        # The seed would still credit a lone value earlier in the output; an abstention takes it back.
+        return false_abstention(final_line(stdout), expected)
     return score_case(stdout, expected)
 
 

@@ -73,6 +73,8 @@ class RunSettings:
     session: str | None = None
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
+    # ``--recall-scope=suite``: the one scope every (non-control) case of the run shares; see open_shared_scope.
+    shared_scope: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +145,17 @@ def _prepare_home(settings: RunSettings, scope: Path) -> Path | None:
     return home
 
 
+def open_shared_scope(settings: RunSettings) -> Path:
+    """The scope (and HOME, with ``--recall-home=case``) all cases of a run share; the caller removes it."""
+    scope = _private_dir("recall-scope-")
+    _prepare_home(settings, scope)
+    return scope
+
+
+def _shared_home(settings: RunSettings, scope: Path) -> Path | None:
+    return scope / "home" if settings.home_mode == "case" else None
+
+
 def _read_cost(cost_file: Path) -> float | None:
     """An agent's own report of what a step cost; unreadable reports count as none."""
     try:
@@ -173,10 +186,11 @@ def case_flow(
     # The control asks the last question cold: no earlier step, no feedback.
     steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
     harness = _private_dir("recall-case-")
-    scope = _private_dir("recall-scope-")
+    shared = None if control else settings.shared_scope
+    scope = shared or _private_dir("recall-scope-")
     runs: list[StepRun] = []
     try:
-        home = _prepare_home(settings, scope)
+        home = _shared_home(settings, shared) if shared else _prepare_home(settings, scope)
         env = dict(settings.base_env)
         env[SCOPE_VAR] = str(scope)
         env[COST_VAR] = str(harness / "cost.json")
@@ -225,7 +239,8 @@ def case_flow(
             case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
         )
     finally:
-        remove_tree(scope)
+        if shared is None:
+            remove_tree(scope)
         remove_tree(harness)
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
     return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration)

@@ -4,6 +4,7 @@ A suite file names a family and its parameters::
 
     family = "ledger"   # seed = 7, count = 256
     family = "audit"    # split = "eval", size = 32, version = 2
+    family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional)
 
 Every worker builds the same cases in the same order from those numbers
 alone, so node ids are stable across runs and across xdist workers. The
@@ -61,9 +62,22 @@ def _audit(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Cas
         yield generators[version](split, index, suite=suite)
 
 
+def _abilities(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Case]:
+    from pytest_recall.suites import abilities
+
+    seed = _whole(settings, "seed", source, low=0)
+    count = _whole(settings, "count", source, low=1)
+    haystack = settings.get("haystack_bytes", abilities.DEFAULT_HAYSTACK_BYTES)
+    haystack = _whole(
+        {"haystack_bytes": haystack}, "haystack_bytes", source, low=1000, high=abilities.MAX_HAYSTACK_BYTES
+    )
+    yield from abilities.iter_cases(seed, count, suite=suite, haystack_bytes=haystack)
+
+
 FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
     "ledger": _ledger,
     "audit": _audit,
+    "abilities": _abilities,
 }
 
 
