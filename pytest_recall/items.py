@@ -109,7 +109,11 @@ class CaseItem(pytest.Item):
             # remembering agent should do, so it never fails. Its score lives in its record.
             return
         if float(verdict.get("score") or 0.0) < 1.0:
-            raise CaseFailed(verdict_report(verdict, self.case.expected, record["steps"], title=self.case.case_id))
+            # Compact unless asked for more: a failing 256-case run must stay readable in a CI log.
+            compact = self.config.get_verbosity() < 1
+            raise CaseFailed(
+                verdict_report(verdict, self.case.expected, record["steps"], title=self.case.case_id, compact=compact)
+            )
 
     def _record_verdict(self, verdict: dict[str, Any] | None) -> dict[str, Any]:
         assert self.run is not None

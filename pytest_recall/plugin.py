@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_recall import hookspecs
-from pytest_recall.cases.model import is_case_dir
+from pytest_recall.cases.model import is_case_dir, looks_like_case_dir
 from pytest_recall.cases.suite_file import is_suite_dir
 from pytest_recall.cases.traptask import TaskGraders, is_trap_task_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
@@ -23,6 +23,7 @@ from pytest_recall.items import (
     TrapTaskDirectory,
 )
 from pytest_recall.options import Settings, add_options, check_command_starts
+from pytest_recall.progress import register_progress
 from pytest_recall.recorder import Recorder
 from pytest_recall.reporting.failure import RecallJudge
 from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_log
@@ -59,7 +60,9 @@ def pytest_configure(config: pytest.Config) -> None:
         check_command_starts(settings.argv)
     check_sandbox(config, settings)
     if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(Recorder(config, settings), "recall-recorder")
+        recorder = Recorder(config, settings)
+        config.pluginmanager.register(recorder, "recall-recorder")
+        register_progress(config, recorder)
         config.pluginmanager.register(TaskGraders(config), "recall-task-graders")
     open_run_log(config, settings.log_path, settings.resume_path)
 
@@ -73,6 +76,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"recall: resuming from {where}: {found} scored case records")
     if settings.shard is not None:
         lines.append(f"recall: shard {settings.shard[0]} of {settings.shard[1]}")
+    lines.extend(f"recall: {note}" for note in settings.created_outside)
+    for given, resolved in settings.resolved_paths:
+        lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines
 
 
@@ -83,6 +89,9 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
         return SuiteDirectory.from_parent(parent, path=path)
     if is_trap_task_dir(path):
         return TrapTaskDirectory.from_parent(parent, path=path)
+    if looks_like_case_dir(path):
+        # Step files without answer.json: collected so that loading it names the missing file.
+        return CaseDirectory.from_parent(parent, path=path)
     return None
 
 

@@ -115,8 +115,8 @@ def _usd(value: float | None, missing: str = "not reported") -> str:
 def _interval_text(interval: Mapping[str, Any] | None) -> str:
     if not interval:
         return "no interval (nothing scored)"
-    unit = "case" if interval.get("method") == "bootstrap" else "record"
-    unit += "" if interval.get("n") == 1 else "s"
+    # Both methods count case folders: Wilson is used only when every case ran once.
+    unit = "case" if interval.get("n") == 1 else "cases"
     level = round(100 * (_number(interval.get("level")) or 0.95))
     low, high = _number(interval.get("low")), _number(interval.get("high"))
     return (

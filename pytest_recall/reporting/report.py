@@ -79,9 +79,25 @@ def case_record(run: CaseRun, verdict: Mapping[str, Any] | None, *, nodeid: str,
     }
 
 
+def property_text(value: Any) -> str | None:
+    """A value as CI tools read it: ``true``/``false`` for booleans, None (no property) for a missing value."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The JUnit-visible fields of a record, named ``recall_*``; a missing value has no property."""
+    return [
+        (f"recall_{name}", text) for name in JUNIT_CASE_FIELDS if (text := property_text(record.get(name))) is not None
+    ]
+
+
 def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
     """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record."""
-    scalars: list[tuple[str, object]] = [(f"recall_{name}", record.get(name)) for name in JUNIT_CASE_FIELDS]
+    scalars: list[tuple[str, object]] = list(case_properties(record))
     scalars.append((RECORD_PROPERTY, json.dumps(record, ensure_ascii=False)))
     return scalars
 
@@ -157,6 +173,8 @@ def _write_atomic(path: Path, fill: Callable[[TextIO], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp makes the file 0600; a report is for CI uploaders and colleagues, so it gets the usual mode.
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             fill(handle)
             handle.flush()
@@ -165,6 +183,13 @@ def _write_atomic(path: Path, fill: Callable[[TextIO], object]) -> None:
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process umask; reading it means setting it, so it is put straight back."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def load_report(path: Path) -> dict[str, Any]:
@@ -177,13 +202,7 @@ def load_report(path: Path) -> dict[str, Any]:
 
 def format_summary(report: Mapping[str, Any]) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
-    verdict = "PASSED" if report["passed"] else "FAILED"
-    lines = [
-        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
-        f"{report['n_passed']}/{report['n_total']} cases passed"
-        + (f", {report['n_errors']} errors" if report.get("n_errors") else "")
-        + (", interrupted" if report.get("interrupted") else ""),
-    ]
+    lines = [verdict_line(report)]
     lines += _trust_lines(report)
     categories = report.get("by_category") or {}
     intervals = report.get("by_category_confidence") or {}
@@ -203,6 +222,37 @@ def format_summary(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def counted(n: int, word: str) -> str:
+    """``1 case``, ``2 cases``: the one place a count meets its noun."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def run_unit(report: Mapping[str, Any]) -> str:
+    """What the counts count: *cases* are case folders, *runs* are case x epoch; they differ only with epochs."""
+    return "run" if (report.get("epochs") or 1) > 1 else "case"
+
+
+def verdict_line(report: Mapping[str, Any]) -> str:
+    """The first summary line; an interrupted run has no verdict, only how far it got."""
+    unit = run_unit(report)
+    n_total = int(report.get("n_total") or 0)
+    if report.get("interrupted"):
+        planned = report.get("n_planned")
+        ran = f"{n_total} of {counted(int(planned), unit)}" if planned else counted(n_total, unit)
+        return f"recall: INTERRUPTED  {ran} ran; no verdict (score so far {report['score']:.3f})"
+    verdict = "PASSED" if report["passed"] else "FAILED"
+    return (
+        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
+        f"{report['n_passed']}/{counted(n_total, unit)} passed"
+        + (f", {counted(int(report['n_errors']), 'error')}" if report.get("n_errors") else "")
+        + (
+            f", {counted(int(report['n_collection_errors']), 'case')} failed to collect"
+            if report.get("n_collection_errors")
+            else ""
+        )
+    )
+
+
 def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """Each distinct reason cases could not run, once, with how many it stopped.
 
@@ -214,7 +264,7 @@ def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         if record.get("error"):
             counts[str(record["error"])] = counts.get(str(record["error"]), 0) + 1
     return [
-        f"  {count} {'case' if count == 1 else 'cases'} could not run: {reason}"
+        f"  {counted(count, 'case')} could not run: {reason}"
         for reason, count in sorted(counts.items(), key=lambda item: -item[1])
     ]
 
@@ -230,7 +280,7 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
     if interval:
         lines.append(
             f"  {round(100 * interval['level'])}% interval {_interval_brackets(interval)} "
-            f"({interval['method']}, {interval['n']} cases)"
+            f"({interval['method']}, {counted(int(interval['n']), 'case')})"
         )
     epochs = report.get("epochs") or 1
     if epochs > 1 and report.get("pass_at_k") is not None:
@@ -252,4 +302,5 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
             else:
                 line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
         lines.append(line)
+        lines.append("  pytest counts control runs as passed whatever they score; their score is the line above")
     return lines
