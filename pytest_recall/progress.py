@@ -5,8 +5,9 @@ them this writes how far the run is: runs done of all, running, failed, the
 score so far and an ETA. On a terminal it writes one when at least
 ``TTY_EVERY_S`` seconds passed since the last; in a log that is not a
 terminal, one every N finished runs (a tenth of the run, at least
-``LOG_EVERY_MIN``), so a CI log grows by about ten lines. Under ``-q`` it
-stays quiet. Fast runs, such as the Quickstart, never print one.
+``LOG_EVERY_MIN``), so a CI log grows by about ten lines, and none for a run
+of fewer than ``LOG_MIN_RUNS``. Under ``-q`` it stays quiet. Fast runs, such
+as the Quickstart, never print one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pytest_recall.recorder import Recorder
 
 TTY_EVERY_S = 10.0
 LOG_EVERY_MIN = 10
+LOG_MIN_RUNS = 50
 
 
 def _recall_runs(nodeids: Iterable[str]) -> int:
@@ -74,6 +76,8 @@ class ProgressLine:
             return False  # the summary follows at once
         if self.tty():
             return time.monotonic() - self.last_line_at >= TTY_EVERY_S
+        if self.total < LOG_MIN_RUNS:
+            return False
         every = max(LOG_EVERY_MIN, math.ceil(self.total / 10))
         return done - self.last_line_done >= every
 

@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xmlschema
 
 from pytest_recall.reporting.junit import figures_block, parse_figures_block
-
-xmlschema = pytest.importorskip("xmlschema")
 
 SCHEMA = Path(__file__).parent / "schemas" / "junit-10.xsd"
 ANSWER = "12345.67"

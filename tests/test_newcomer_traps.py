@@ -237,18 +237,21 @@ def test_the_license_file_is_the_mit_license_pyproject_names() -> None:
 
 
 def test_a_long_run_in_a_log_gets_a_progress_line_every_tenth_and_none_under_q(recall_suite: Any) -> None:
-    for number in range(12):
-        recall_suite.add(
-            f"case_{number:02d}", ["remember 12345.67", "recall" if number % 4 else "say 99999.99"], ANSWER
-        )
-    result = recall_suite.run()
-    result.assert_outcomes(passed=9, failed=3)
+    for number in range(13):
+        last = "recall" if number % 4 else "say 99999.99"
+        recall_suite.add(f"case_{number:02d}", ["remember 12345.67", last], ANSWER)
+    # 13 cases x 4 epochs: 52 runs, a line every 10 of them.
+    result = recall_suite.run("--recall-epochs=4", "--recall-concurrency=8")
+    result.assert_outcomes(passed=36, failed=16)
     progress = [line for line in result.stdout.lines if line.startswith("recall progress:")]
-    assert len(progress) == 1, progress
-    assert progress[0].startswith("recall progress: 10/12 runs done, ")
-    assert ", 3 failed, score so far 0.700, ETA " in progress[0]
-    quiet = recall_suite.run("-q")
+    assert [line.split(" runs done")[0] for line in progress] == [
+        f"recall progress: {n}/52" for n in (10, 20, 30, 40, 50)
+    ]
+    assert all(", score so far " in line and ", ETA " in line and " failed, " in line for line in progress)
+    quiet = recall_suite.run("--recall-epochs=4", "--recall-concurrency=8", "-q")
     assert "recall progress:" not in quiet.stdout.str()
+    short = recall_suite.run()
+    assert "recall progress:" not in short.stdout.str(), "a run of 13 runs needs no progress line"
 
 
 def test_a_failure_is_compact_by_default_and_whole_under_v(recall_suite: Any) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_recall.reporting.report import counted, run_unit
 from pytest_recall.scoring.stats import summarize
 
 SUMMARY_KEYS = ("epochs", "confidence", "by_category_confidence", "pass_at_k", "pass_all_k", "per_case", "control")
@@ -176,7 +177,8 @@ def _warnings(report: Mapping[str, Any], interval: Mapping[str, Any] | None, thr
         notes.append("⚠ The run was interrupted: the score covers only the cases that finished.")
     errors = report.get("n_errors")
     if isinstance(errors, int) and errors > 0:
-        notes.append(f"⚠ {errors} case(s) errored and carry no score; see the cases marked ERROR.")
+        errored = counted(errors, run_unit(report))
+        notes.append(f"⚠ {errored} errored, with no score counted; see the rows marked ERROR.")
     low, high = _bounds(interval)
     if threshold is not None and low is not None and high is not None and low < threshold <= high:
         notes.append(
