@@ -382,7 +382,9 @@ def resolve_command_paths(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple
         names_a_path = os.sep in word and (first or os.path.exists(word))
         if not (names_a_path or (not first and os.path.isfile(word))):
             return word
-        resolved.append((word, os.path.abspath(word)))
+        if not first:
+            # A program named by a path is plainly a path; a later argument is the trap worth naming.
+            resolved.append((word, os.path.abspath(word)))
         return os.path.abspath(word)
 
     words = []
