@@ -18,6 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pytest_recall.scoring.answer_forms import answer_form_error, builtin_kind
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -204,8 +206,6 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
         raise CaseError(f"{what}: unknown answer_kind {kind!r}; use one of: {kinds}")
     if known_kinds is None:
         return  # a trap task with a judge of its own decides what its answers look like
-    from pytest_recall.scoring.answer_forms import answer_form_error, builtin_kind
-
     if builtin_kind(kind):
         unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS)
         if unknown:

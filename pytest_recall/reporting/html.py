@@ -130,7 +130,10 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str
     score, threshold = _number(report.get("score")), _number(report.get("threshold"))
     interval = stats.get("confidence")
     verdict = "PASS" if passed else "FAIL"
-    notes = [_threshold_sentence(passed, score, threshold), *_warnings(report, interval, threshold)]
+    notes = [
+        _threshold_sentence(passed, score, threshold),
+        *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
+    ]
     gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
     tiles = [
         # With epochs these count runs (case × epoch), and the page must not call them cases.
