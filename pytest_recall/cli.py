@@ -106,8 +106,21 @@ def _suite(args: argparse.Namespace) -> int:
     return 0
 
 
+def installed_version() -> str:
+    """The version pip installed, which is what a bug report needs; a bare checkout falls back to the package's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-recall")
+    except PackageNotFoundError:
+        from pytest_recall import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pytest-recall", description="Tools around pytest-recall runs.")
+    parser.add_argument("--version", action="version", version=f"pytest-recall {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     merge = commands.add_parser("merge", help="merge shard reports into one, recomputing every aggregate")

@@ -104,8 +104,12 @@ class CaseItem(pytest.Item):
         verdict = self._executor().verdict(self.run, changed)
         record = self._record_verdict(verdict)
         if verdict.fails_item:
+            # Compact unless asked for more: a failing 256-case run must stay readable in a CI log.
+            compact = self.config.get_verbosity() < 1
             raise CaseFailed(
-                verdict_report(verdict.as_dict(), self.case.expected, record["steps"], title=self.case.case_id)
+                verdict_report(
+                    verdict.as_dict(), self.case.expected, record["steps"], title=self.case.case_id, compact=compact
+                )
             )
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:

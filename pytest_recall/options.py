@@ -6,6 +6,7 @@ text, and a flag given on the command line wins over the ini value.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -213,6 +214,10 @@ class Settings:
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
     scope: str = "case"
+    # (as written, absolute) for every relative path in --recall-cmd made absolute.
+    resolved_paths: tuple[tuple[str, str], ...] = ()
+    # One line per output whose missing folders will be made outside the working tree.
+    created_outside: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -224,9 +229,7 @@ class Settings:
             raise pytest.UsageError(f"--recall-cmd cannot be split like a shell command line: {exc}") from None
         if command is not None and not argv:
             raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
-        if argv and os.sep in argv[0] and not os.path.isabs(argv[0]):
-            # Sessions run in directories of their own, where a relative path means nothing.
-            argv = (os.path.abspath(argv[0]), *argv[1:])
+        argv, resolved = resolve_command_paths(argv)
         report = raw_value(config, "recall_report")
         settings = cls(
             command=command,
@@ -244,15 +247,20 @@ class Settings:
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),
+            resolved_paths=resolved,
         )
-        for flag, path in (
-            ("--recall-report", settings.report_path),
-            ("--recall-log", settings.log_path),
-            ("--recall-html", settings.html_path),
-        ):
-            _check_writable(flag, path)
+        here = Path(config.invocation_params.dir)
+        notes = tuple(
+            note
+            for flag, path in (
+                ("--recall-report", settings.report_path),
+                ("--recall-log", settings.log_path),
+                ("--recall-html", settings.html_path),
+            )
+            if (note := _check_writable(flag, path, here)) is not None
+        )
         _check_suite_scope(config, settings)
-        return settings
+        return dataclasses.replace(settings, created_outside=notes) if notes else settings
 
 
 def flag_of(name: str) -> str:
@@ -398,20 +406,65 @@ def _sandbox(config: pytest.Config) -> dict[str, Any]:
     return {"sandbox": sandbox, "sandbox_binds": binds}
 
 
-def _check_writable(flag: str, path: Path | None) -> None:
-    """Fail before any agent runs (and costs money), not when the report is due."""
+def resolve_command_paths(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Make relative paths in the command absolute: sessions run in directories of their own.
+
+    The program is resolved when it holds a separator (``agents/x.py``); a
+    later argument, or the value of ``--opt=value``, when it names a file that
+    exists here (``python my_agent.py``) or a path with a separator that does.
+    Bare words that name nothing are left alone: they are flags and values.
+    """
+    resolved: list[tuple[str, str]] = []
+
+    def absolute(word: str, first: bool) -> str:
+        if not word or os.path.isabs(word) or word.startswith("~"):
+            return word
+        names_a_path = os.sep in word and (first or os.path.exists(word))
+        if not (names_a_path or (not first and os.path.isfile(word))):
+            return word
+        if not first:
+            # A program named by a path is plainly a path; a later argument is the trap worth naming.
+            resolved.append((word, os.path.abspath(word)))
+        return os.path.abspath(word)
+
+    words = []
+    for index, word in enumerate(argv):
+        if index > 0 and word.startswith("--") and "=" in word:
+            name, _, value = word.partition("=")
+            words.append(f"{name}={absolute(value, False)}")
+        elif index > 0 and word.startswith("-"):
+            words.append(word)
+        else:
+            words.append(absolute(word, index == 0))
+    return tuple(words), tuple(resolved)
+
+
+def _check_writable(flag: str, path: Path | None, here: Path) -> str | None:
+    """Fail before any agent runs (and costs money), not when the report is due.
+
+    Returns a line to show when the writer will create folders outside the working tree.
+    """
     __tracebackhide__ = True
     if path is None:
-        return
+        return None
     if path.is_dir():
         raise pytest.UsageError(f"{flag}: {path} is a directory; give a file path")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent  # the writer creates missing folders; the nearest existing one must allow it
+    if folder != path.parent and not path.is_relative_to(here):
+        # Creating folders is fine where the run lives; elsewhere the run says so, and never starts at the root.
+        if folder == folder.parent:
+            raise pytest.UsageError(
+                f"{flag}: {path.parent} does not exist, and creating it would start a folder at the filesystem "
+                f"root; create it first or choose a path under {here}"
+            )
+        return f"{flag}: creating {path.parent} (outside {here}) for {path.name}"
     if not folder.is_dir():
         raise pytest.UsageError(f"{flag}: cannot create {path}: {folder} is not a directory; choose another path")
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise pytest.UsageError(f"{flag}: cannot write {path}: permission denied; choose a writable path")
+    return None
 
 
 def _live_sessions(config: pytest.Config) -> dict[str, Any]:
@@ -435,14 +488,25 @@ def _live_sessions(config: pytest.Config) -> dict[str, Any]:
     }
 
 
+# A later argument ending so is a script the agent runs: one that is not there fails every case.
+SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl")
+
+
 def check_command_starts(argv: tuple[str, ...]) -> None:
     """One clear line up front beats the same start error in every case."""
     __tracebackhide__ = True
     program = argv[0]
     found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
     if found is None:
-        raise pytest.UsageError(
-            f"--recall-cmd: {program!r} was not found on PATH; install the agent or give its full path"
-        )
+        hint = "; install the agent or give its full path"
+        if os.path.isfile(program):
+            hint = f"; to run the file here, write ./{program}"
+        raise pytest.UsageError(f"--recall-cmd: {program!r} was not found on PATH{hint}")
+    for word in argv[1:]:
+        if not os.path.isabs(word) and word.endswith(SCRIPT_SUFFIXES) and not word.startswith("-"):
+            raise pytest.UsageError(
+                f"--recall-cmd: {word!r} does not exist in {os.getcwd()}; sessions run in directories of their own, "
+                "so name the script by a path that exists from here"
+            )
     if not os.access(found, os.X_OK) or Path(found).is_dir():
         raise pytest.UsageError(f"--recall-cmd: {found!r} is not an executable file; check its permissions")

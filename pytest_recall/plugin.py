@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from pytest_recall import hookspecs
-from pytest_recall.cases.model import is_case_dir
+from pytest_recall.cases.answer_forms import BUILTIN_KINDS
+from pytest_recall.cases.model import is_case_dir, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
 from pytest_recall.items import (
@@ -23,12 +24,13 @@ from pytest_recall.items import (
     seeded_order,
 )
 from pytest_recall.options import NO_COMMAND, Settings, add_options, check_command_starts
+from pytest_recall.progress import register_progress
 from pytest_recall.recorder import Recorder
 from pytest_recall.reporting.failure import RecallJudge
 from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
-from pytest_recall.scoring.judge import BUILTIN_KINDS, judge_answer
+from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.suites.suite_file import is_suite_dir
 from pytest_recall.task_graders import TaskGraders
 
@@ -62,11 +64,13 @@ def pytest_configure(config: pytest.Config) -> None:
         if settings.argv:
             check_command_starts(settings.argv)
         check_sandbox(config, settings)
-        config.stash[CONTROLLER_PLUGINS_KEY] = [Recorder(config, settings), TaskGraders(config)]
+        recorder = Recorder(config, settings)
+        config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
         if config.pluginmanager.hasplugin("xdist"):
             config.stash[CONTROLLER_PLUGINS_KEY].append(WorkerHandoff(config))
         for plugin in config.stash[CONTROLLER_PLUGINS_KEY]:
             config.pluginmanager.register(plugin)
+        register_progress(config, recorder)
     resume_records = worker_input.get(RESUME_RECORDS_INPUT) if worker_input is not None else None
     open_run_log(config, settings.log_path, settings.resume_path, resume_records)
 
@@ -101,6 +105,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"recall: resuming from {where}: {found} scored case records")
     if settings.shard is not None:
         lines.append(f"recall: shard {settings.shard[0]} of {settings.shard[1]}")
+    lines.extend(f"recall: {note}" for note in settings.created_outside)
+    for given, resolved in settings.resolved_paths:
+        lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines
 
 
@@ -111,6 +118,9 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
         return SuiteDirectory.from_parent(parent, path=path)
     if is_trap_task_dir(path):
         return TrapTaskDirectory.from_parent(parent, path=path)
+    if looks_like_case_dir(path):
+        # Step files without answer.json: collected so that loading it names the missing file.
+        return CaseDirectory.from_parent(parent, path=path)
     return None
 
 

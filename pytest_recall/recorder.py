@@ -9,6 +9,7 @@ the JUnit file carries the readable scalars and not the whole record.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from pytest_recall.options import Settings
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_json_atomic, write_text_atomic
 from pytest_recall.reporting.html import render_html
-from pytest_recall.reporting.junit import add_run_properties, shorten_failure
+from pytest_recall.reporting.junit import add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
 from pytest_recall.reporting.summary import error_lines, format_summary
 
@@ -30,12 +31,16 @@ class Recorder:
         self.unrecorded_failures: dict[str, str] = {}
         self.report: dict[str, Any] | None = None
         self.write_error: str | None = None
+        # Collection errors make no record, yet a run with one is never green, whatever the gate.
+        self.collection_errors = 0
+        self.planned_runs: int | None = None
         self.html_error: str | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_from_properties(report.user_properties)
         report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
+        place_case_figures(self.config, report)
         if record is not None:
             self.records[report.nodeid] = record
             shorten_failure(report, record)
@@ -44,13 +49,31 @@ class Recorder:
             text = str(report.longrepr).strip().splitlines()
             self.unrecorded_failures[report.nodeid] = text[-1] if text else "case was lost"
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors += 1
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.planned_runs = _main_runs(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        # Under xdist the controller collects nothing itself; every worker collects the same ids.
+        self.planned_runs = _main_runs(ids)
+
     def build(self, interrupted: bool) -> dict[str, Any]:
         records = list(self.records.values())
         command = self.settings.command
         records += [
             lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()
         ]
-        return build_report(records, threshold=self.settings.threshold, command=command, interrupted=interrupted)
+        report = build_report(records, threshold=self.settings.threshold, command=command, interrupted=interrupted)
+        if interrupted and self.planned_runs:
+            report["n_planned"] = self.planned_runs
+        if self.collection_errors:
+            report["n_collection_errors"] = self.collection_errors
+            report["passed"] = False
+        return report
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -61,6 +84,8 @@ class Recorder:
         self.report = self.build(interrupted)
         self.config.hook.pytest_recall_modify_report(report=self.report, config=self.config)
         add_run_properties(self.config, self.report)
+        if self.collection_errors and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.settings.gate == "score" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             # The run verdict alone decides; interrupts and internal errors still show as such.
             session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
@@ -77,6 +102,13 @@ class Recorder:
                 self.html_error = f"could not write the HTML report to {self.settings.html_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
+    def resume_hint(self) -> str:
+        """How to pick an interrupted run up where it stopped, from what this run wrote."""
+        kept = self.settings.log_path or (self.settings.report_path if self.write_error is None else None)
+        if kept is None:
+            return "to resume, run again with --recall-log=FILE this time: a log keeps each case as it finishes"
+        return f"to resume, run the same command again with --recall-resume={kept}"
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The verdict in colour; ``-q`` keeps the verdict and the errors, ``-qq`` the verdict alone."""
         if self.report is None:
@@ -92,6 +124,8 @@ class Recorder:
             terminalreporter.write_line(line)
         for line in error_lines(self.report["cases"]):
             terminalreporter.write_line(line, red=True)
+        if self.report.get("interrupted"):
+            terminalreporter.write_line(f"  {self.resume_hint()}", yellow=True)
         if self.settings.report_path is not None and self.write_error is None:
             terminalreporter.write_line(f"  report: {self.settings.report_path}")
         if self.settings.html_path is not None and self.html_error is None:
@@ -99,6 +133,11 @@ class Recorder:
         for error in (self.write_error, self.html_error):
             if error:
                 terminalreporter.write_line(f"  ERROR: {error}", red=True)
+
+
+def _main_runs(nodeids: Iterable[str]) -> int:
+    """How many runs count toward the verdict: every recall item but the controls."""
+    return sum(1 for nodeid in nodeids if nodeid.rsplit("::", 1)[-1].startswith("recall"))
 
 
 def _looks_like_case(nodeid: str) -> bool:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pytest_recall.reporting.report import build_report, format_summary
 
+from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.summary import format_summary
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.judge import judge_answer, judge_steps
 

@@ -135,7 +135,7 @@ def test_report_prints_the_summary_and_rebuilds_the_html_page(tmp_path: Path) ->
     result = pytest_recall("report", path, "--html", page)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "recall: PASSED  score 0.800  (threshold 0.5)  4/6 cases passed, 1 errors",
+        "recall: PASSED  score 0.800  (threshold 0.5)  4/6 cases passed, 1 error",
         "  95% interval [0.376, 0.964] (wilson, 5 cases)",
         "  dates  1.000  |####################|  [0.439, 1.000]",
         "  names  0.500  |##########          |  [0.095, 0.905]",

@@ -93,7 +93,7 @@ def test_cases_edited_between_runs_are_pointed_out() -> None:
 def test_epochs_fold_to_means_and_use_the_paired_bootstrap() -> None:
     result = compare_reports(report([0.0] * 10, epochs=3), report([1.0] * 10, epochs=3))
     assert result["epochs"] == {"base": 3, "new": 3}
-    assert result["method"] == "bootstrap"
+    assert result["method"] == "sign-flip"
     assert result["overall"]["n"] == 10
     assert result["improvement"] is True
 
@@ -101,7 +101,7 @@ def test_epochs_fold_to_means_and_use_the_paired_bootstrap() -> None:
 def test_partial_credit_uses_the_paired_bootstrap_with_an_interval() -> None:
     result = compare_reports(report([0.25, 1.0, 0.0, 1.0] * 3), report([1.0, 1.0, 0.25, 1.0] * 3))
     overall = result["overall"]
-    assert result["method"] == "bootstrap"
+    assert result["method"] == "sign-flip"
     assert overall["low"] <= overall["delta"] <= overall["high"]
     assert overall["level"] == 0.95
 

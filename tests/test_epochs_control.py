@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.junit import parse_figures_block
 from pytest_recall.reporting.merge import merge_reports
 
 REMEMBERS = ("remember 12345.67", "recall")
@@ -129,13 +130,14 @@ def test_control_items_pass_at_any_score_and_never_count_toward_the_score(recall
     by_name = {case.get("name"): case for case in testcases if case.get("classname", "").endswith("case_0")}
     assert set(by_name) == {"recall", "control"}
     properties = {name: property_values(case) for name, case in by_name.items()}
-    assert (properties["control"]["recall_control"], properties["control"]["recall_score"]) == ("True", "0.0")
-    assert (properties["recall"]["recall_control"], properties["recall"]["recall_score"]) == ("False", "1.0")
+    assert (properties["control"]["recall_control"], properties["control"]["recall_score"]) == ("true", "0.0")
+    assert (properties["recall"]["recall_control"], properties["recall"]["recall_score"]) == ("false", "1.0")
     assert by_name["control"].find("failure") is None
 
 
 def property_values(testcase: ET.Element) -> dict[str, Any]:
-    return {p.get("name"): p.get("value") for p in testcase.iter("property")}
+    """A case's figures: under the default xunit2 family they are a block in its system-out."""
+    return parse_figures_block(testcase.findtext("system-out") or "")
 
 
 def test_control_items_are_selected_by_the_control_keyword(recall_suite: Any) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_recall.reporting.document import build_report, load_report
 from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.junit import parse_figures_block
 
 REPORT_KEYS = [
     "schema_version",
@@ -167,9 +168,9 @@ def test_the_written_report_has_a_stable_key_order_and_sorted_cases(recall_suite
 
 
 def junit_properties(path: Path) -> dict[str, dict[str, str | None]]:
-    """Each testcase's properties, by its class name (the case folder)."""
+    """Each testcase's figures, by its class name (the case folder): under xunit2 they are in system-out."""
     return {
-        str(testcase.get("classname")): {str(p.get("name")): p.get("value") for p in testcase.iter("property")}
+        str(testcase.get("classname")): dict(parse_figures_block(testcase.findtext("system-out") or ""))
         for testcase in ET.parse(path).getroot().iter("testcase")
     }
 
@@ -201,7 +202,7 @@ def test_junit_carries_the_recall_properties_of_every_case(recall_suite, xdist):
         "period_debits",
         "99999.99",
     )
-    assert second["recall_cost_usd"] == "None"
+    assert second["recall_cost_usd"] == ""
     # The whole record travels to the controller for the JSON report, but stays out of the XML.
     assert "recall_record" not in junit.read_text(encoding="utf-8")
     assert [record["id"] for record in recall_suite.report()["cases"]] == ["case_01", "case_02"]

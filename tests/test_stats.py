@@ -276,7 +276,7 @@ def test_a_mostly_lucky_guesser_with_partial_credit_is_not_significant() -> None
     assert result["lift"] == 0.0
     assert result["lift_low"] < 0 < result["lift_high"]
     assert result["lift_significant"] is False
-    assert result["lift_test"]["method"] == "bootstrap"
+    assert result["lift_test"]["method"] == "sign-flip"
 
 
 def test_lift_pairs_by_case_and_category() -> None:

@@ -18,6 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pytest_recall.cases.answer_forms import answer_form_error, builtin_kind
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -26,6 +28,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 ANSWER_FILE = "answer.json"
 SETTINGS_FILE = "case.toml"
 REQUIRED_ANSWER_KEYS = ("id", "category", "answer", "answer_kind")
+# An answer.json of a built-in kind holds these keys and no others; a typo there is worth reporting.
+KNOWN_ANSWER_KEYS = frozenset(REQUIRED_ANSWER_KEYS)
 SESSION_MODES = ("fresh", "continue")
 _STEP_FILE = re.compile(r"^step(\d+)\.txt$")
 # What the previous step's answer is judged against, told to the agent before this step's prompt.
@@ -104,6 +108,14 @@ def plain_data(value: Any) -> Any:
 
 def is_case_dir(path: Path) -> bool:
     return (path / ANSWER_FILE).is_file()
+
+
+def looks_like_case_dir(path: Path) -> bool:
+    """A folder of ``stepN.txt`` files without its answer.json: a case with a typo, never silently skipped."""
+    try:
+        return any(_STEP_FILE.match(entry.name) for entry in path.iterdir())
+    except OSError:
+        return False
 
 
 def make_case(
@@ -192,6 +204,16 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
     if known_kinds is not None and kind not in known_kinds:
         kinds = ", ".join(sorted(known_kinds))
         raise CaseError(f"{what}: unknown answer_kind {kind!r}; use one of: {kinds}")
+    if known_kinds is None:
+        return  # a trap task with a judge of its own decides what its answers look like
+    if builtin_kind(kind):
+        unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS)
+        if unknown:
+            allowed = ", ".join(REQUIRED_ANSWER_KEYS)
+            raise CaseError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {allowed}")
+        problem = answer_form_error(kind, expected["answer"])
+        if problem is not None:
+            raise CaseError(f"{what}: {problem}")
 
 
 def parse_positive_seconds(value: Any, what: str) -> float:
@@ -238,6 +260,15 @@ def read_step_prompts(folder: Path, source: str) -> list[str]:
 
 def _unreadable(source: str, path: Path, exc: OSError) -> str:
     return f"{source}: cannot read {path.name} ({exc.strerror or exc}); make it a readable file"
+
+
+def _near_misses(folder: Path) -> str:
+    """The JSON files a case folder does hold, which are most likely a misspelt answer.json."""
+    try:
+        found = sorted(p.name for p in folder.iterdir() if p.suffix == ".json" and not _FEEDBACK_FILE.match(p.name))
+    except OSError:
+        found = []
+    return f" (found {', '.join(found)}: rename it {ANSWER_FILE})" if found else f" in {folder}"
 
 
 def read_json(path: Path, source: str) -> Any:
@@ -291,7 +322,7 @@ def load_case_dir(
     __tracebackhide__ = True
     answer_path = (answer_dir or folder) / ANSWER_FILE
     if not answer_path.is_file():
-        raise CaseError(f"{source}: {answer_path} is missing; every case needs its {ANSWER_FILE}")
+        raise CaseError(f"{source}: {ANSWER_FILE} is missing{_near_misses(answer_path.parent)}; every case needs one")
     expected = read_json(answer_path, f"{source}")
     if not isinstance(expected, dict):
         raise CaseError(f"{source}: {ANSWER_FILE} must hold a JSON object")

@@ -23,7 +23,11 @@ from pytest_recall.scoring.stats import (
 
 # Long lists of unpaired cases help nobody in a terminal; the JSON keeps them all.
 MAX_LISTED_CASES = 10
-_METHOD_NAMES = {"mcnemar": "McNemar exact test", "bootstrap": "paired bootstrap, sign-flip p"}
+_METHOD_NAMES = {
+    "mcnemar": "McNemar exact test",
+    "sign-flip": "paired bootstrap, sign-flip p",
+    "bootstrap": "paired bootstrap, sign-flip p",  # what reports before 0.2 called the sign-flip test
+}
 
 
 def compare_reports(

@@ -10,6 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 SHOWN_LINES = 6
+# A compact failure shows this many lines of the last step's output: enough for the answer, not a screenful.
+COMPACT_LINES = 3
+MORE_HINT = "  (-v shows every step's output; the JSON report and --recall-html keep the transcripts)"
 
 
 class CaseFailed(Exception):
@@ -21,8 +24,8 @@ def _last_lines(text: str, count: int = SHOWN_LINES) -> list[str]:
     return lines[-count:]
 
 
-def _block(title: str, text: str) -> list[str]:
-    lines = _last_lines(text)
+def _block(title: str, text: str, count: int = SHOWN_LINES) -> list[str]:
+    lines = _last_lines(text, count)
     if not lines:
         return [f"    {title}: (empty)"]
     return [f"    {title} (last {len(lines)} lines):", *(f"      | {line[:200]}" for line in lines)]
@@ -34,11 +37,14 @@ def verdict_report(
     steps: Sequence[Mapping[str, Any]] = (),
     *,
     title: str = "",
+    compact: bool = False,
 ) -> str:
     """Expected, reported, reason, then the tail of each step's stdout and stderr.
 
     ``steps`` are step records as in the JSON report (``step``, ``exit_code``,
-    ``duration_s``, ``stdout``, ``stderr``, ...).
+    ``duration_s``, ``stdout``, ``stderr``, ...). ``compact`` keeps only the
+    last few lines of the last step, with a pointer to the rest: a big
+    failing run must stay readable in a CI log.
     """
     heading = f"{title} " if title else ""
     lines = [
@@ -48,14 +54,22 @@ def verdict_report(
     ]
     if expected.get("category"):
         lines.append(f"  category: {expected.get('category')}")
-    for step in steps:
+    shown_steps = list(steps)[-1:] if compact else steps
+    for step in shown_steps:
         status = "timed out" if step.get("timed_out") else f"exit {step.get('exit_code')}"
         if step.get("signal"):
             status = f"killed by signal {step.get('signal')}"
         extra = ", output truncated" if step.get("truncated") else ""
         lines.append(f"  step {step.get('step')}: {status} after {float(step.get('duration_s') or 0):.2f}s{extra}")
-        lines.extend(_block("stdout", str(step.get("stdout") or "")))
-        lines.extend(_block("stderr", str(step.get("stderr") or "")))
+        if compact:
+            lines.extend(_block("stdout", str(step.get("stdout") or ""), COMPACT_LINES))
+            if str(step.get("stderr") or "").strip():
+                lines.extend(_block("stderr", str(step.get("stderr") or ""), COMPACT_LINES))
+        else:
+            lines.extend(_block("stdout", str(step.get("stdout") or "")))
+            lines.extend(_block("stderr", str(step.get("stderr") or "")))
+    if compact and steps:
+        lines.append(MORE_HINT)
     return "\n".join(lines)
 
 

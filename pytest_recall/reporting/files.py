@@ -33,6 +33,8 @@ def _write_atomic(path: Path, fill: Callable[[TextIO], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp makes the file 0600; a report is for CI uploaders and colleagues, so it gets the usual mode.
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             fill(handle)
             handle.flush()
@@ -41,3 +43,10 @@ def _write_atomic(path: Path, fill: Callable[[TextIO], object]) -> None:
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process umask; reading it means setting it, so it is put straight back."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

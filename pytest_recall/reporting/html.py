@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_recall.reporting.summary import counted, run_unit
 from pytest_recall.scoring.stats import summarize
 from pytest_recall.terminal_text import strip_escapes
 
@@ -115,8 +116,8 @@ def _usd(value: float | None, missing: str = "not reported") -> str:
 def _interval_text(interval: Mapping[str, Any] | None) -> str:
     if not interval:
         return "no interval (nothing scored)"
-    unit = "case" if interval.get("method") == "bootstrap" else "record"
-    unit += "" if interval.get("n") == 1 else "s"
+    # Both methods count case folders: Wilson is used only when every case ran once.
+    unit = "case" if interval.get("n") == 1 else "cases"
     level = round(100 * (_number(interval.get("level")) or 0.95))
     low, high = _number(interval.get("low")), _number(interval.get("high"))
     return (
@@ -129,7 +130,10 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str
     score, threshold = _number(report.get("score")), _number(report.get("threshold"))
     interval = stats.get("confidence")
     verdict = "PASS" if passed else "FAIL"
-    notes = [_threshold_sentence(passed, score, threshold), *_warnings(report, interval, threshold)]
+    notes = [
+        _threshold_sentence(passed, score, threshold),
+        *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
+    ]
     gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
     tiles = [
         # With epochs these count runs (case × epoch), and the page must not call them cases.
@@ -176,7 +180,8 @@ def _warnings(report: Mapping[str, Any], interval: Mapping[str, Any] | None, thr
         notes.append("⚠ The run was interrupted: the score covers only the cases that finished.")
     errors = report.get("n_errors")
     if isinstance(errors, int) and errors > 0:
-        notes.append(f"⚠ {errors} case(s) errored and carry no score; see the cases marked ERROR.")
+        errored = counted(errors, run_unit(report))
+        notes.append(f"⚠ {errored} errored, with no score counted; see the rows marked ERROR.")
     low, high = _bounds(interval)
     if threshold is not None and low is not None and high is not None and low < threshold <= high:
         notes.append(

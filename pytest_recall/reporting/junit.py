@@ -1,14 +1,20 @@
 """What the JUnit XML file says about a run, through pytest's public surface only.
 
-Per-case properties need nothing here: they travel as ``recall_*`` scalars
-in ``user_properties`` and pytest's writer copies them onto each testcase.
-This module adds the run-level verdict to the ``<testsuite>`` and gives a
-failed case a short ``message`` attribute, its verdict, while the element
-text keeps the whole report with the transcripts.
+Per-case figures travel as ``recall_*`` scalars in ``user_properties``.
+Under ``junit_family=xunit1`` (or ``legacy``) pytest's writer copies them
+onto each testcase as ``<property>`` elements, which that family allows.
+Under the default ``xunit2`` a testcase may hold no ``<properties>``, so
+they move into a ``key=value`` block in the testcase's ``<system-out>``,
+and the file stays valid against the xunit2 schema. This module also adds
+the run-level verdict to the ``<testsuite>`` properties (valid in every
+family) and gives a failed case a short ``message`` attribute, its verdict,
+while the element text keeps the whole report with the transcripts.
 """
 
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +22,13 @@ from typing import Any
 import pytest
 
 from pytest_recall.reporting.failure import verdict_report
+from pytest_recall.reporting.records import JUNIT_CASE_FIELDS, property_text
+
+# The first line of a testcase's <system-out> block of per-case figures under xunit2.
+FIGURES_HEADER = "[pytest-recall]"
+_CASE_PROPERTY_NAMES = frozenset(f"recall_{name}" for name in JUNIT_CASE_FIELDS)
+# Characters XML 1.0 cannot hold at all; an agent may print them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def junit_writers(config: pytest.Config) -> list[Any]:
@@ -27,8 +40,8 @@ def junit_writers(config: pytest.Config) -> list[Any]:
     ]
 
 
-def run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
-    """The run verdict as flat name/value pairs, named like the per-case ``recall_*`` ones."""
+def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The run verdict as flat name/value pairs, named like the per-case ``recall_*`` ones; missing values left out."""
     properties: list[tuple[str, object]] = [
         ("recall_score", report.get("score")),
         ("recall_passed", report.get("passed")),
@@ -38,7 +51,7 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
     ]
     for category, score in sorted((report.get("by_category") or {}).items()):
         properties.append((f"recall_category_{category}", score))
-    return properties
+    return [(name, text) for name, value in properties if (text := property_text(value)) is not None]
 
 
 def add_run_properties(config: pytest.Config, report: Mapping[str, Any]) -> None:
@@ -46,6 +59,55 @@ def add_run_properties(config: pytest.Config, report: Mapping[str, Any]) -> None
     for writer in junit_writers(config):
         for name, value in run_properties(report):
             writer.add_global_property(name, value)
+
+
+def figures_block(properties: list[tuple[str, object]]) -> str:
+    """The per-case figures as the xunit2 ``<system-out>`` block: a header, then ``name=value`` lines.
+
+    Every field is always there, in a fixed order, empty when the record has
+    no value, so a CI script can read it with a line split.
+    """
+    given = {str(name): str(value) for name, value in properties}
+    lines = [FIGURES_HEADER]
+    for name in JUNIT_CASE_FIELDS:
+        value = given.get(f"recall_{name}", "")
+        lines.append(f"recall_{name}={_NOT_XML.sub('?', value).replace(chr(10), ' ').replace(chr(13), ' ')}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_figures_block(text: str) -> dict[str, str]:
+    """The figures of a ``<system-out>`` block, for CI scripts and the tests: the inverse of :func:`figures_block`."""
+    lines = text.splitlines()
+    start = lines.index(FIGURES_HEADER) + 1 if FIGURES_HEADER in lines else len(lines)
+    figures = {}
+    for line in lines[start:]:
+        name, sep, value = line.partition("=")
+        if not sep or not name.startswith("recall_"):
+            break
+        figures[name] = value
+    return figures
+
+
+def place_case_figures(config: pytest.Config, report: pytest.TestReport) -> None:
+    """Under xunit2, move a case's ``recall_*`` properties into its ``<system-out>``, where the schema allows them.
+
+    Called on the controller before pytest's writer sees the report. The
+    properties leave every phase's report (the writer copies them from the
+    last one); the block is written once, with the teardown report.
+    """
+    writers = [w for w in junit_writers(config) if getattr(w, "family", "xunit1") == "xunit2"]
+    if not writers:
+        return
+    figures = [(n, v) for n, v in report.user_properties if n in _CASE_PROPERTY_NAMES]
+    if not figures:
+        return
+    report.user_properties = [(n, v) for n, v in report.user_properties if n not in _CASE_PROPERTY_NAMES]
+    if report.when != "teardown":
+        return
+    for writer in writers:
+        node = ET.Element("system-out")
+        node.text = figures_block(figures)
+        writer.node_reporter(report).append(node)
 
 
 def verdict_headline(record: Mapping[str, Any]) -> str:

@@ -78,9 +78,25 @@ def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) ->
     }
 
 
+def property_text(value: Any) -> str | None:
+    """A value as CI tools read it: ``true``/``false`` for booleans, None (no property) for a missing value."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The JUnit-visible fields of a record, named ``recall_*``; a missing value has no property."""
+    return [
+        (f"recall_{name}", text) for name in JUNIT_CASE_FIELDS if (text := property_text(record.get(name))) is not None
+    ]
+
+
 def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
     """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record."""
-    scalars: list[tuple[str, object]] = [(f"recall_{name}", record.get(name)) for name in JUNIT_CASE_FIELDS]
+    scalars: list[tuple[str, object]] = list(case_properties(record))
     scalars.append((RECORD_PROPERTY, json.dumps(record, ensure_ascii=False)))
     return scalars
 

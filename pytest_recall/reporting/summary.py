@@ -8,13 +8,7 @@ from typing import Any
 
 def format_summary(report: Mapping[str, Any]) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
-    verdict = "PASSED" if report["passed"] else "FAILED"
-    lines = [
-        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
-        f"{report['n_passed']}/{report['n_total']} cases passed"
-        + (f", {report['n_errors']} errors" if report.get("n_errors") else "")
-        + (", interrupted" if report.get("interrupted") else ""),
-    ]
+    lines = [verdict_line(report)]
     lines += _trust_lines(report)
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
@@ -36,6 +30,37 @@ def format_summary(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def counted(n: int, word: str) -> str:
+    """``1 case``, ``2 cases``: the one place a count meets its noun."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def run_unit(report: Mapping[str, Any]) -> str:
+    """What the counts count: *cases* are case folders, *runs* are case x epoch; they differ only with epochs."""
+    return "run" if (report.get("epochs") or 1) > 1 else "case"
+
+
+def verdict_line(report: Mapping[str, Any]) -> str:
+    """The first summary line; an interrupted run has no verdict, only how far it got."""
+    unit = run_unit(report)
+    n_total = int(report.get("n_total") or 0)
+    if report.get("interrupted"):
+        planned = report.get("n_planned")
+        ran = f"{n_total} of {counted(int(planned), unit)}" if planned else counted(n_total, unit)
+        return f"recall: INTERRUPTED  {ran} ran; no verdict (score so far {report['score']:.3f})"
+    verdict = "PASSED" if report["passed"] else "FAILED"
+    return (
+        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
+        f"{report['n_passed']}/{counted(n_total, unit)} passed"
+        + (f", {counted(int(report['n_errors']), 'error')}" if report.get("n_errors") else "")
+        + (
+            f", {counted(int(report['n_collection_errors']), 'case')} failed to collect"
+            if report.get("n_collection_errors")
+            else ""
+        )
+    )
+
+
 def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """Each distinct reason cases could not run, once, with how many it stopped.
 
@@ -47,7 +72,7 @@ def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         if record.get("error"):
             counts[str(record["error"])] = counts.get(str(record["error"]), 0) + 1
     return [
-        f"  {count} {'case' if count == 1 else 'cases'} could not run: {reason}"
+        f"  {counted(count, 'case')} could not run: {reason}"
         for reason, count in sorted(counts.items(), key=lambda item: -item[1])
     ]
 
@@ -63,7 +88,7 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
     if interval:
         lines.append(
             f"  {round(100 * interval['level'])}% interval {_interval_brackets(interval)} "
-            f"({interval['method']}, {interval['n']} cases)"
+            f"({interval['method']}, {counted(int(interval['n']), 'case')})"
         )
     epochs = report.get("epochs") or 1
     if epochs > 1 and report.get("pass_at_k") is not None:
@@ -85,4 +110,5 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
             else:
                 line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
         lines.append(line)
+        lines.append("  pytest counts control runs as passed whatever they score; their score is the line above")
     return lines

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-KIND_ABSTAIN = "abstain"
+from pytest_recall.cases.answer_forms import KIND_ABSTAIN
+
 NOT_GIVEN = "NOT GIVEN"
 
 

@@ -22,12 +22,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_recall.scoring.abstain import KIND_ABSTAIN, false_abstention, says_not_given, score_abstain
-
-KIND_MONEY = "money"
-KIND_VOUCHER = "voucher"
-KIND_EVIDENCE_JSON = "evidence_json"
-BUILTIN_KINDS = frozenset({KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN})
+from pytest_recall.cases.answer_forms import (
+    KIND_ABSTAIN,
+    KIND_EVIDENCE_JSON,
+    KIND_MONEY,
+    KIND_VOUCHER,
+)
+from pytest_recall.scoring.abstain import false_abstention, says_not_given, score_abstain
 
 VOUCHER_PATTERN = re.compile(r"\bAR-2026-\d{4}\b")
 ISO_DATE_PATTERN = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")

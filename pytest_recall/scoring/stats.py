@@ -320,7 +320,7 @@ def paired_test(pairs: Sequence[tuple[float, float]], *, exact: bool, alpha: flo
     if exact:
         method, p_value = "mcnemar", mcnemar_exact(improved, worsened)
     else:
-        method, p_value = "bootstrap", sign_flip_p_value(differences, seed=seed)
+        method, p_value = "sign-flip", sign_flip_p_value(differences, seed=seed)
     return PairedTest(
         method=method,
         n=len(pairs),

@@ -79,6 +79,8 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
     "audit": _audit,
     "abilities": _abilities,
 }
+# The parameters each family reads; any other key in a suite file is a typo, named rather than ignored.
+FAMILY_KEYS: dict[str, tuple[str, ...]] = {"ledger": ("seed", "count"), "audit": ("split", "size")}
 
 
 def suite_cases(folder: Path, source: str) -> Iterator[Case]:
@@ -93,6 +95,10 @@ def family_cases(settings: Mapping[str, Any], *, suite: str, source: str) -> Ite
     build = FAMILIES.get(str(family))
     if build is None:
         raise CaseError(f"{source}: 'family' must be one of {', '.join(FAMILIES)}, not {family!r}")
+    allowed = ("family", *FAMILY_KEYS.get(str(family), ()), *SESSION_KEYS)
+    unknown = sorted(set(settings) - set(allowed))
+    if unknown:
+        raise CaseError(f"{source}: unknown key(s) {', '.join(unknown)}; family {family} takes: {', '.join(allowed)}")
     session_keys = {key: settings[key] for key in SESSION_KEYS if key in settings}
     fields = session_fields(session_keys, source) if session_keys else {}
     try:

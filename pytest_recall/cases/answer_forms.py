@@ -1,0 +1,63 @@
+"""What a well-formed answer of each built-in kind looks like, checked when a case is collected.
+
+An answer the judge can never match (``12345`` for money, ``null``, a
+voucher in lower case) would fail every run with a baffling reason, so it
+is refused before any agent runs, with the spelling that works.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# The built-in answer kinds: part of what a case is, so they are named here, below the judges.
+KIND_MONEY = "money"
+KIND_VOUCHER = "voucher"
+KIND_EVIDENCE_JSON = "evidence_json"
+KIND_ABSTAIN = "abstain"
+BUILTIN_KINDS = frozenset({KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN})
+
+# The judge's canonical money form: digits, a period, exactly two decimals, no sign of grouping.
+MONEY_FORM = re.compile(r"-?(?:0|[1-9]\d*)\.\d{2}")
+VOUCHER_FORM = re.compile(r"AR-2026-\d{4}")
+
+
+def builtin_kind(kind: str) -> bool:
+    return kind in BUILTIN_KINDS
+
+
+def answer_form_error(kind: str, answer: Any) -> str | None:
+    """Why ``answer`` can never be matched by the judge of ``kind``, with how to write it; None when it is fine."""
+    if kind == KIND_MONEY:
+        if not isinstance(answer, str) or not MONEY_FORM.fullmatch(answer):
+            return (
+                f'a money answer must be a JSON string with two decimals and no grouping, like "12345.00", '
+                f"not {_shown(answer)}"
+            )
+    elif kind == KIND_VOUCHER:
+        if not isinstance(answer, str) or not VOUCHER_FORM.fullmatch(answer):
+            return f'a voucher answer must be a JSON string like "AR-2026-0042", not {_shown(answer)}'
+    elif kind == KIND_EVIDENCE_JSON:
+        return _evidence_error(answer)
+    return None
+
+
+def _evidence_error(answer: Any) -> str | None:
+    how = 'an evidence_json answer must be an object like {"value": "a string or null", "evidence": ["E1-3"]}'
+    if not isinstance(answer, dict):
+        return f"{how}, not {_shown(answer)}"
+    if set(answer) != {"value", "evidence"}:
+        return f"{how}; it has key(s) {', '.join(sorted(answer)) or 'none'}"
+    value, evidence = answer["value"], answer["evidence"]
+    if value is not None and not isinstance(value, str):
+        return f"{how}; its value is {_shown(value)}"
+    if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+        return f"{how}; its evidence is {_shown(evidence)}"
+    if len(set(evidence)) != len(evidence):
+        return f"{how}; its evidence names an event twice"
+    return None
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,116 @@
+"""A progress line for long runs, through pytest's terminal reporter.
+
+A 256-case run of a 60-second agent shows only dots for hours. Between
+them this writes how far the run is: runs done of all, running, failed, the
+score so far and an ETA. On a terminal it writes one when at least
+``TTY_EVERY_S`` seconds passed since the last; in a log that is not a
+terminal, one every N finished runs (a tenth of the run, at least
+``LOG_EVERY_MIN``), so a CI log grows by about ten lines, and none for a run
+of fewer than ``LOG_MIN_RUNS``. Under ``-q`` it stays quiet. Fast runs, such
+as the Quickstart, never print one.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from pytest_recall.recorder import Recorder
+
+TTY_EVERY_S = 10.0
+LOG_EVERY_MIN = 10
+LOG_MIN_RUNS = 50
+
+
+def _recall_runs(nodeids: Iterable[str]) -> int:
+    return sum(1 for nodeid in nodeids if nodeid.rsplit("::", 1)[-1].startswith(("recall", "control")))
+
+
+def eta_text(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+class ProgressLine:
+    """Controller only: counts finished runs from the recorder's records and writes the line."""
+
+    def __init__(self, config: pytest.Config, recorder: Recorder) -> None:
+        self.config = config
+        self.recorder = recorder
+        self.total = 0
+        self.started: set[str] = set()
+        self.finished: set[str] = set()
+        self.start = time.monotonic()
+        self.last_line_at = self.start
+        self.last_line_done = 0
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.total = _recall_runs(item.nodeid for item in session.items)
+        self.start = self.last_line_at = time.monotonic()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.total = _recall_runs(ids)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.started.add(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown" or report.nodeid not in self.recorder.records:
+            return
+        self.finished.add(report.nodeid)
+        if self.due():
+            self.write(self.line())
+
+    def due(self) -> bool:
+        done = len(self.finished)
+        if done >= self.total:
+            return False  # the summary follows at once
+        if self.tty():
+            return time.monotonic() - self.last_line_at >= TTY_EVERY_S
+        if self.total < LOG_MIN_RUNS:
+            return False
+        every = max(LOG_EVERY_MIN, math.ceil(self.total / 10))
+        return done - self.last_line_done >= every
+
+    def tty(self) -> bool:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        return bool(getattr(reporter, "isatty", False))
+
+    def line(self) -> str:
+        records = [r for r in self.recorder.records.values() if not r.get("control")]
+        scored = [float(r["score"]) for r in records if r.get("score") is not None]
+        failed = sum(1 for r in records if r.get("score") is None or float(r["score"]) < 1.0)
+        done = len(self.finished)
+        running = len(self.started - self.finished)
+        elapsed = time.monotonic() - self.start
+        eta = eta_text(elapsed / done * (self.total - done)) if done else "?"
+        score = f"{sum(scored) / len(scored):.3f}" if scored else "-"
+        return (
+            f"recall progress: {done}/{self.total} runs done, {running} running, {failed} failed, "
+            f"score so far {score}, ETA {eta}"
+        )
+
+    def write(self, line: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            return
+        reporter.ensure_newline()
+        reporter.write_line(line, cyan=True)
+        self.last_line_at = time.monotonic()
+        self.last_line_done = len(self.finished)
+
+
+def register_progress(config: pytest.Config, recorder: Recorder) -> None:
+    """Only where a person or a log reads the terminal: not under -q (the caller keeps it out of workers)."""
+    if config.get_verbosity() < 0:
+        return
+    config.pluginmanager.register(ProgressLine(config, recorder), "recall-progress")

@@ -1,0 +1,166 @@
+"""The shell examples in the README and docs/ run, and print what the docs say they print.
+
+A fenced block whose info string is ``bash recall-test`` is executed with
+bash; a ``text recall-output`` block right after it is what the run must
+show: its lines, in order, with other lines allowed between them, where a
+``...`` line stands for any number of lines, and timings (``0.27s``) are
+compared as ``<t>``. A stale example then fails here, and so in CI.
+
+Blocks marked ``fresh-clone`` (the Quickstart, which installs the package)
+run in a copy of the repository's tracked files, exactly as written; the
+others run in a folder holding the ``cases`` and a ``.venv`` that is this
+test run's own environment, as after the Quickstart.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+DOCUMENTS = [REPO_DIR / "README.md", *sorted((REPO_DIR / "docs").glob("*.md"))]
+_FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+_TIMING = re.compile(r"\d+(?:\.\d+)?s\b")
+RUN_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class Example:
+    document: str
+    line: int
+    commands: str
+    expected: tuple[str, ...] | None
+    fresh_clone: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.document}:{self.line}"
+
+
+def examples() -> list[Example]:
+    found = []
+    for path in DOCUMENTS:
+        text = path.read_text(encoding="utf-8")
+        blocks = list(_FENCE.finditer(text))
+        for index, block in enumerate(blocks):
+            words = block["info"].split()
+            if words[:2] != ["bash", "recall-test"]:
+                continue
+            following = blocks[index + 1] if index + 1 < len(blocks) else None
+            expected = None
+            between = text[block.end() : following.start()] if following else ""
+            if following is not None and following["info"].split()[:2] == ["text", "recall-output"]:
+                # Prose between the command and its output is fine; another command block is not.
+                assert "```" not in between
+                expected = tuple(following["body"].splitlines())
+            found.append(
+                Example(
+                    document=str(path.relative_to(REPO_DIR)),
+                    line=text.count("\n", 0, block.start()) + 1,
+                    commands=block["body"],
+                    expected=expected,
+                    fresh_clone="fresh-clone" in words,
+                )
+            )
+    return found
+
+
+def untimed(line: str) -> str:
+    return _TIMING.sub("<t>", line.rstrip())
+
+
+def assert_shows(output: str, expected: tuple[str, ...], name: str) -> None:
+    """Every expected line, in order, with any lines between them."""
+    actual = [untimed(line) for line in output.splitlines()]
+    position = 0
+    for wanted in (untimed(line) for line in expected):
+        if wanted == "...":
+            continue
+        try:
+            position = actual.index(wanted, position) + 1
+        except ValueError:
+            shown = "\n".join(actual[-40:])
+            pytest.fail(f"{name}: the docs show {wanted!r}, which the run did not print (in order):\n{shown}")
+
+
+def run_commands(example: Example, folder: Path) -> str:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "VIRTUAL_ENV"))}
+    if not example.fresh_clone:
+        env["PATH"] = f"{folder / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", example.commands],
+        cwd=folder,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    return done.stdout
+
+
+def after_the_quickstart(folder: Path) -> Path:
+    """A folder as the Quickstart leaves it: the cases, and a .venv with pytest-recall installed (ours)."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the examples need this test run to be in a virtual environment, as the Quickstart makes")
+    shutil.copytree(REPO_DIR / "cases", folder / "cases")
+    (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    return folder
+
+
+def fresh_clone(folder: Path) -> Path:
+    """The repository's tracked files, as a clone has them."""
+    if shutil.which("git") is None or not (REPO_DIR / ".git").exists():
+        pytest.skip("not a git checkout: there is no clone to copy")
+    listed = subprocess.run(
+        ["git", "-C", str(REPO_DIR), "ls-files", "-z"], capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source, target = REPO_DIR / name, folder / name
+        if source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return folder
+
+
+EXAMPLES = examples()
+
+
+def test_the_docs_hold_tested_examples_and_the_quickstart_is_two_commands() -> None:
+    quickstart = [e for e in EXAMPLES if e.fresh_clone]
+    assert len(quickstart) == 1 and quickstart[0].document == "README.md"
+    assert len(quickstart[0].commands.strip().splitlines()) == 2, "the Quickstart is exactly two commands"
+    assert quickstart[0].expected is not None
+    assert len([e for e in EXAMPLES if not e.fresh_clone]) >= 2
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.fresh_clone], ids=lambda e: e.name)
+def test_a_documented_example_prints_what_the_docs_show(example: Example, tmp_path: Path) -> None:
+    output = run_commands(example, after_the_quickstart(tmp_path))
+    if example.expected is not None:
+        assert_shows(output, example.expected, example.name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e.fresh_clone], ids=lambda e: e.name)
+def test_the_quickstart_works_exactly_as_written_on_a_fresh_clone(example: Example, tmp_path: Path) -> None:
+    output = run_commands(example, fresh_clone(tmp_path))
+    assert example.expected is not None
+    assert_shows(output, example.expected, example.name)
+
+
+def test_timings_are_all_that_may_differ() -> None:
+    assert_shows(
+        "a\n  latency per case: median 1.32s, p95 9.5s\nb", ("  latency per case: median 0.27s, p95 0.40s",), "x"
+    )
+    with pytest.raises(pytest.fail.Exception):
+        assert_shows("recall: PASSED  score 0.900", ("recall: PASSED  score 1.000",), "x")
