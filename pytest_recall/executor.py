@@ -20,8 +20,9 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
 from pytest_recall.reporting.runlog import ResumeIndex
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
-from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow, open_shared_scope, remove_tree
+from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow, open_shared_scope
 from pytest_recall.sessions.pool import CasePool
+from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
@@ -54,6 +55,7 @@ class CaseExecutor:
         command: str,
         concurrency: int,
         resume: ResumeIndex | None = None,
+        run_mode: Mapping[str, Any] | None = None,
         shared_scope: bool = False,
     ) -> None:
         self.config = config
@@ -61,6 +63,7 @@ class CaseExecutor:
             run_settings = replace(run_settings, shared_scope=open_shared_scope(run_settings))
         self.run_settings = run_settings
         self.command = command
+        self.run_mode = dict(run_mode or {})
         self.concurrency = concurrency
         self.resume = resume
         self.pool = CasePool()
@@ -78,7 +81,7 @@ class CaseExecutor:
         """``--recall-resume``: the record an earlier run scored for this very case and command."""
         if self.resume is None:
             return None
-        return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command)
+        return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command, self.run_mode)
 
     def effective_case(self, case: Case) -> Case:
         """The case as this run runs it: a mode forced by ``--recall-session`` changes what is
@@ -138,4 +141,4 @@ class CaseExecutor:
 
 def default_run_settings(argv: tuple[str, ...], **overrides: Any) -> RunSettings:
     env = agent_environment(os.environ)
-    return RunSettings(argv=argv, base_env=env, real_home=os.environ.get("HOME"), **overrides)
+    return RunSettings(argv=argv, base_env=env, **overrides)

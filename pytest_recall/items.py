@@ -24,6 +24,7 @@ from pytest_recall.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
 from pytest_recall.reporting.records import case_record, record_properties, task_properties
 from pytest_recall.scoring.verdict import Verdict
+from pytest_recall.sessions.case_flow import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, suite_cases
 
 RUN_NAME = "recall"
@@ -38,6 +39,7 @@ class CollectionOptions:
     known_kinds: frozenset[str]
     epochs: int = 1
     control: bool = False
+    prompt_mode: str = "argv"
 
 
 COLLECTION_KEY = pytest.StashKey[CollectionOptions]()
@@ -114,7 +116,10 @@ class CaseItem(pytest.Item):
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None
-        record = case_record(self.run, verdict, nodeid=self.nodeid, command=self._executor().command)
+        executor = self._executor()
+        record = case_record(
+            self.run, verdict, nodeid=self.nodeid, command=executor.command, run_mode=executor.run_mode
+        )
         self._publish(record)
         # A trap task's grader wants the verdict its own judge gave, whole; it travels beside the record.
         self.user_properties.extend(task_properties(self.case, record, verdict))
@@ -148,6 +153,10 @@ def case_items(
     on_disk: Mapping[str, str] | None = None,
 ) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
+    if parent.config.stash[COLLECTION_KEY].prompt_mode == "argv":
+        problem = argv_prompt_problem(case)
+        if problem is not None:
+            raise parent.CollectError(f"{MALFORMED_PREFIX}{case.source}: {problem}")
     for epoch in range(1, epochs + 1):
         yield CaseItem.from_parent(
             parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk

@@ -19,7 +19,8 @@ import pytest
 from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds, session_fields
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
-from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S
+from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S, PROMPT_MODES
+from pytest_recall.sessions.rooms import HOME_MODES, WORKDIR_MODES, HomeCopy, check_env_template
 
 NO_COMMAND = (
     "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
@@ -76,15 +77,37 @@ OPTIONS = (
     ),
     Option(
         "recall_home",
-        "Where agents' HOME points: 'user' (default) keeps yours; 'case' gives each case a fresh HOME and "
+        "Where agents' HOME points: 'case' (default) gives each case a fresh HOME and "
         "XDG_CONFIG_HOME/XDG_DATA_HOME/XDG_STATE_HOME/XDG_CACHE_HOME inside its scope, shared by its steps, so "
-        "cases run in parallel cannot share memory an agent keeps under ~.",
-        "user",
+        "no case can read memory another case kept under ~; 'user' keeps yours, shared by every case (the "
+        "run warns, since scores then measure more than one case's memory).",
+        "case",
     ),
     Option(
         "recall_home_copy",
-        "With --recall-home=case: comma-separated files or folders, relative to your HOME, copied into each "
-        "case's HOME (logins, settings), e.g. '.claude.json,.config/foo'.",
+        "Files or folders copied into each case's HOME (logins, settings), comma-separated, each SRC or "
+        "SRC:DEST: a relative SRC is taken from your HOME, an absolute one as given; DEST is relative to the "
+        "case HOME and defaults to SRC's place in your HOME. E.g. "
+        "'.claude.json,/etc/agent/models.yaml:.config/agent/models.yaml'.",
+    ),
+    Option(
+        "recall_env",
+        "Set an agent's environment variable per case: NAME=VALUE, where VALUE may use {scope}, {home}, "
+        "{workdir}, {step} and {case}; -NAME unsets NAME. Repeat the flag, or give one per line in the ini.",
+        kind="list",
+    ),
+    Option(
+        "recall_prompt",
+        "How a step's prompt reaches the agent: 'argv' (default) as the command's last argument (at most "
+        "128 KiB on Linux); 'stdin' on a pipe, then end of file; 'file' in a file named by RECALL_PROMPT_FILE, "
+        "readable only by the session and deleted when the step ends.",
+        "argv",
+    ),
+    Option(
+        "recall_workdir",
+        "Each step's working directory: 'fresh' (default) a new, randomly named one per step; 'case' the same "
+        "path for every step of a case, emptied between steps, for agents that key memory by their cwd.",
+        "fresh",
     ),
     Option(
         "recall_gate",
@@ -168,7 +191,12 @@ OPTIONS = (
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("recall", "pytest-recall: does the agent remember across sessions?")
     for option in OPTIONS:
-        if option.kind == "bool":
+        if option.kind == "list":
+            group.addoption(
+                option.flag, dest=option.name, action="append", default=None, metavar="VALUE", help=option.help
+            )
+            parser.addini(option.name, option.help, type="linelist", default=[])
+        elif option.kind == "bool":
             # default None, not False, so that an absent flag falls through to the ini value.
             group.addoption(option.flag, dest=option.name, action="store_true", default=None, help=option.help)
             parser.addini(option.name, option.help, type="bool", default=option.default == "true")
@@ -201,8 +229,11 @@ class Settings:
     epochs: int = 1
     control: bool = False
     html_path: Path | None = None
-    home_mode: str = "user"
-    home_copy: tuple[str, ...] = ()
+    home_mode: str = "case"
+    home_copy: tuple[HomeCopy, ...] = ()
+    env: tuple[tuple[str, str | None], ...] = ()
+    prompt_mode: str = "argv"
+    workdir_mode: str = "fresh"
     gate: str = "cases"
     log_path: Path | None = None
     resume_path: Path | None = None
@@ -218,6 +249,22 @@ class Settings:
     resolved_paths: tuple[tuple[str, str], ...] = ()
     # One line per output whose missing folders will be made outside the working tree.
     created_outside: tuple[str, ...] = ()
+
+    def run_mode(self) -> dict[str, Any]:
+        """How this run makes its sessions, where that changes what is measured; every record states it."""
+        return {
+            "sandbox": self.sandbox,
+            "sandbox_binds": [str(path) for path in self.sandbox_binds],
+            "home": self.home_mode,
+            "home_copy": [f"{copy.source}:{copy.dest}" for copy in self.home_copy],
+            "workdir": self.workdir_mode,
+            "prompt": self.prompt_mode,
+            "env": [f"-{name}" if value is None else f"{name}={value}" for name, value in self.env],
+            "session": self.session,
+            "ready_pattern": self.ready_pattern,
+            "ready_idle_s": self.ready_idle_s,
+            "scope": self.scope,
+        }
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -324,22 +371,59 @@ def _path(config: pytest.Config, name: str) -> Path | None:
     return Path(os.path.abspath(os.path.expanduser(value))) if value else None
 
 
-def _home_copy(config: pytest.Config, home_mode: str) -> tuple[str, ...]:
-    """Names relative to the real HOME; each must exist now, not fail in every case later."""
+def _home_copy(config: pytest.Config, home_mode: str) -> tuple[HomeCopy, ...]:
+    """``SRC[:DEST]`` entries; each SRC must exist now, not fail in every case later."""
     __tracebackhide__ = True
     value = raw_value(config, "recall_home_copy")
-    names = tuple(name.strip().strip("/") for name in (value or "").split(",") if name.strip().strip("/"))
-    if not names:
+    entries = [entry.strip() for entry in (value or "").split(",") if entry.strip()]
+    if not entries:
         return ()
     if home_mode != "case":
         raise pytest.UsageError("--recall-home-copy needs --recall-home=case: it seeds each case's own HOME")
     real_home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
-    for name in names:
-        if os.path.isabs(name) or ".." in Path(name).parts:
-            raise pytest.UsageError(f"--recall-home-copy: {name!r} must be a path inside your HOME, like .config/foo")
-        if not (real_home / name).exists():
-            raise pytest.UsageError(f"--recall-home-copy: {real_home / name} does not exist; create it or drop it")
-    return names
+    copies = []
+    for entry in entries:
+        source_text, _, dest = entry.partition(":")
+        source = Path(os.path.expanduser(source_text))
+        source = source if source.is_absolute() else real_home / source
+        if not source.exists():
+            raise pytest.UsageError(f"--recall-home-copy: {source} does not exist; create it or drop it")
+        if not dest:
+            if not source.is_relative_to(real_home):
+                raise pytest.UsageError(
+                    f"--recall-home-copy: {source} is outside your HOME, so say where it goes: {source_text}:DEST, "
+                    "with DEST relative to the case HOME"
+                )
+            dest = source.relative_to(real_home).as_posix()
+        dest = dest.strip("/")
+        if not dest or os.path.isabs(dest) or ".." in Path(dest).parts:
+            raise pytest.UsageError(f"--recall-home-copy: {entry!r}: DEST must be a path inside the case HOME")
+        copies.append(HomeCopy(source, dest))
+    return tuple(copies)
+
+
+def _env(config: pytest.Config) -> tuple[tuple[str, str | None], ...]:
+    """``--recall-env``: NAME=VALUE templates and -NAME unsets, checked now rather than in every case."""
+    __tracebackhide__ = True
+    given = config.getoption("recall_env") or config.getini("recall_env") or []
+    settings: list[tuple[str, str | None]] = []
+    for entry in (str(item).strip() for item in given):
+        if not entry:
+            continue
+        if entry.startswith("-"):
+            name, value = entry[1:], None
+        else:
+            name, sep, template = entry.partition("=")
+            if not sep:
+                raise pytest.UsageError(f"--recall-env: {entry!r} must be NAME=VALUE, or -NAME to unset NAME")
+            value = template
+            problem = check_env_template(template)
+            if problem is not None:
+                raise pytest.UsageError(f"--recall-env: {entry!r}: {problem}")
+        if not name or "\0" in name or "=" in name:
+            raise pytest.UsageError(f"--recall-env: {entry!r} names no variable")
+        settings.append((name, value))
+    return tuple(settings)
 
 
 def _scale_out(config: pytest.Config) -> dict[str, Any]:
@@ -347,7 +431,7 @@ def _scale_out(config: pytest.Config) -> dict[str, Any]:
     __tracebackhide__ = True
     from pytest_recall.reporting.shard import ShardError, parse_shard
 
-    home_mode = _choice(config, "recall_home", ("user", "case"))
+    home_mode = _choice(config, "recall_home", HOME_MODES)
     shard_text = raw_value(config, "recall_shard")
     try:
         shard = parse_shard(shard_text) if shard_text else None
@@ -359,6 +443,9 @@ def _scale_out(config: pytest.Config) -> dict[str, Any]:
     return {
         "home_mode": home_mode,
         "home_copy": _home_copy(config, home_mode),
+        "env": _env(config),
+        "prompt_mode": _choice(config, "recall_prompt", PROMPT_MODES),
+        "workdir_mode": _choice(config, "recall_workdir", WORKDIR_MODES),
         "gate": _choice(config, "recall_gate", ("cases", "score")),
         "log_path": _path(config, "recall_log"),
         "resume_path": _path(config, "recall_resume"),

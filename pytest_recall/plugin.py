@@ -29,6 +29,7 @@ from pytest_recall.recorder import Recorder
 from pytest_recall.reporting.failure import RecallJudge
 from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
+from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.suites.suite_file import is_suite_dir
@@ -56,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     declared = config.hook.pytest_recall_answer_kinds(config=config)
     kinds = BUILTIN_KINDS.union(kind for kinds in declared for kind in kinds)
     config.stash[COLLECTION_KEY] = CollectionOptions(
-        known_kinds=frozenset(kinds), epochs=settings.epochs, control=settings.control
+        known_kinds=frozenset(kinds), epochs=settings.epochs, control=settings.control, prompt_mode=settings.prompt_mode
     )
     worker_input = getattr(config, "workerinput", None)
     if worker_input is None:
@@ -106,6 +107,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if settings.shard is not None:
         lines.append(f"recall: shard {settings.shard[0]} of {settings.shard[1]}")
     lines.extend(f"recall: {note}" for note in settings.created_outside)
+    if settings.home_mode == "user" and settings.argv:
+        lines.append(f"recall: {shared_home_warning(settings.sandbox == 'bwrap')}")
     for given, resolved in settings.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines
@@ -167,6 +170,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         max_output_bytes=settings.max_output_bytes,
         home_mode=settings.home_mode,
         home_copy=settings.home_copy,
+        env=settings.env,
+        prompt_mode=settings.prompt_mode,
+        workdir_mode=settings.workdir_mode,
         session=settings.session,
         ready_pattern=settings.ready_pattern,
         ready_idle_s=settings.ready_idle_s,
@@ -179,6 +185,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         command=settings.command or "",
         concurrency=1 if in_worker else settings.concurrency,
         resume=session.config.stash.get(RESUME_KEY, None),
+        run_mode=settings.run_mode(),
         shared_scope=settings.scope == "suite",
     )
     executor.plan(case_items)

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.options import Settings
-from pytest_recall.sessions.case_flow import SessionRooms
+from pytest_recall.sessions.rooms import SessionRooms
 from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv
 from pytest_recall.sessions.spawn import AgentStartError
 

@@ -20,11 +20,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from pytest_recall.cases.suite_file import suite_cases
 
 from pytest_recall.cases.model import Case, case_files, load_case_dir
 from pytest_recall.cli import main
 from pytest_recall.suites import abilities
+from pytest_recall.suites.suite_file import suite_cases
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 BUNDLED = REPO_DIR / "cases" / "abilities"

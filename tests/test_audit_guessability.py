@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.suites import audit, audit_v2, baselines
+from pytest_recall.agents import baselines
+from pytest_recall.suites import audit, audit_v2
 
 OVERALL_BOUND = 0.10
 FAMILY_BOUND = 0.25

@@ -18,10 +18,10 @@ from functools import cache
 import pytest
 from test_audit_suite import FAMILY_NAMES, Line, _leaks, as_pair, oracle, question_in, trail_of
 
-from pytest_recall.agents import audit_solver
+from pytest_recall.agents import audit_solver, baselines
 from pytest_recall.cases.model import Case
 from pytest_recall.scoring.evidence_judge import render_feedback, score_evidence_json
-from pytest_recall.suites import audit, audit_v2, baselines
+from pytest_recall.suites import audit, audit_v2
 
 
 @cache

@@ -37,7 +37,7 @@ def seen_env(record: dict[str, Any]) -> list[dict[str, Any]]:
 def test_cases_sharing_the_user_home_cross_talk(recall_suite, parallel):
     add_cases(recall_suite)
 
-    result = recall_suite.run(*parallel, command=recall_suite.agent("home_memory_agent"))
+    result = recall_suite.run(*parallel, "--recall-home=user", command=recall_suite.agent("home_memory_agent"))
 
     # Notes pile up in one HOME: every case but the first to answer sees another's note.
     outcomes = result.parseoutcomes()
@@ -55,29 +55,35 @@ def test_a_home_per_case_keeps_parallel_cases_apart(recall_suite, parallel):
     assert not (recall_suite.pytester.path / ".home_memory_agent").exists(), "the user's HOME was written to"
 
 
-def test_case_home_and_xdg_dirs_live_in_the_scope_shared_by_steps_distinct_per_case(recall_suite):
+@pytest.mark.parametrize("args", [(), ("--recall-home=case",)], ids=["default", "explicit"])
+def test_case_home_and_xdg_dirs_live_beside_the_scope_shared_by_steps_distinct_per_case(recall_suite, args):
     add_cases(recall_suite, 2)
 
-    recall_suite.run("--recall-home=case", command=recall_suite.agent("home_memory_agent")).assert_outcomes(passed=2)
+    recall_suite.run(*args, command=recall_suite.agent("home_memory_agent")).assert_outcomes(passed=2)
 
     homes = set()
     for record in recall_suite.report()["cases"]:
         first, second = seen_env(record)
         assert first == second, "both steps of a case see the same HOME"
         home = Path(first["HOME"])
-        assert home.parent == Path(first["RECALL_SCOPE_DIR"])
+        # Beside the scope, in the case's private area; never under its TMPDIR.
+        assert home.parent == Path(first["RECALL_SCOPE_DIR"]).parent
+        assert not home.is_relative_to(Path(first["TMPDIR"]))
         assert {var: first[var] for var in XDG} == {var: str(home / sub) for var, sub in XDG.items()}
         homes.add(home)
     assert len(homes) == 2
 
 
-def test_user_home_is_left_alone_by_default(recall_suite):
+def test_user_home_is_left_alone_and_shared_only_when_asked_and_the_run_warns(recall_suite):
     add_cases(recall_suite, 1)
 
-    recall_suite.run(command=recall_suite.agent("home_memory_agent")).assert_outcomes(passed=1)
+    result = recall_suite.run("--recall-home=user", command=recall_suite.agent("home_memory_agent"))
 
+    result.assert_outcomes(passed=1)
     first, _ = seen_env(recall_suite.report()["cases"][0])
     assert first["HOME"] == str(recall_suite.pytester.path)
+    warning = "*WARNING --recall-home=user: memory an agent keeps in HOME is shared between cases*"
+    result.stdout.fnmatch_lines([f"recall: {warning}", "recall: PASSED*", f"  {warning}"])
 
 
 def test_home_copy_seeds_every_case_home_from_the_real_one(recall_suite):
@@ -114,9 +120,12 @@ def test_a_missing_home_copy_names_it_in_one_line(recall_suite):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--recall-home=shared",), "ERROR: --recall-home must be one of user, case, not 'shared'"),
-        (("--recall-home-copy=.x",), "ERROR: --recall-home-copy needs --recall-home=case*"),
-        (("--recall-home=case", "--recall-home-copy=../etc"), "ERROR: --recall-home-copy: '../etc' must be a path*"),
+        (("--recall-home=shared",), "ERROR: --recall-home must be one of case, user, not 'shared'"),
+        (("--recall-home=user", "--recall-home-copy=.x"), "ERROR: --recall-home-copy needs --recall-home=case*"),
+        (
+            ("--recall-home-copy=/etc/hostname",),
+            "ERROR: --recall-home-copy: /etc/hostname is outside your HOME, so say where it goes: /etc/hostname:DEST*",
+        ),
     ],
 )
 def test_bad_home_options_are_one_line_usage_errors(recall_suite, args, message):

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_recall.sessions.driver import run_session
 from pytest_recall.sessions.session import SessionSpec
-from pytest_recall.suites.audit import generate_one
+from pytest_recall.suites.audit_v2 import generate_one
 
 LIVE = ("--recall-session=continue", "--recall-ready-pattern=notebook> $")
 WRONG = '{"value":"nonsense","evidence":[]}'

@@ -44,12 +44,17 @@ RECORD_KEYS = [
     "reported",
     "n_candidates",
     "error",
+    "outcome",
     "epoch",
     "control",
     "duration_s",
     "cost_usd",
+    "tokens_in",
+    "tokens_out",
+    "memory_bytes",
     "content_hash",
     "command",
+    "run_mode",
     "steps",
 ]
 STEP_KEYS = [
@@ -66,6 +71,11 @@ STEP_KEYS = [
     "truncated",
     "killed_leftovers",
     "cost_usd",
+    "tokens_in",
+    "tokens_out",
+    "memory",
+    "memory_files",
+    "memory_bytes",
 ]
 JUNIT_PROPERTIES = [
     "recall_score",

@@ -105,7 +105,8 @@ def test_a_torn_last_line_costs_one_record_not_the_log(tmp_path):
 
 
 def test_resume_index_keeps_only_scored_records_and_the_latest_per_case():
-    base = {"nodeid": "s/c::recall", "content_hash": "h", "command": "agent"}
+    mode = {"sandbox": "none", "home": "case"}
+    base = {"nodeid": "s/c::recall", "content_hash": "h", "command": "agent", "run_mode": mode}
     index = ResumeIndex(
         [
             {**base, "score": 0.0, "reason": "old"},
@@ -115,11 +116,13 @@ def test_resume_index_keeps_only_scored_records_and_the_latest_per_case():
     )
 
     assert len(index) == 1
-    stored = index.take("s/c::recall", "h", "agent")
+    stored = index.take("s/c::recall", "h", "agent", mode)
     assert stored is not None and stored["reason"] == "new"
-    assert index.take("s/c::recall", "other-hash", "agent") is None
-    assert index.take("s/c::recall", "h", "another agent") is None
-    assert index.take("s/d::recall", "h", "agent") is None
+    assert index.take("s/c::recall", "other-hash", "agent", mode) is None
+    assert index.take("s/c::recall", "h", "another agent", mode) is None
+    assert index.take("s/d::recall", "h", "agent", mode) is None
+    # A record made in another mode (here, under the sandbox) measured something else: it is run again.
+    assert index.take("s/c::recall", "h", "agent", {**mode, "sandbox": "bwrap"}) is None
 
 
 def start_killable_run(pytester: pytest.Pytester, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:

@@ -46,13 +46,34 @@ class SessionResult:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryFile:
+    """One file an agent kept in its memory scope between sessions: named and measured, never read out."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
 class StepRun:
+    """One step: its prompt, its session, its judged text, what it cost, and what memory it left.
+
+    ``memory`` lists the scope after the step (None after the last step,
+    whose memory nobody reads); ``memory_files`` and ``memory_bytes`` count
+    all of it, past the listing's limit too.
+    """
+
     number: int
     prompt: str
     result: SessionResult
     stdout: str
     stderr: str
     cost_usd: float | None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    memory: tuple[MemoryFile, ...] | None = None
+    memory_files: int = 0
+    memory_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +86,6 @@ class CaseRun:
     control: bool = False
     epoch: int = 1
     duration_s: float = 0.0
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def judged_stdout(self) -> str:

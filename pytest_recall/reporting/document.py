@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.scoring.abstain import false_abstention_rate
+from pytest_recall.scoring.figures import control_figures, run_figures
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.stats import summarize
 
@@ -32,6 +33,9 @@ def build_report(
     report.update(aggregate(ordered, threshold))
     report.update(summarize(ordered))
     report["false_abstention_rate"] = false_abstention_rate(ordered)
+    report.update(run_figures(ordered))
+    if report.get("control"):
+        report["control"].update(control_figures(ordered))
     report["command"] = command
     report["interrupted"] = interrupted
     report["cases"] = list(ordered)

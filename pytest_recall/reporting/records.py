@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.cases.model import Case
-from pytest_recall.cases.runs import CaseRun
+from pytest_recall.cases.runs import CaseRun, StepRun
 from pytest_recall.cases.traptask import TASK_KEY
 from pytest_recall.scoring.verdict import Verdict
 
@@ -35,10 +35,23 @@ def _tail(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[-limit:]
 
 
-def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) -> dict[str, Any]:
-    """The one record of a case: what the report, the log and the JUnit file say of it."""
+def case_record(
+    run: CaseRun,
+    verdict: Verdict,
+    *,
+    nodeid: str,
+    command: str,
+    run_mode: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The one record of a case: what the report, the log and the JUnit file say of it.
+
+    ``run_mode`` is how the run was made where that changes what is measured
+    (sandbox, HOME, workdir, prompt delivery, environment): resume reuses a
+    record only for the same mode.
+    """
     case = run.case
     costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
+    listed = [step for step in run.steps if step.memory is not None]
     return {
         "id": case.case_id,
         "suite": case.suite,
@@ -51,12 +64,18 @@ def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) ->
         "reported": verdict.details.get("reported"),
         "n_candidates": verdict.details.get("n_candidates"),
         "error": verdict.error,
+        "outcome": verdict.outcome,
         "epoch": run.epoch,
         "control": run.control,
         "duration_s": round(run.duration_s, 4),
         "cost_usd": round(sum(costs), 6) if costs else None,
+        "tokens_in": _total(step.tokens_in for step in run.steps),
+        "tokens_out": _total(step.tokens_out for step in run.steps),
+        # What the agent kept for the last session: its memory after the step before it.
+        "memory_bytes": listed[-1].memory_bytes if listed else None,
         "content_hash": case.content_hash,
         "command": command,
+        "run_mode": dict(run_mode or {}),
         "steps": [
             {
                 "step": step.number,
@@ -72,9 +91,28 @@ def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) ->
                 "truncated": step.result.truncated,
                 "killed_leftovers": step.result.killed_leftovers,
                 "cost_usd": step.cost_usd,
+                "tokens_in": step.tokens_in,
+                "tokens_out": step.tokens_out,
+                **_memory_fields(step),
             }
             for step in run.steps
         ],
+    }
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
+
+
+def _memory_fields(step: StepRun) -> dict[str, Any]:
+    """The memory listing after a step: paths, sizes and digests, never contents; none after the last step."""
+    if step.memory is None:
+        return {"memory": None, "memory_files": None, "memory_bytes": None}
+    return {
+        "memory": [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in step.memory],
+        "memory_files": step.memory_files,
+        "memory_bytes": step.memory_bytes,
     }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-ResumeKey = tuple[str, str, str]
+ResumeKey = tuple[str, str, str, str]
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -52,10 +52,18 @@ def load_records(path: Path) -> list[dict[str, Any]]:
 
 
 def resume_key(record: Mapping[str, Any]) -> ResumeKey | None:
+    """What decides whether a stored record still holds: the case, its content, the command, and the run mode."""
     nodeid, content_hash, command = record.get("nodeid"), record.get("content_hash"), record.get("command")
     if not (isinstance(nodeid, str) and isinstance(content_hash, str) and isinstance(command, str)):
         return None
-    return nodeid, content_hash, command
+    return nodeid, content_hash, command, mode_key(record.get("run_mode"))
+
+
+def mode_key(run_mode: Any) -> str:
+    """The run mode as one comparable string; a record from before run modes matches no run."""
+    if not isinstance(run_mode, Mapping):
+        return "unknown"
+    return json.dumps(run_mode, sort_keys=True, separators=(",", ":"), default=str)
 
 
 class ResumeIndex:
@@ -91,9 +99,9 @@ class ResumeIndex:
         except (OSError, UnicodeDecodeError) as exc:
             raise pytest.UsageError(f"--recall-resume: cannot read {path}: {exc}") from None
 
-    def take(self, nodeid: str, content_hash: str, command: str) -> dict[str, Any] | None:
-        """The stored record of this very case and command, or None to run it."""
-        stored = self._done.get((nodeid, content_hash, command))
+    def take(self, nodeid: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored record of this very case, command and run mode, or None to run it."""
+        stored = self._done.get((nodeid, content_hash, command, mode_key(run_mode)))
         return dict(stored) if stored is not None else None
 
     def holds(self, record: Mapping[str, Any]) -> bool:

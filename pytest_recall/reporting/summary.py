@@ -9,6 +9,11 @@ from typing import Any
 def format_summary(report: Mapping[str, Any]) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
     lines = [verdict_line(report)]
+    modes = [record.get("run_mode") or {} for record in report.get("cases") or []]
+    shared = [mode for mode in modes if mode.get("home") == "user"]
+    if shared:
+        lines.append(f"  {shared_home_warning(shared[0].get('sandbox') == 'bwrap')}")
+    lines += failure_lines(report.get("cases") or [])
     lines += _trust_lines(report)
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
@@ -28,6 +33,54 @@ def format_summary(report: Mapping[str, Any]) -> list[str]:
         f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
     )
     return lines
+
+
+def shared_home_warning(sandboxed: bool) -> str:
+    """Why a ``--recall-home=user`` score may not mean one case's memory; said in the header and the summary."""
+    if sandboxed:
+        return (
+            "WARNING --recall-home=user under --recall-sandbox=bwrap: each session's HOME is an empty tmpfs, "
+            "so memory an agent keeps in HOME is lost between steps; use --recall-home=case"
+        )
+    return (
+        "WARNING --recall-home=user: memory an agent keeps in HOME is shared between cases (and with the "
+        "control), so a case can score from another case's memory; use --recall-home=case"
+    )
+
+
+def failure_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Identical agent failures on one line each: they are no memory result, and must never read as one.
+
+    ``8 cases: agent failed in step 1 (exit 1): Error: 'Unknown model: fake'``
+    """
+    groups: dict[str, int] = {}
+    for record in records:
+        if record.get("control") or record.get("outcome") not in ("agent_failed", "timed_out"):
+            continue
+        key = _failure_text(record)
+        groups[key] = groups.get(key, 0) + 1
+    if not groups:
+        return []
+    lines = ["  agent failures (not memory results: fix the agent or its setup, then run again):"]
+    lines += [f"  {counted(n, 'case')}: {text}" for text, n in sorted(groups.items(), key=lambda item: -item[1])]
+    return lines
+
+
+def _failure_text(record: Mapping[str, Any]) -> str:
+    steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
+    failed = next(
+        (s for s in steps if s.get("timed_out") or s.get("signal") is not None or s.get("exit_code") not in (0, None)),
+        steps[-1] if steps else {},
+    )
+    number = failed.get("step", "?")
+    if failed.get("timed_out"):
+        what = f"timed out in step {number}"
+    elif failed.get("signal") is not None:
+        what = f"agent killed by signal {failed.get('signal')} in step {number}"
+    else:
+        what = f"agent failed in step {number} (exit {failed.get('exit_code')})"
+    stderr = [line.strip() for line in str(failed.get("stderr") or "").splitlines() if line.strip()]
+    return f"{what}: {stderr[-1][:160]}" if stderr else what
 
 
 def counted(n: int, word: str) -> str:

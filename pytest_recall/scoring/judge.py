@@ -166,9 +166,11 @@ def judge_steps(
     stdout: str,
     expected: Mapping[str, Any],
     answer_judge: Callable[[str, Mapping[str, Any]], dict[str, Any]] = judge_answer,
+    *,
+    planned_steps: int | None = None,
 ) -> dict[str, Any]:
     """The verdict for a whole case from each step's (exit code, signal, timed out)."""
-    spoiled = step_failure(outcomes, stdout, expected)
+    spoiled = step_failure(outcomes, stdout, expected, planned_steps=planned_steps)
     if spoiled is not None:
         return spoiled
     exit_code = outcomes[-1][0] if outcomes else None
@@ -176,14 +178,20 @@ def judge_steps(
 
 
 def step_failure(
-    outcomes: Sequence[tuple[int | None, int | None, bool]], stdout: str, expected: Mapping[str, Any]
+    outcomes: Sequence[tuple[int | None, int | None, bool]],
+    stdout: str,
+    expected: Mapping[str, Any],
+    *,
+    planned_steps: int | None = None,
 ) -> dict[str, Any] | None:
     """The verdict when a step spoiled the case before any answer could be read, else None.
 
     A step that timed out, crashed or failed spoils the case: the later
     sessions could not have recalled what an unfinished one never stored.
-    The last step's own exit code is left to the judge of its answer.
+    The last step's own exit code is left to the judge of its answer; a run
+    that stopped early (``planned_steps`` more than it ran) has no last step.
     """
+    last_step = planned_steps or len(outcomes)
     category = expected.get("category")
     for number, (exit_code, signal_number, timed_out) in enumerate(outcomes, start=1):
         if timed_out:
@@ -191,7 +199,7 @@ def step_failure(
             return _verdict(0.0, f"timeout in step {number}", category, reported)
         if signal_number is not None:
             return _verdict(0.0, f"agent was killed by signal {signal_number} in step {number}", category, "")
-        last = number == len(outcomes)
+        last = number == last_step
         if exit_code not in (0, None) and not last:
             return _verdict(0.0, f"agent exited {exit_code} in step {number}", category, "")
     return None

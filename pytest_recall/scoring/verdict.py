@@ -17,6 +17,13 @@ The rules, first match wins:
 5. the last step's exit code and silence, then the answer kind's judge;
 6. a control item scores like any other but never fails: it measures what
    the agent knows without memory.
+
+Every verdict also names its *outcome*, so that no agent failure is ever read
+as forgetting: ``correct``, ``partial``, ``wrong``, ``unknown`` (the agent said
+UNKNOWN or printed nothing), ``agent_failed`` (a step exited non-zero or died
+by a signal), ``timed_out``, or ``error`` (it could not start, or a trap task's
+judge failed). The score stays exactly what the seed's judge gives: an agent
+failure still scores 0.
 """
 
 from __future__ import annotations
@@ -27,11 +34,14 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.scoring.judge import judge_steps, step_failure
+from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_steps, step_failure
 
 AnswerJudge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
 TASK_JUDGE_NAME = "judge.py"
+OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out", "error")
+# The outcomes that say nothing about memory: the agent or the harness did not get to an answer.
+FAILURE_OUTCOMES = frozenset({"agent_failed", "timed_out", "error"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +53,7 @@ class Verdict:
     details: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     error: str | None = None
     control: bool = False
+    outcome: str = "wrong"
 
     @property
     def fails_item(self) -> bool:
@@ -64,22 +75,48 @@ def decide(
     """The verdict of one run of one case. See the module docstring for the rules and their order."""
     case = run.case
     if run.error:
-        return Verdict(None, run.error, error=run.error, control=run.control)
+        return Verdict(None, run.error, error=run.error, control=run.control, outcome="error")
     stdout = run.judged_stdout
     category = case.expected.get("category")
     if changed_on_disk:
         reason = f"case files changed on disk during the run: {', '.join(changed_on_disk)}"
-        return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control)
+        return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="wrong")
     outcomes = [(step.result.exit_code, step.result.signal, step.result.timed_out) for step in run.steps]
+    planned = 1 if run.control else len(case.steps)
     if task_judge is not None:
         exit_code = outcomes[-1][0] if outcomes else None
-        judged = step_failure(outcomes, stdout, case.expected) or _task_judge_verdict(
+        judged = step_failure(outcomes, stdout, case.expected, planned_steps=planned) or _task_judge_verdict(
             task_judge(stdout, exit_code), category
         )
     else:
-        judged = judge_steps(outcomes, stdout, case.expected, answer_judge)
+        judged = judge_steps(outcomes, stdout, case.expected, answer_judge, planned_steps=planned)
     details = {key: value for key, value in judged.items() if key not in ("score", "reason")}
-    return Verdict(judged.get("score"), judged.get("reason"), MappingProxyType(details), control=run.control)
+    score = judged.get("score")
+    return Verdict(
+        score,
+        judged.get("reason"),
+        MappingProxyType(details),
+        control=run.control,
+        outcome=_outcome(run, score, stdout),
+    )
+
+
+def _outcome(run: CaseRun, score: Any, stdout: str) -> str:
+    """What happened, in one word; a failed or timed-out step wins over any score."""
+    for step in run.steps:
+        if step.result.timed_out:
+            return "timed_out"
+        if step.result.signal is not None or step.result.exit_code not in (0, None):
+            return "agent_failed"
+    if not isinstance(score, (int, float)) or isinstance(score, bool):
+        return "error"  # a trap task's judge that gave no score
+    if score >= 1.0:
+        return "correct"
+    if score > 0:
+        return "partial"
+    if not stdout.strip() or final_line(stdout).upper() == UNKNOWN:
+        return "unknown"
+    return "wrong"
 
 
 def _task_judge_verdict(output: Any, category: Any) -> Mapping[str, Any]:

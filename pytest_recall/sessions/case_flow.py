@@ -1,29 +1,29 @@
-"""Running one case: its directories, its environment and its steps, in order.
+"""Running one case: its steps, in order, each a fresh session in rooms of its own.
 
-The isolation rules live here, and they hold by construction:
+The isolation rules hold by construction (see :mod:`pytest_recall.sessions.rooms`
+for the directories):
 
-- every step gets a new, empty working directory with a random name, made
-  only after the previous step's process has exited and its directory is
-  gone;
-- prompts travel in argv, never through a file, and captured output stays
-  in the harness's memory, so nothing of an earlier step exists on disk
-  where a later step could walk to it;
-- the case's memory scope (``RECALL_SCOPE_DIR``) is the one thing steps
-  share, and it is removed when the case ends.
+- every step gets an empty working directory, made only after the previous
+  step's process has exited and its directory is gone;
+- prompts travel in argv, on stdin, or in a file that exists only while its
+  step runs; captured output stays in the harness's memory, so nothing of an
+  earlier step exists on disk where a later step could walk to it;
+- the case's memory scope (``RECALL_SCOPE_DIR``), with its HOME, is the one
+  thing steps share, and it is removed when the case ends;
+- a case stops at its first step that failed or timed out: the later sessions
+  could not recall what an unfinished one never stored, and they cost money.
 
 A case is written as a generator that yields the session it wants next and
-receives its result. That lets :class:`CasePool` keep many cases in flight
-on one event loop, while a serial run is simply a pool of one.
+receives its result. That lets :class:`~pytest_recall.sessions.pool.CasePool`
+keep many cases in flight on one event loop, while a serial run is simply a
+pool of one.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import shutil
-import stat
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
@@ -31,28 +31,25 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.model import Case, Step
-from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
+from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.rooms import CaseArea, HomeCopy, SessionRooms, prepare_memory, private_dir
 from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
-SCOPE_VAR = "RECALL_SCOPE_DIR"
-COST_VAR = "RECALL_COST_FILE"
-STEP_VAR = "RECALL_STEP"
 # The trap-task manifests name the expected answers; an agent must never see them.
 SCRUBBED_VARS = frozenset({"TRAP_MANIFEST", "TRAPTASK_MANIFEST"})
-XDG_DIRS = {
-    "XDG_CONFIG_HOME": ".config",
-    "XDG_DATA_HOME": ".local/share",
-    "XDG_STATE_HOME": ".local/state",
-    "XDG_CACHE_HOME": ".cache",
-}
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_GRACE_S = 3.0
+PROMPT_MODES = ("argv", "stdin", "file")
+PROMPT_FILE_NAME = "prompt.txt"
+# Linux's MAX_ARG_STRLEN: one argv string, its terminating NUL included.
+MAX_ARGUMENT_BYTES = 32 * 4096
+ARGV_FEEDBACK_MARGIN = 4096
 
 Judge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
-Wrapper = Callable[[list[str], "SessionRooms"], list[str]]
+Wrapper = Callable[[list[str], SessionRooms], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +61,12 @@ class RunSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     grace_s: float = DEFAULT_GRACE_S
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
-    home_mode: str = "user"
-    home_copy: tuple[str, ...] = ()
-    real_home: str | None = None
+    home_mode: str = "case"
+    home_copy: tuple[HomeCopy, ...] = ()
+    # ``--recall-env``: NAME and its value template, or None to unset NAME.
+    env: tuple[tuple[str, str | None], ...] = ()
+    prompt_mode: str = "argv"
+    workdir_mode: str = "fresh"
     wrap_argv: Wrapper | None = None
     # Run-wide live-session options: ``session`` forces every case into that mode;
     # the readiness options apply to cases whose case.toml sets no readiness of its own.
@@ -77,95 +77,48 @@ class RunSettings:
     shared_scope: Path | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRooms:
-    """The directories one session may touch; a sandbox binds exactly these."""
-
-    workdir: Path
-    scope: Path
-    home: Path | None
-    harness: Path
-
-
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The user's environment without pytest's own variables and the trap manifests."""
     return {k: v for k, v in environ.items() if not k.startswith("PYTEST_") and k not in SCRUBBED_VARS}
 
 
-def _private_dir(prefix: str) -> Path:
-    path = Path(tempfile.mkdtemp(prefix=prefix))
-    os.chmod(path, stat.S_IRWXU)
-    return path
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a directory an agent may have made hard to remove (read-only dirs)."""
-
-    def make_writable_and_retry(function: Callable[..., Any], target: str, _exc: object) -> None:
-        try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-        except OSError:
-            pass
-        function(target)
-
-    try:
-        # Many steps leave their directory empty: one rmdir then, instead of rmtree's walk
-        # (an open, a stat, a directory listing and a close for every directory).
-        os.rmdir(path)
-        return
-    except FileNotFoundError:
-        return
-    except OSError:
-        pass  # not empty, not a plain directory, or not removable as it is: the full walk below
-    if not (path.exists() or path.is_symlink()):
-        return
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=make_writable_and_retry)
-    else:  # pragma: no cover - Python < 3.12
-        shutil.rmtree(path, onerror=make_writable_and_retry)
-
-
-def _prepare_home(settings: RunSettings, scope: Path) -> Path | None:
-    """``--recall-home=case``: HOME inside the scope, seeded with the files the user names."""
-    if settings.home_mode != "case":
-        return None
-    home = scope / "home"
-    home.mkdir()
-    if settings.real_home:
-        real = Path(settings.real_home)
-        for name in settings.home_copy:
-            source = real / name
-            target = home / name
-            if source.is_dir():
-                shutil.copytree(source, target, symlinks=True)
-            elif source.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target)
-    return home
-
-
 def open_shared_scope(settings: RunSettings) -> Path:
-    """The scope (and HOME, with ``--recall-home=case``) all cases of a run share; the caller removes it."""
-    scope = _private_dir("recall-scope-")
-    _prepare_home(settings, scope)
-    return scope
+    """The memory (scope, and HOME with ``--recall-home=case``) all cases of a run share; the caller removes it."""
+    root = private_dir("recall-memory-")
+    prepare_memory(root, settings.home_mode, settings.home_copy)
+    return root
 
 
-def _shared_home(settings: RunSettings, scope: Path) -> Path | None:
-    return scope / "home" if settings.home_mode == "case" else None
+@dataclass(frozen=True, slots=True)
+class StepCost:
+    """What an agent said a step cost, in its cost file: dollars, tokens, or both."""
+
+    cost_usd: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
 
 
-def _read_cost(cost_file: Path) -> float | None:
-    """An agent's own report of what a step cost; unreadable reports count as none."""
+def read_cost(cost_file: Path) -> StepCost:
+    """An agent's own report of what a step cost; unreadable reports and values count as none."""
     try:
         data = json.loads(cost_file.read_text(encoding="utf-8"))
-        cost = data.get("cost_usd") if isinstance(data, dict) else None
-        return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
     except (OSError, ValueError):
+        return StepCost()
+    if not isinstance(data, dict):
+        return StepCost()
+    cost, tokens_in, tokens_out = (_amount(data.get(key)) for key in ("cost_usd", "tokens_in", "tokens_out"))
+    return StepCost(
+        cost_usd=cost,
+        tokens_in=None if tokens_in is None else int(tokens_in),
+        tokens_out=None if tokens_out is None else int(tokens_out),
+    )
+
+
+def _amount(value: Any) -> float | None:
+    """A finite, non-negative number, or None: NaN and negative costs are no report."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    finally:
-        cost_file.unlink(missing_ok=True)
+    return float(value) if math.isfinite(value) and value >= 0 else None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -178,6 +131,27 @@ def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
     return feedback_text(verdict, step.feedback) + step.prompt
 
 
+def argv_prompt_problem(case: Case) -> str | None:
+    """Why a step's prompt cannot travel as one argument (Linux caps one at 128 KiB), or None.
+
+    Said at collection, so no session runs (and costs) first. Feedback that
+    opens a step adds a few hundred bytes, which the margin covers.
+    """
+    for step in case.steps:
+        size = len(step.prompt.encode("utf-8"))
+        if size + ARGV_FEEDBACK_MARGIN >= MAX_ARGUMENT_BYTES:
+            return (
+                f"step{step.number}.txt is {size:,} bytes, more than one command-line argument can hold "
+                f"({MAX_ARGUMENT_BYTES:,} bytes on Linux); run with --recall-prompt=stdin or --recall-prompt=file"
+            )
+    return None
+
+
+def step_failed(result: SessionResult) -> bool:
+    """A step that timed out, was killed or exited non-zero: the case stops there."""
+    return result.timed_out or result.signal is not None or result.exit_code not in (0, None)
+
+
 def case_flow(
     case: Case, settings: RunSettings, judge: Judge, *, control: bool = False, epoch: int = 1
 ) -> Generator[SessionSpec, SessionResult, CaseRun]:
@@ -185,75 +159,118 @@ def case_flow(
     started = time.monotonic()
     # The control asks the last question cold: no earlier step, no feedback.
     steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
-    harness = _private_dir("recall-case-")
-    shared = None if control else settings.shared_scope
-    scope = shared or _private_dir("recall-scope-")
+    area = CaseArea(
+        home_mode=settings.home_mode,
+        home_copy=settings.home_copy,
+        workdir_mode=settings.workdir_mode,
+        shared_memory=None if control else settings.shared_scope,
+    )
     runs: list[StepRun] = []
     try:
-        home = _shared_home(settings, shared) if shared else _prepare_home(settings, scope)
-        env = dict(settings.base_env)
-        env[SCOPE_VAR] = str(scope)
-        env[COST_VAR] = str(harness / "cost.json")
-        if home is not None:
-            env["HOME"] = str(home)
-            env.update({var: str(home / sub) for var, sub in XDG_DIRS.items()})
         # A mode forced for the whole run is already in ``case`` (see CaseExecutor.effective_case).
         if case.session == "continue":
             overlong = _overlong_turn_line(steps)
             if overlong is not None:
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
-            workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
-            rooms = SessionRooms(workdir=workdir, scope=scope, home=home, harness=harness)
+            rooms = area.open_step()
+            env = area.environment(
+                settings.base_env,
+                rooms,
+                step=steps[0].number,
+                case_id=case.case_id,
+                overrides=settings.env,
+                prompt_file=None,
+            )
             try:
                 result = yield _live_spec(case, steps, settings, env, rooms, judge)
+                cost = read_cost(rooms.harness / "cost.json")
             finally:
-                remove_tree(workdir)
-            runs.extend(_split_live_turns(steps, result, _read_cost(harness / "cost.json")))
+                area.close_step(rooms)
+            runs.extend(_split_live_turns(steps, result, cost))
             live_duration: float | None = result.duration_s
         else:
             live_duration = None
-            for step in steps:
+            for index, step in enumerate(steps):
                 prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
-                workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
-                rooms = SessionRooms(workdir=workdir, scope=scope, home=home, harness=harness)
-                env[STEP_VAR] = str(step.number)
-                argv = [*settings.argv, prompt]
-                if settings.wrap_argv is not None:
-                    argv = settings.wrap_argv(argv, rooms)
+                rooms = area.open_step()
+                spec = _step_spec(case, step, prompt, settings, area, rooms)
                 try:
-                    result = yield SessionSpec(
-                        argv=tuple(argv),
-                        cwd=workdir,
-                        env=dict(env),
-                        timeout_s=case.timeout_s or settings.timeout_s,
-                        grace_s=settings.grace_s,
-                        max_output_bytes=settings.max_output_bytes,
-                    )
+                    result = yield spec
+                    cost = read_cost(rooms.harness / "cost.json")
                 finally:
-                    remove_tree(workdir)
-                runs.append(_step_run(step.number, prompt, result, _read_cost(harness / "cost.json")))
-                if result.timed_out:
+                    area.close_step(rooms)
+                last = index == len(steps) - 1
+                memory = None if last else area.memory()
+                runs.append(_step_run(step.number, prompt, result, cost, memory))
+                if step_failed(result):
                     break
     except AgentStartError as exc:
         return CaseRun(
             case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
         )
     finally:
-        if shared is None:
-            remove_tree(scope)
-        remove_tree(harness)
+        area.close()
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
     return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration)
 
 
-def _step_run(number: int, prompt: str, result: SessionResult, cost: float | None) -> StepRun:
+def _step_spec(
+    case: Case, step: Step, prompt: str, settings: RunSettings, area: CaseArea, rooms: SessionRooms
+) -> SessionSpec:
+    """One step's session: its argv, its rooms and environment, and its prompt, delivered as asked."""
+    prompt_file = None
+    stdin = None
+    argv = list(settings.argv)
+    if settings.prompt_mode == "argv":
+        argv.append(prompt)
+    elif settings.prompt_mode == "stdin":
+        stdin = prompt.encode("utf-8")
+    else:
+        prompt_file = rooms.harness / PROMPT_FILE_NAME
+        fd = os.open(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(prompt)
+    env = area.environment(
+        settings.base_env,
+        rooms,
+        step=step.number,
+        case_id=case.case_id,
+        overrides=settings.env,
+        prompt_file=prompt_file,
+    )
+    if settings.wrap_argv is not None:
+        argv = settings.wrap_argv(argv, rooms)
+    return SessionSpec(
+        argv=tuple(argv),
+        cwd=rooms.workdir,
+        env=env,
+        timeout_s=case.timeout_s or settings.timeout_s,
+        grace_s=settings.grace_s,
+        max_output_bytes=settings.max_output_bytes,
+        stdin=stdin,
+    )
+
+
+def _step_run(
+    number: int,
+    prompt: str,
+    result: SessionResult,
+    cost: StepCost,
+    memory: tuple[tuple[MemoryFile, ...], int, int] | None = None,
+) -> StepRun:
+    listing, files, size = memory if memory is not None else (None, 0, 0)
     return StepRun(
         number=number,
         prompt=prompt,
         result=result,
         stdout=clean_terminal_text(decode(result.stdout)),
         stderr=decode(result.stderr),
-        cost_usd=cost,
+        cost_usd=cost.cost_usd,
+        tokens_in=cost.tokens_in,
+        tokens_out=cost.tokens_out,
+        memory=listing,
+        memory_files=files,
+        memory_bytes=size,
     )
 
 
@@ -308,7 +325,7 @@ def _overlong_turn_line(steps: tuple[Step, ...]) -> str | None:
     return None
 
 
-def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: float | None) -> list[StepRun]:
+def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: StepCost) -> list[StepRun]:
     """Each turn of a live session as a step of its own, so each step has its own answer.
 
     A turn the agent finished answering before the last ends well; the last
@@ -335,5 +352,5 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: floa
             killed_leftovers=result.killed_leftovers if index == last else 0,
         )
         prompt = turn.prompt if turn is not None else step.prompt
-        runs.append(_step_run(step.number, prompt, part, cost if index == last else None))
+        runs.append(_step_run(step.number, prompt, part, cost if index == last else StepCost()))
     return runs

@@ -31,10 +31,12 @@ class SessionDriver:
             self._selector.register(session.stderr_fd, selectors.EVENT_READ, (session, "stderr"))
         if session.pidfd is not None:
             self._selector.register(session.pidfd, selectors.EVENT_READ, (session, "exit"))
+        if session.stdin_fd is not None:
+            self._selector.register(session.stdin_fd, selectors.EVENT_WRITE, (session, "stdin"))
         return session
 
     def _forget(self, session: RunningSession) -> None:
-        for fd in (session.stdout_fd, session.stderr_fd, session.pidfd):
+        for fd in (session.stdout_fd, session.stderr_fd, session.pidfd, session.stdin_fd):
             if fd is not None:
                 with contextlib.suppress(KeyError, ValueError):
                     self._selector.unregister(fd)
@@ -57,6 +59,10 @@ class SessionDriver:
             elif what == "stderr" and not session.read_stderr():
                 self._selector.unregister(key.fd)
                 session.stderr_fd = None
+            elif what == "stdin":
+                session.write_stdin()
+                if session.stdin_fd is None:
+                    self._selector.unregister(key.fd)
             elif what == "exit":
                 maybe_done.add(session)
         now = time.monotonic()

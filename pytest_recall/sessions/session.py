@@ -51,6 +51,8 @@ class SessionSpec:
     compose_turn: Callable[[int, str], str] | None = None
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
+    # ``--recall-prompt=stdin``: written to the agent's stdin pipe, then EOF.
+    stdin: bytes | None = None
 
 
 class RunningSession:
@@ -78,7 +80,9 @@ class RunningSession:
         self.timed_out = False
         self.finished: SessionResult | None = None
         try:
-            self.child: AgentProcess = spawn_agent(spec.argv, cwd=str(spec.cwd), env=env, live=bool(spec.turns))
+            self.child: AgentProcess = spawn_agent(
+                spec.argv, cwd=str(spec.cwd), env=env, live=bool(spec.turns), stdin_pipe=spec.stdin is not None
+            )
         except BaseException:
             # Ctrl-C between the spawn and its return: the child exists but no one holds it yet.
             kill_tagged_processes(self.token)
@@ -86,6 +90,9 @@ class RunningSession:
         self.pidfd = self.child.pidfd
         self.stdout_fd: int | None = self.child.terminal_fd
         self.stderr_fd: int | None = self.child.stderr_fd
+        self._stdin_left = memoryview(spec.stdin or b"")
+        if spec.stdin is not None:
+            self.write_stdin()
         self._reads_per_wakeup = READS_PER_WAKEUP
 
     # -- events -------------------------------------------------------------
@@ -112,6 +119,23 @@ class RunningSession:
                 self._since_send += chunk
                 del self._since_send[:-LIVE_WINDOW_BYTES]
         return True
+
+    @property
+    def stdin_fd(self) -> int | None:
+        """The stdin pipe while the prompt is still going in; the driver waits for it to take more."""
+        return self.child.stdin_fd
+
+    def write_stdin(self) -> None:
+        """Write what the pipe takes now; at the end, close it, so the agent reads EOF."""
+        while self._stdin_left:
+            try:
+                written = os.write(self.child.stdin_fd, self._stdin_left)  # type: ignore[arg-type]
+            except BlockingIOError:
+                return
+            except OSError:
+                break  # the agent closed its stdin or exited: nothing more will be read
+            self._stdin_left = self._stdin_left[written:]
+        self.child.close_stdin()
 
     def read_stderr(self) -> bool:
         try:

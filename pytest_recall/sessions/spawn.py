@@ -16,8 +16,11 @@ starts. It reads top to bottom:
    are sent, and watch the process through a pidfd.
 
 stdout is the pty (agents that check ``isatty`` behave as they would for a
-person); stdin is the pty in a live session and ``/dev/null`` otherwise, so
-a reader sees EOF at once.
+person); stdin is the pty in a live session, a pipe that carries the prompt
+and then EOF under ``--recall-prompt=stdin``, and ``/dev/null`` otherwise, so
+a reader sees EOF at once. A pipe has no line-length limit, which a terminal's
+line discipline has (4095 bytes a line), and no size limit, which argv has
+(128 KiB an argument on Linux).
 """
 
 from __future__ import annotations
@@ -56,8 +59,10 @@ class AgentStartError(Exception):
 class AgentProcess:
     """A started agent: its pid, its terminal (through pexpect), its stderr pipe and its pidfd."""
 
-    def __init__(self, pid: int, terminal_fd: int, stderr_fd: int) -> None:
+    def __init__(self, pid: int, terminal_fd: int, stderr_fd: int, stdin_fd: int | None = None) -> None:
         self.pid = pid
+        # The write end of the stdin pipe, while the prompt is still going in.
+        self.stdin_fd = stdin_fd
         self.terminal = pexpect.fdpexpect.fdspawn(terminal_fd)
         self.terminal_fd = terminal_fd
         self.stderr_fd = stderr_fd
@@ -66,6 +71,12 @@ class AgentProcess:
         self.exit_code: int | None = None
         self.signal: int | None = None
         self._reaped = False
+
+    def close_stdin(self) -> None:
+        """End of file for a reader of the stdin pipe."""
+        if self.stdin_fd is not None:
+            os.close(self.stdin_fd)
+            self.stdin_fd = None
 
     def send(self, data: bytes) -> int:
         """Write what the terminal takes now (it is non-blocking); returns how much that was."""
@@ -101,6 +112,7 @@ class AgentProcess:
 
     def close(self) -> None:
         """Close every descriptor; the caller has made sure the process is gone."""
+        self.close_stdin()
         self.terminal.close()
         os.close(self.stderr_fd)
         if self.pidfd is not None:
@@ -108,7 +120,9 @@ class AgentProcess:
             self.pidfd = None
 
 
-def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: bool) -> AgentProcess:
+def spawn_agent(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: bool, stdin_pipe: bool = False
+) -> AgentProcess:
     """Start one agent session; raises :class:`AgentStartError` with a line for the user."""
     _refuse_nul_bytes(argv, env)
     program = pexpect.which(argv[0], env=dict(env))
@@ -118,21 +132,27 @@ def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: 
         raise AgentStartError(f"agent command {argv[0]!r} was not found on PATH; check --recall-cmd")
     stderr_read, stderr_write = os.pipe()
     os.set_blocking(stderr_read, False)
+    stdin_read, stdin_write = os.pipe() if stdin_pipe else (None, None)
+    if stdin_write is not None:
+        os.set_blocking(stdin_write, False)
     try:
         if POSIX_SPAWN_GIVES_A_TERMINAL:
-            pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live)
+            pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
         else:
-            pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live)
-    except OSError as exc:
-        os.close(stderr_read)
-        raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
-    except BaseException:
-        os.close(stderr_read)
+            pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
+    except BaseException as exc:
+        for fd in (stderr_read, stdin_write):
+            if fd is not None:
+                os.close(fd)
+        if isinstance(exc, OSError):
+            raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
         raise
     finally:
-        # The child holds its own copy; ours would keep the pipe from ever reaching EOF.
-        os.close(stderr_write)
-    process = AgentProcess(pid, terminal_fd, stderr_read)
+        # The child holds its own copies; ours would keep the pipes from ever reaching EOF.
+        for fd in (stderr_write, stdin_read):
+            if fd is not None:
+                os.close(fd)
+    process = AgentProcess(pid, terminal_fd, stderr_read, stdin_write)
     if not live:
         # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
         # ("press enter"); end of file there too, or it waits for a person until the timeout.
@@ -143,7 +163,13 @@ def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: 
 
 
 def _posix_spawn_on_terminal(
-    program: str, argv: Sequence[str], cwd: str, env: Mapping[str, str], stderr_fd: int, live: bool
+    program: str,
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    stderr_fd: int,
+    live: bool,
+    stdin_fd: int | None,
 ) -> tuple[int, int]:
     master, slave = _open_terminal()
     try:
@@ -153,6 +179,8 @@ def _posix_spawn_on_terminal(
             (os.POSIX_SPAWN_OPEN, 1, terminal, os.O_RDWR, 0),
             (os.POSIX_SPAWN_OPEN, 0, terminal, os.O_RDWR, 0)
             if live
+            else (os.POSIX_SPAWN_DUP2, stdin_fd, 0)
+            if stdin_fd is not None
             else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
         ]
@@ -204,7 +232,13 @@ def _spawn_in(cwd: str, program: str, args: list[str], env: Mapping[str, str], a
 
 
 def _ptyprocess_spawn(
-    program: str, argv: Sequence[str], cwd: str, env: Mapping[str, str], stderr_fd: int, live: bool
+    program: str,
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    stderr_fd: int,
+    live: bool,
+    stdin_fd: int | None,
 ) -> tuple[int, int]:
     """The portable start: ptyprocess forks, and the child sets up its descriptors before exec."""
     process = ptyprocess.PtyProcess.spawn(
@@ -213,8 +247,8 @@ def _ptyprocess_spawn(
         env=dict(env),
         echo=False,
         dimensions=TERMINAL_SIZE,
-        preexec_fn=_child_setup(stderr_fd, live),
-        pass_fds=(stderr_fd,),
+        preexec_fn=_child_setup(stderr_fd, live, stdin_fd),
+        pass_fds=(stderr_fd,) if stdin_fd is None else (stderr_fd, stdin_fd),
     )
     # The session owns the terminal from here on: keep a copy, and let ptyprocess let go of its own.
     terminal_fd = os.dup(process.fd)
@@ -223,10 +257,12 @@ def _ptyprocess_spawn(
     return int(process.pid), terminal_fd
 
 
-def _child_setup(stderr_fd: int, live: bool) -> Callable[[], None]:
+def _child_setup(stderr_fd: int, live: bool, stdin_fd: int | None) -> Callable[[], None]:
     def setup() -> None:
         os.dup2(stderr_fd, 2)
-        if not live:
+        if stdin_fd is not None:
+            os.dup2(stdin_fd, 0)
+        elif not live:
             null_fd = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null_fd, 0)
             os.close(null_fd)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.traptask import EXPECTED_KEY, MANIFEST_VAR, TASK_JUDGE_KEY
-from pytest_recall.sessions.case_flow import remove_tree
+from pytest_recall.sessions.rooms import remove_tree
 
 SCRIPT_TIMEOUT_S = 120.0
 

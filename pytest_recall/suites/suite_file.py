@@ -80,7 +80,11 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
     "abilities": _abilities,
 }
 # The parameters each family reads; any other key in a suite file is a typo, named rather than ignored.
-FAMILY_KEYS: dict[str, tuple[str, ...]] = {"ledger": ("seed", "count"), "audit": ("split", "size")}
+FAMILY_KEYS: dict[str, tuple[str, ...]] = {
+    "ledger": ("seed", "count"),
+    "audit": ("split", "size", "version"),
+    "abilities": ("seed", "count", "haystack_bytes"),
+}
 
 
 def suite_cases(folder: Path, source: str) -> Iterator[Case]:

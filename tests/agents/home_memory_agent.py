@@ -24,7 +24,11 @@ XDG_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOM
 def main(argv: list[str]) -> int:
     prompt = argv[-1]
     home = Path(os.path.expanduser("~"))
-    seen = {"HOME": str(home), "RECALL_SCOPE_DIR": os.environ.get("RECALL_SCOPE_DIR")}
+    seen = {
+        "HOME": str(home),
+        "RECALL_SCOPE_DIR": os.environ.get("RECALL_SCOPE_DIR"),
+        "TMPDIR": os.environ.get("TMPDIR"),
+    }
     seen.update({var: os.environ.get(var) for var in XDG_VARS})
     print(json.dumps(seen), file=sys.stderr, flush=True)
     if "--need-login" in argv[1:-1]:
