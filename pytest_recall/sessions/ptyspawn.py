@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import resource
 import signal
 import struct
 import sys
@@ -73,7 +74,7 @@ def spawn_on_terminal(
         ]
         # Python's own descriptors close on exec; any inheritable one a plugin left open must
         # not reach the agent, as ptyprocess's closerange guaranteed.
-        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds() if fd > 2]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds(out_of_range=_fd_limit()) if fd > 2]
         pid = _spawn_in(cwd, program, list(argv), env, actions)
     except BaseException:
         os.close(master)
@@ -107,7 +108,15 @@ def _spawn_in(
         os.close(home)
 
 
-def _inheritable_fds() -> list[int]:
+def _fd_limit() -> int:
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 30
+
+
+def _inheritable_fds(out_of_range: int) -> list[int]:
+    """The inheritable descriptors a spawn must close; those at or above ``out_of_range`` are made
+    close-on-exec instead, because glibc refuses a close action for a descriptor at or above the soft
+    ``RLIMIT_NOFILE`` and would fail every spawn."""
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
@@ -116,7 +125,11 @@ def _inheritable_fds() -> list[int]:
     for name in names:
         fd = int(name)
         try:
-            if os.get_inheritable(fd):
+            if not os.get_inheritable(fd):
+                continue
+            if fd >= out_of_range:
+                os.set_inheritable(fd, False)
+            else:
                 found.append(fd)
         except OSError:
             continue  # the descriptor listdir itself used, closed by now
