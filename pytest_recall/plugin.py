@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_recall import hookspecs
-from pytest_recall.cases.model import is_case_dir
+from pytest_recall.cases.model import is_case_dir, is_symlink_loop
 from pytest_recall.cases.suite_file import is_suite_dir
 from pytest_recall.cases.traptask import TaskGraders, is_trap_task_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
@@ -74,6 +74,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if settings.shard is not None:
         lines.append(f"recall: shard {settings.shard[0]} of {settings.shard[1]}")
     return lines
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A directory symlink cycle is followed no further, so each case is collected once."""
+    return True if is_symlink_loop(collection_path) else None
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
