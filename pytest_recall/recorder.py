@@ -26,6 +26,7 @@ from pytest_recall.reporting.report import (
     write_json_atomic,
     write_text_atomic,
 )
+from pytest_recall.reporting.runlog import LOG_ERROR_PROPERTY, log_error_lines
 
 
 class Recorder:
@@ -37,11 +38,17 @@ class Recorder:
         self.report: dict[str, Any] | None = None
         self.write_error: str | None = None
         self.html_error: str | None = None
+        # Run-log append failures, by message, with how many records each cost.
+        self.log_errors: dict[str, int] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_from_properties(report.user_properties)
-        report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
+        for name, why in report.user_properties:
+            if name == LOG_ERROR_PROPERTY:
+                self.log_errors[str(why)] = self.log_errors.get(str(why), 0) + 1
+        carried = (RECORD_PROPERTY, LOG_ERROR_PROPERTY)
+        report.user_properties = [p for p in report.user_properties if p[0] not in carried]
         if record is not None:
             self.records[report.nodeid] = record
             shorten_failure(report, record)
@@ -98,6 +105,8 @@ class Recorder:
         for error in (self.write_error, self.html_error):
             if error:
                 terminalreporter.write_line(f"  ERROR: {error}", red=True)
+        for line in log_error_lines(self.log_errors):
+            terminalreporter.write_line(f"  {line}", red=True)
 
 
 def _looks_like_case(nodeid: str) -> bool:
