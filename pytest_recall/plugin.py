@@ -29,6 +29,7 @@ from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_lo
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
 from pytest_recall.scoring.judge import BUILTIN_KINDS, judge_answer
+from pytest_recall.signals import TerminationSignals
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 NO_COMMAND = (
@@ -62,6 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Recorder(config, settings), "recall-recorder")
         config.pluginmanager.register(TaskGraders(config), "recall-task-graders")
     open_run_log(config, settings.log_path, settings.resume_path)
+    if settings.argv:
+        termination = TerminationSignals()
+        termination.install()
+        config.pluginmanager.register(termination, "recall-termination-signals")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

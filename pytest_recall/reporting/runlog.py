@@ -169,6 +169,15 @@ class RunLog:
             report.user_properties.append((LOG_ERROR_PROPERTY, why))
         return (yield)
 
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """An interrupted run says so in its log too, and which signal stopped it (none for Ctrl-C)."""
+        if exitstatus != pytest.ExitCode.INTERRUPTED or hasattr(session.config, "workerinput"):
+            return
+        termination = session.config.pluginmanager.get_plugin("recall-termination-signals")
+        received = getattr(termination, "received", None)
+        with contextlib.suppress(OSError):
+            self.append({"interrupted": True, "signal": received.name if received is not None else None})
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.close()
 
