@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_recall.reporting.schema import report_problem, without_non_finite
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.stats import summarize
 from pytest_recall.sessions.case_flow import CaseRun
@@ -142,7 +143,13 @@ def write_json_atomic(path: Path, document: Any) -> None:
     """
 
     def fill(handle: TextIO) -> None:
-        json.dump(document, handle, indent=2, ensure_ascii=False)
+        try:
+            json.dump(document, handle, indent=2, ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            # A NaN somewhere (an agent's cost, a judge's score): JSON has none, so it is written as null.
+            handle.seek(0)
+            handle.truncate()
+            json.dump(without_non_finite(document), handle, indent=2, ensure_ascii=False, allow_nan=False)
         handle.write("\n")
 
     _write_atomic(path, fill)
@@ -168,10 +175,17 @@ def _write_atomic(path: Path, fill: Callable[[TextIO], object]) -> None:
 
 
 def load_report(path: Path) -> dict[str, Any]:
+    """A report file, checked against the published schema; ValueError says in one line why not."""
     with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+        try:
+            data = json.load(handle)
+        except ValueError as exc:
+            raise ValueError(f"{path}: not JSON ({exc})") from None
     if not isinstance(data, dict) or "cases" not in data:
         raise ValueError(f"{path}: not a pytest-recall report (no 'cases' list)")
+    problem = report_problem(data)
+    if problem is not None:
+        raise ValueError(f"{path}: not a pytest-recall report: {problem}")
     return data
 
 
