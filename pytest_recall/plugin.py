@@ -71,8 +71,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[SETTINGS_KEY]
-    lines = []
+    lines: list[str] = []
     if settings.resume_path is not None:
+        lines.extend(f"recall: {refused}" for refused in config.stash[RESUME_KEY].refused)
         found = len(config.stash[RESUME_KEY])
         where = settings.resume_path if settings.resume_path.exists() else f"{settings.resume_path} (not there yet)"
         lines.append(f"recall: resuming from {where}: {found} scored case records")

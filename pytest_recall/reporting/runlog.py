@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.schema import json_line, record_problem
+
 ResumeKey = tuple[str, str, str]
 # The user property that carries a failed append from the process that ran the case to the recorder.
 LOG_ERROR_PROPERTY = "recall_log_error"
@@ -71,9 +73,15 @@ class ResumeIndex:
     def __init__(self, records: Iterable[Mapping[str, Any]], source: Path | None = None) -> None:
         self.source = source
         self._done: dict[ResumeKey, dict[str, Any]] = {}
+        # One line per stored record that does not fit the report's schema; its case runs again.
+        self.refused: list[str] = []
         for record in records:
             key = resume_key(record)
             if key is not None and record.get("score") is not None and not record.get("error"):
+                problem = record_problem(record)
+                if problem is not None:
+                    self.refused.append(f"resume refused the record of {key[0]}: {problem}; the case runs again")
+                    continue
                 self._done[key] = dict(record)
 
     def __len__(self) -> int:
@@ -131,7 +139,7 @@ class RunLog:
         """
         if self._fd is None:
             return
-        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        line = (json_line(record) + "\n").encode("utf-8")
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         try:
             start = os.lseek(self._fd, 0, os.SEEK_END)

@@ -19,6 +19,7 @@ on one event loop, while a serial run is simply a pool of one.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import stat
@@ -179,7 +180,9 @@ def _read_cost(cost_file: Path) -> float | None:
     try:
         data = json.loads(cost_file.read_text(encoding="utf-8"))
         cost = data.get("cost_usd") if isinstance(data, dict) else None
-        return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+        if not isinstance(cost, (int, float)) or isinstance(cost, bool) or not math.isfinite(cost):
+            return None  # a NaN cost (Python's JSON reads one) is no cost, and no JSON either
+        return float(cost)
     except (OSError, ValueError):
         return None
     finally:
