@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(TaskGraders(config), "recall-task-graders")
     open_run_log(config, settings.log_path, settings.resume_path)
     if settings.argv:
-        termination = TerminationSignals()
+        termination = TerminationSignals(forward_to_children=lambda: config.pluginmanager.has_plugin("dsession"))
         termination.install()
         config.pluginmanager.register(termination, "recall-termination-signals")
 

@@ -13,9 +13,11 @@ a shell reports it). A second signal does not wait for any of that.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -31,8 +33,11 @@ class TerminatedBySignal(KeyboardInterrupt):
 class TerminationSignals:
     """A plugin that owns the handlers while a recall run is under way, and restores them after."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, forward_to_children: Callable[[], bool] = lambda: False) -> None:
         self.received: signal.Signals | None = None
+        # An xdist controller runs no agent: its workers do, and they are its children. Ctrl-C reaches
+        # them all through the terminal; a signal sent to the controller alone is passed on to them.
+        self.forward_to_children = forward_to_children
         self._previous: dict[signal.Signals, Any] = {}
 
     def install(self) -> None:
@@ -52,6 +57,10 @@ class TerminationSignals:
         if self.received is not None:
             os._exit(128 + signum)
         self.received = signal.Signals(signum)
+        if self.forward_to_children():
+            for child in child_pids():
+                with contextlib.suppress(OSError):
+                    os.kill(child, signum)
         raise TerminatedBySignal(f"pytest-recall: stopped by {self.received.name}; the running agents were killed")
 
     @pytest.hookimpl(trylast=True)
@@ -61,3 +70,20 @@ class TerminationSignals:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.restore()
+
+
+def child_pids() -> list[int]:
+    """This process's direct children, from ``/proc`` (each ``stat`` names its parent)."""
+    me = os.getpid()
+    children = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and int(fields[1]) == me:
+            children.append(int(entry.name))
+    return children

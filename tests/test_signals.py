@@ -69,9 +69,13 @@ def start_run(recall_suite: Any, marker: str, pidfile: Path, tmpdir: Path, *extr
     )
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    ("signum", "workers"),
+    [(signal.SIGTERM, []), (signal.SIGHUP, []), (signal.SIGTERM, ["-n", "2"])],
+    ids=["SIGTERM", "SIGHUP", "SIGTERM-to-the-xdist-controller"],
+)
 def test_a_termination_signal_kills_every_session_writes_the_report_and_cleans_up(
-    recall_suite: Any, signum: signal.Signals
+    recall_suite: Any, signum: signal.Signals, workers: list[str]
 ) -> None:
     marker = f"recall-lingerer-{uuid.uuid4().hex}"
     for name in ("first", "second"):
@@ -79,7 +83,7 @@ def test_a_termination_signal_kills_every_session_writes_the_report_and_cleans_u
     tmpdir = recall_suite.pytester.path / "tmp"
     tmpdir.mkdir()
     pidfile = recall_suite.pytester.path / "daemon.pid"
-    run = start_run(recall_suite, marker, pidfile, tmpdir)
+    run = start_run(recall_suite, marker, pidfile, tmpdir, *workers)
     try:
         wait_for(pidfile, run)
         run.send_signal(signum)
