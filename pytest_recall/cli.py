@@ -166,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     families = generate.add_subparsers(dest="family", required=True, metavar="FAMILY")
     ledger = families.add_parser("ledger", help="ledger cases in the session-memory-recall format")
     ledger.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
-    ledger.add_argument("--count", type=int, required=True, help="how many cases (1 or more)")
+    ledger.add_argument("--count", type=int, required=True, help="how many cases (1 to 10000)")
     audit = families.add_parser("audit", help="audit-trail cases of the agent-supermemory suite")
     audit.add_argument("--split", required=True, help="train or eval: disjoint seeds, the same eight families")
     audit.add_argument("--size", type=int, required=True, help="how many cases (1 to 256)")
