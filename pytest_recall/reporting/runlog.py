@@ -125,8 +125,12 @@ class RunLog:
         self._unwritten: dict[str, str] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            # Read access too: an append looks at the last byte, to start on a fresh line.
-            self._fd: int | None = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            # Read access too, where allowed: an append looks at the last byte, to start on a fresh line.
+            flags = os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            try:
+                self._fd: int | None = os.open(path, os.O_RDWR | flags, 0o644)
+            except PermissionError:
+                self._fd = os.open(path, os.O_WRONLY | flags, 0o644)
         except OSError as exc:
             raise pytest.UsageError(f"--recall-log: cannot open {path} for appending: {exc.strerror or exc}") from None
 
