@@ -10,29 +10,54 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _merge(args: argparse.Namespace) -> int:
-    from pytest_recall.reporting.document import load_report
-    from pytest_recall.reporting.files import write_json_atomic
-    from pytest_recall.reporting.merge import merge_reports
+class BadInput(Exception):
+    """Input files that cannot be used; one line each."""
 
-    reports = [load_report(Path(path)) for path in args.reports]
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def _load_reports(paths: list[str]) -> list[dict[str, Any]]:
+    """Every report, or :class:`BadInput` naming every one that is not, not only the first."""
+    from pytest_recall.reporting.document import load_report
+
+    reports, problems = [], []
+    for path in paths:
+        try:
+            reports.append(load_report(Path(path)))
+        except (OSError, ValueError) as exc:
+            problems.append(str(exc))
+    if problems:
+        raise BadInput(problems)
+    return reports
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """Exit by the merged verdict, as the run would have: 2 interrupted, else 1 by the gate, else 0."""
+    from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.reporting.merge import merge_reports, merged_exit_status
+    from pytest_recall.reporting.summary import format_summary
+
+    reports = _load_reports(args.reports)
     merged = merge_reports(reports, threshold=args.threshold)
     write_json_atomic(Path(args.output), merged)
     print(f"merged {len(reports)} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
-    return 0
+    print(format_summary(merged)[0])
+    return merged_exit_status(merged, args.gate)
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_recall.reporting.document import load_report
     from pytest_recall.reporting.files import write_text_atomic
     from pytest_recall.reporting.html import render_html
     from pytest_recall.reporting.summary import format_summary
 
-    report = load_report(Path(args.report))
+    report = _load_reports([args.report])[0]
     print("\n".join(format_summary(report)))
     if args.html:
         write_text_atomic(Path(args.html), render_html(report))
@@ -42,13 +67,14 @@ def _report(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     """Exit 1 only for a significant drop, so CI can gate on "no regression" without chasing noise."""
-    from pytest_recall.reporting.compare import compare_reports, format_comparison
-    from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare
     from pytest_recall.reporting.files import write_json_atomic
 
-    result = compare_reports(
-        load_report(Path(args.base)), load_report(Path(args.new)), alpha=args.alpha, seed=args.seed
-    )
+    base, new = _load_reports([args.base, args.new])
+    result = compare_reports(base, new, alpha=args.alpha, seed=args.seed)
+    why_not = nothing_to_compare(new, result, new_name=args.new)
+    if why_not is not None:
+        raise BadInput([why_not])
     print(format_comparison(result))
     if args.json:
         write_json_atomic(Path(args.json), result)
@@ -127,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("reports", nargs="+", help="report JSON files written by --recall-report")
     merge.add_argument("-o", "--output", required=True, help="where to write the merged report")
     merge.add_argument("--threshold", type=float, default=None, help="pass mark (default: the reports' own)")
+    merge.add_argument(
+        "--gate",
+        choices=("cases", "score"),
+        default="cases",
+        help="what the exit status follows, as --recall-gate: 'cases' (default) exits 1 on any failed or errored "
+        "case, 'score' exits 1 only when the merged score misses the threshold; an interrupted shard exits 2",
+    )
     merge.set_defaults(handler=_merge)
 
     report = commands.add_parser("report", help="print a saved report's summary, and rebuild its HTML page")
@@ -151,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     families = generate.add_subparsers(dest="family", required=True, metavar="FAMILY")
     ledger = families.add_parser("ledger", help="ledger cases in the session-memory-recall format")
     ledger.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
-    ledger.add_argument("--count", type=int, required=True, help="how many cases (1 or more)")
+    ledger.add_argument("--count", type=int, required=True, help="how many cases (1 to 10000)")
     audit = families.add_parser("audit", help="audit-trail cases of the agent-supermemory suite")
     audit.add_argument("--split", required=True, help="train or eval: disjoint seeds, the same eight families")
     audit.add_argument("--size", type=int, required=True, help="how many cases (1 to 256)")
@@ -184,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Handler = args.handler
     try:
         return handler(args)
+    except BadInput as bad:
+        for line in bad.lines:
+            print(f"pytest-recall {args.command}: {line}", file=sys.stderr)
+        return 2
     except (OSError, ValueError) as exc:
         print(f"pytest-recall {args.command}: {exc}", file=sys.stderr)
         return 2

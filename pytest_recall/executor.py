@@ -103,7 +103,8 @@ class CaseExecutor:
         self.pool.submit(item.nodeid, flow)
 
     def run(self, item: RunnableItem) -> CaseRun:
-        if item.nodeid not in self._started:
+        if item.nodeid not in self.pool:
+            # Not in flight: its first run, or a rerun (pytest-rerunfailures) after the first was taken.
             self._submit(item)
         start = self._position.get(item.nodeid)
         if start is not None and self.concurrency > 1:

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_recall import hookspecs
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
-from pytest_recall.cases.model import is_case_dir, looks_like_case_dir
+from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
 from pytest_recall.items import (
@@ -32,6 +32,7 @@ from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
 from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.signals import TerminationSignals
 from pytest_recall.suites.suite_file import is_suite_dir
 from pytest_recall.task_graders import TaskGraders
 
@@ -74,6 +75,10 @@ def pytest_configure(config: pytest.Config) -> None:
         register_progress(config, recorder)
     resume_records = worker_input.get(RESUME_RECORDS_INPUT) if worker_input is not None else None
     open_run_log(config, settings.log_path, settings.resume_path, resume_records)
+    if settings.argv:
+        termination = TerminationSignals(forward_to_children=lambda: config.pluginmanager.has_plugin("dsession"))
+        termination.install()
+        config.pluginmanager.register(termination, "recall-termination-signals")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -99,8 +104,9 @@ class WorkerHandoff:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[SETTINGS_KEY]
-    lines = []
+    lines: list[str] = []
     if settings.resume_path is not None:
+        lines.extend(f"recall: {refused}" for refused in config.stash[RESUME_KEY].refused)
         found = len(config.stash[RESUME_KEY])
         where = settings.resume_path if settings.resume_path.exists() else f"{settings.resume_path} (not there yet)"
         lines.append(f"recall: resuming from {where}: {found} scored case records")
@@ -112,6 +118,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     for given, resolved in settings.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A directory symlink cycle is followed no further, so each case is collected once."""
+    return True if is_symlink_loop(collection_path) else None
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -20,6 +20,7 @@ from pytest_recall.reporting.files import write_json_atomic, write_text_atomic
 from pytest_recall.reporting.html import render_html
 from pytest_recall.reporting.junit import add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
+from pytest_recall.reporting.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.reporting.summary import error_lines, format_summary
 
 
@@ -35,11 +36,17 @@ class Recorder:
         self.collection_errors = 0
         self.planned_runs: int | None = None
         self.html_error: str | None = None
+        # Run-log append failures, by message, with how many records each cost.
+        self.log_errors: dict[str, int] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_from_properties(report.user_properties)
-        report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
+        for name, why in report.user_properties:
+            if name == LOG_ERROR_PROPERTY:
+                self.log_errors[str(why)] = self.log_errors.get(str(why), 0) + 1
+        carried = (RECORD_PROPERTY, LOG_ERROR_PROPERTY)
+        report.user_properties = [p for p in report.user_properties if p[0] not in carried]
         place_case_figures(self.config, report)
         if record is not None:
             self.records[report.nodeid] = record
@@ -133,6 +140,8 @@ class Recorder:
         for error in (self.write_error, self.html_error):
             if error:
                 terminalreporter.write_line(f"  ERROR: {error}", red=True)
+        for line in log_error_lines(self.log_errors):
+            terminalreporter.write_line(f"  {line}", red=True)
 
 
 def _main_runs(nodeids: Iterable[str]) -> int:

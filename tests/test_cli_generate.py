@@ -64,7 +64,7 @@ def test_generated_audit_folders_keep_the_rehearsal_feedback_and_load_back_as_th
         (["audit", "--split", "eval", "--size", "257"], "audit: 'size' must be a whole number from 1 to 256, not 257"),
         (["audit", "--split", "dev", "--size", "4"], "audit: 'split' must be one of train, eval, not 'dev'"),
         (["audit", "--split", "eval", "--size", "4", "--version", "3"], "audit: 'version' must be 1 or 2, not 3"),
-        (["ledger", "--seed", "1", "--count", "0"], "ledger: 'count' must be a whole number of at least 1, not 0"),
+        (["ledger", "--seed", "1", "--count", "0"], "ledger: 'count' must be a whole number from 1 to 10000, not 0"),
         (["ledger", "--seed", "-1", "--count", "3"], "ledger: 'seed' must be a whole number of at least 0, not -1"),
     ],
 )

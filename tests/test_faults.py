@@ -87,7 +87,8 @@ def test_ctrl_c_kills_running_agents_and_writes_report_and_log_with_every_finish
     assert report["interrupted"] is True
     assert {record["id"]: record["score"] for record in report["cases"]} == {"c1": 1.0, "c2": 1.0}
     logged = [json.loads(line) for line in log.read_text().splitlines()]
-    assert sorted(record["id"] for record in logged) == ["c1", "c2"]
+    assert sorted(record["id"] for record in logged[:-1]) == ["c1", "c2"]
+    assert logged[-1] == {"interrupted": True, "signal": None}  # Ctrl-C: no termination signal
 
 
 # -- a worker that dies --------------------------------------------------------

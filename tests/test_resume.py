@@ -106,7 +106,7 @@ def test_a_torn_last_line_costs_one_record_not_the_log(tmp_path):
 
 def test_resume_index_keeps_only_scored_records_and_the_latest_per_case():
     mode = {"sandbox": "none", "home": "case"}
-    base = {"nodeid": "s/c::recall", "content_hash": "h", "command": "agent", "run_mode": mode}
+    base = {"id": "c", "nodeid": "s/c::recall", "content_hash": "h", "command": "agent", "run_mode": mode}
     index = ResumeIndex(
         [
             {**base, "score": 0.0, "reason": "old"},

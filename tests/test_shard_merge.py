@@ -124,7 +124,7 @@ def test_shards_merged_equal_the_unsharded_run(seed_suite, without_timing):
         assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         result.stdout.fnmatch_lines([f"recall: shard {index} of 3", "collected 9 items / 6 deselected / 3 selected"])
     merged_path = seed_suite.pytester.path / "merged.json"
-    merged = merge_cli(*shard_reports, "-o", merged_path)
+    merged = merge_cli(*shard_reports, "-o", merged_path, "--gate", "score")
 
     assert merged.returncode == 0, merged.stderr
     assert merged.stdout.startswith("merged 3 reports, 9 cases")

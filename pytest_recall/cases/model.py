@@ -200,6 +200,9 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
     missing = [k for k in REQUIRED_ANSWER_KEYS if k not in expected]
     if missing:
         raise CaseError(f"{what} lacks key(s) {', '.join(missing)}")
+    if known_kinds is not None and expected["answer"] is None:
+        # No built-in judge can match null; only a trap task's own judge (known_kinds None) might want it.
+        raise CaseError(f"{what}: 'answer' is null, so the case could never pass; write the expected answer")
     kind = str(expected["answer_kind"])
     if known_kinds is not None and kind not in known_kinds:
         kinds = ", ".join(sorted(known_kinds))
@@ -246,6 +249,7 @@ def read_step_prompts(folder: Path, source: str) -> list[str]:
         raise CaseError(f"{source}: step{gap}.txt is missing; steps must be numbered 1, 2, 3 ... without gaps")
     prompts = []
     for number in expected_numbers:
+        refuse_outside_link(numbered[number], folder, source)
         try:
             prompt = numbered[number].read_text(encoding="utf-8")
         except UnicodeDecodeError:
@@ -256,6 +260,29 @@ def read_step_prompts(folder: Path, source: str) -> list[str]:
             raise CaseError(f"{source}/step{number}.txt holds a NUL byte, which no agent can take in argv; remove it")
         prompts.append(prompt)
     return prompts
+
+
+def refuse_outside_link(path: Path, folder: Path, source: str) -> None:
+    """A prompt file must live in its case folder: a symlink out of it (to ``/etc/shadow``, say)
+    would send that file to the agent as a prompt and store it in the report."""
+    __tracebackhide__ = True
+    if not path.is_symlink():
+        return
+    home = folder.resolve()
+    if home not in path.resolve().parents:
+        raise CaseError(
+            f"{source}: {path.name} is a symlink to a file outside the case folder; copy the file into the folder"
+        )
+
+
+def is_symlink_loop(path: Path) -> bool:
+    """A directory symlink that leads back to one of its own ancestors: following it would find
+    the same cases again under a longer name, until the path is too long."""
+    if not (path.is_symlink() and path.is_dir()):
+        return False
+    target = path.resolve()
+    parent = path.parent.resolve()
+    return target == parent or target in parent.parents
 
 
 def _unreadable(source: str, path: Path, exc: OSError) -> str:
@@ -299,6 +326,7 @@ def read_step_feedback(folder: Path, source: str) -> dict[int, dict[str, Any]]:
     for entry in folder.iterdir():
         match = _FEEDBACK_FILE.match(entry.name)
         if match:
+            refuse_outside_link(entry, folder, source)
             judged_against = read_json(entry, source)
             if not isinstance(judged_against, dict):
                 raise CaseError(f"{source}: {entry.name} must hold a JSON object")

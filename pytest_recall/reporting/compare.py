@@ -65,6 +65,19 @@ def compare_reports(
     }
 
 
+def nothing_to_compare(new: Mapping[str, Any], result: Mapping[str, Any], *, new_name: str) -> str | None:
+    """Why a comparison says nothing (the new run scored no case, or no case is scored in both), or None.
+
+    A gate that passes on such a comparison would pass a run that never ran.
+    """
+    scored = [r for r in _records(new) if not r.get("control") and r.get("score") is not None]
+    if not scored:
+        return f"{new_name} scored no case (every case errored, or none ran); nothing to compare"
+    if not result.get("n_paired"):
+        return "no case is scored in both reports; nothing to compare (are they runs of the same suite?)"
+    return None
+
+
 def _records(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     cases = report.get("cases")
     return [c for c in cases if isinstance(c, Mapping)] if isinstance(cases, list) else []

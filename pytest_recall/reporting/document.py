@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.reporting.schema import report_problem
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.figures import control_figures, run_figures
 from pytest_recall.scoring.grader import aggregate
@@ -43,8 +44,15 @@ def build_report(
 
 
 def load_report(path: Path) -> dict[str, Any]:
+    """A report file, checked against the published schema; ValueError says in one line why not."""
     with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+        try:
+            data = json.load(handle)
+        except ValueError as exc:
+            raise ValueError(f"{path}: not JSON ({exc})") from None
     if not isinstance(data, dict) or "cases" not in data:
         raise ValueError(f"{path}: not a pytest-recall report (no 'cases' list)")
+    problem = report_problem(data)
+    if problem is not None:
+        raise ValueError(f"{path}: not a pytest-recall report: {problem}")
     return data

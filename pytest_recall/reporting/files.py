@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_recall.reporting.schema import without_non_finite
+
 
 def write_json_atomic(path: Path, document: Any) -> None:
     """Write, fsync and rename, so a reader never sees half a file.
@@ -18,7 +20,13 @@ def write_json_atomic(path: Path, document: Any) -> None:
     """
 
     def fill(handle: TextIO) -> None:
-        json.dump(document, handle, indent=2, ensure_ascii=False)
+        try:
+            json.dump(document, handle, indent=2, ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            # A NaN somewhere (an agent's cost, a judge's score): JSON has none, so it is written as null.
+            handle.seek(0)
+            handle.truncate()
+            json.dump(without_non_finite(document), handle, indent=2, ensure_ascii=False, allow_nan=False)
         handle.write("\n")
 
     _write_atomic(path, fill)

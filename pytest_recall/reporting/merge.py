@@ -29,3 +29,19 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, threshold: float | No
         command=commands.pop() if len(commands) == 1 else None,
         interrupted=any(bool(report.get("interrupted")) for report in reports),
     )
+
+
+def merged_exit_status(merged: Mapping[str, Any], gate: str) -> int:
+    """The exit status a single run with these records would have had under ``--recall-gate``.
+
+    An interrupted shard leaves the merged run without a verdict (2, as pytest's
+    interrupt). Under ``cases`` any case that did not score 1.0 (an error or a run
+    without a score included) fails it, as it fails pytest; controls never fail.
+    Under ``score`` the merged verdict alone decides.
+    """
+    if merged.get("interrupted"):
+        return 2
+    if gate == "score":
+        return 0 if merged["passed"] else 1
+    failed = [r for r in merged["cases"] if not r.get("control") and (r.get("score") is None or r["score"] < 1.0)]
+    return 1 if failed else 0

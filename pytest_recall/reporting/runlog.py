@@ -15,6 +15,7 @@ was never interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -24,7 +25,11 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.schema import json_line, record_problem
+
 ResumeKey = tuple[str, str, str, str]
+# The user property that carries a failed append from the process that ran the case to the recorder.
+LOG_ERROR_PROPERTY = "recall_log_error"
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -76,9 +81,15 @@ class ResumeIndex:
     def __init__(self, records: Iterable[Mapping[str, Any]], source: Path | None = None) -> None:
         self.source = source
         self._done: dict[ResumeKey, dict[str, Any]] = {}
+        # One line per stored record that does not fit the report's schema; its case runs again.
+        self.refused: list[str] = []
         for record in records:
             key = resume_key(record)
             if key is not None and record.get("score") is not None and not record.get("error"):
+                problem = record_problem(record)
+                if problem is not None:
+                    self.refused.append(f"resume refused the record of {key[0]}: {problem}; the case runs again")
+                    continue
                 self._done[key] = dict(record)
 
     def __len__(self) -> int:
@@ -122,33 +133,74 @@ class RunLog:
         __tracebackhide__ = True
         self.path = path
         self.already = already
+        # Append failures by node id, until the item's next report carries them to the controller.
+        self._unwritten: dict[str, str] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            # Read access too, where allowed: an append looks at the last byte, to start on a fresh line.
+            flags = os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            try:
+                self._fd: int | None = os.open(path, os.O_RDWR | flags, 0o644)
+            except PermissionError:
+                self._fd = os.open(path, os.O_WRONLY | flags, 0o644)
         except OSError as exc:
             raise pytest.UsageError(f"--recall-log: cannot open {path} for appending: {exc.strerror or exc}") from None
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """One line, one write, on disk before this returns."""
+        """One line, one write, on disk before this returns.
+
+        A line always starts on a fresh line, so a torn tail left by a crash
+        costs only itself. A write that fails (a full disk) is taken back
+        whole, so it leaves no torn tail either; the error is raised.
+        """
         if self._fd is None:
             return
-        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        line = (json_line(record) + "\n").encode("utf-8")
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         try:
+            start = os.lseek(self._fd, 0, os.SEEK_END)
+            if start > 0 and _last_byte(self._fd, start) != b"\n":
+                line = b"\n" + line
             view = memoryview(line)
-            # A regular file takes the whole line in one write; the loop only
-            # guards against a short write, and the lock keeps it in one piece.
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-            os.fsync(self._fd)
+            try:
+                # A regular file takes the whole line in one write; the loop only
+                # guards against a short write, and the lock keeps it in one piece.
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+                os.fsync(self._fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, start)
+                raise
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def pytest_recall_case_finished(self, record: dict[str, Any], config: pytest.Config) -> None:
         if self.already is not None and self.already.holds(record):
             return
-        self.append(record)
+        try:
+            self.append(record)
+        except OSError as exc:
+            # The case's verdict stands: the log only saves paying for it again. The controller says so once.
+            self._unwritten[str(record.get("nodeid"))] = f"could not be written to {self.path} ({exc.strerror or exc})"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
+        """A failed append travels with the item's report, so it reaches the controller under xdist too."""
+        why = self._unwritten.pop(report.nodeid, None)
+        if why is not None:
+            report.user_properties.append((LOG_ERROR_PROPERTY, why))
+        return (yield)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """An interrupted run says so in its log too, and which signal stopped it (none for Ctrl-C)."""
+        if exitstatus != pytest.ExitCode.INTERRUPTED or hasattr(session.config, "workerinput"):
+            return
+        termination = session.config.pluginmanager.get_plugin("recall-termination-signals")
+        received = getattr(termination, "received", None)
+        with contextlib.suppress(OSError):
+            self.append({"interrupted": True, "signal": received.name if received is not None else None})
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.close()
@@ -157,6 +209,22 @@ class RunLog:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _last_byte(fd: int, size: int) -> bytes:
+    try:
+        return os.pread(fd, 1, size - 1)
+    except OSError:
+        return b"\n"  # unreadable (a device): nothing to mend
+
+
+def log_error_lines(errors: Mapping[str, int]) -> list[str]:
+    """One line per distinct append failure, however many records it cost."""
+    return [
+        f"ERROR: --recall-log: {count} case {'record' if count == 1 else 'records'} {why}; "
+        "a resume from this log runs those cases again"
+        for why, count in errors.items()
+    ]
 
 
 def same_file(first: Path, second: Path) -> bool:

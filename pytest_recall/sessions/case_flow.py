@@ -264,7 +264,8 @@ def _step_run(
         prompt=prompt,
         result=result,
         stdout=clean_terminal_text(decode(result.stdout)),
-        stderr=decode(result.stderr),
+        # stderr is shown on the user's terminal (failure text, summary): it must not act on that terminal.
+        stderr=clean_terminal_text(decode(result.stderr)),
         cost_usd=cost.cost_usd,
         tokens_in=cost.tokens_in,
         tokens_out=cost.tokens_out,

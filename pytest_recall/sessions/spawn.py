@@ -185,10 +185,8 @@ def _posix_spawn_on_terminal(
             (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
         ]
         # Python's own descriptors close on exec; any inheritable one a plugin left open must
-        # not reach the agent. glibc refuses a close action at or above the soft fd limit, and
-        # no descriptor can be there unless the limit was lowered after it was opened.
-        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds() if 2 < fd < limit]
+        # not reach the agent.
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds() if fd > 2]
         pid = _spawn_in(cwd, program, list(argv), env, actions)
     except BaseException:
         os.close(master)
@@ -273,6 +271,14 @@ def _child_setup(stderr_fd: int, live: bool, stdin_fd: int | None) -> Callable[[
 
 
 def _inheritable_fds() -> list[int]:
+    """The inheritable descriptors a spawn must close.
+
+    Those at or above the soft ``RLIMIT_NOFILE`` (possible when the limit was
+    lowered after they were opened) are made close-on-exec instead: glibc
+    refuses a close action there, which would fail every spawn.
+    """
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    limit = soft if soft != resource.RLIM_INFINITY else 1 << 30
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
@@ -281,7 +287,11 @@ def _inheritable_fds() -> list[int]:
     for name in names:
         fd = int(name)
         try:
-            if os.get_inheritable(fd):
+            if not os.get_inheritable(fd):
+                continue
+            if fd >= limit:
+                os.set_inheritable(fd, False)
+            else:
                 found.append(fd)
         except OSError:
             continue  # the descriptor listdir itself used, closed by now

@@ -23,6 +23,8 @@ from pytest_recall.cases.model import Case, CaseError, read_toml, session_fields
 
 SUITE_FILE = "suite.toml"
 SESSION_KEYS = ("timeout", "session", "ready_pattern", "ready_idle")
+# Collection holds every case of a suite in memory at once; a bound keeps a typo from exhausting it.
+MAX_COUNT = 10_000
 
 
 def is_suite_dir(path: Path) -> bool:
@@ -41,7 +43,7 @@ def _ledger(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Ca
     from pytest_recall.suites import ledger
 
     seed = _whole(settings, "seed", source, low=0)
-    count = _whole(settings, "count", source, low=1)
+    count = _whole(settings, "count", source, low=1, high=MAX_COUNT)
     for index in range(count):
         yield ledger.generate_one(seed, index, suite=suite)
 
@@ -66,7 +68,7 @@ def _abilities(settings: Mapping[str, Any], suite: str, source: str) -> Iterator
     from pytest_recall.suites import abilities
 
     seed = _whole(settings, "seed", source, low=0)
-    count = _whole(settings, "count", source, low=1)
+    count = _whole(settings, "count", source, low=1, high=MAX_COUNT)
     haystack = settings.get("haystack_bytes", abilities.DEFAULT_HAYSTACK_BYTES)
     haystack = _whole(
         {"haystack_bytes": haystack}, "haystack_bytes", source, low=1000, high=abilities.MAX_HAYSTACK_BYTES
@@ -99,10 +101,10 @@ def family_cases(settings: Mapping[str, Any], *, suite: str, source: str) -> Ite
     build = FAMILIES.get(str(family))
     if build is None:
         raise CaseError(f"{source}: 'family' must be one of {', '.join(FAMILIES)}, not {family!r}")
-    allowed = ("family", *FAMILY_KEYS.get(str(family), ()), *SESSION_KEYS)
-    unknown = sorted(set(settings) - set(allowed))
+    known = ("family", *FAMILY_KEYS.get(str(family), ()), *SESSION_KEYS)
+    unknown = sorted(set(settings) - set(known))
     if unknown:
-        raise CaseError(f"{source}: unknown key(s) {', '.join(unknown)}; family {family} takes: {', '.join(allowed)}")
+        raise CaseError(f"{source}: unknown {SUITE_FILE} key(s) {', '.join(unknown)}; allowed: {', '.join(known)}")
     session_keys = {key: settings[key] for key in SESSION_KEYS if key in settings}
     fields = session_fields(session_keys, source) if session_keys else {}
     try:

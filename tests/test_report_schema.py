@@ -1,0 +1,165 @@
+"""The report's published JSON Schema, and the commands that read reports (issue 14, item 9;
+issue 15's merge verdict): a bad file is one line and exit 2, a comparison with nothing to
+compare exits 2, and merge prints and exits by the merged verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.files import write_json_atomic
+
+
+def schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(
+        resources.files("pytest_recall.reporting").joinpath("report.schema.json").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+def records(scores: Sequence[float | None], *, prefix: str = "case") -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"{prefix}_{i:02d}",
+            "suite": "suite",
+            "nodeid": f"cases/suite/{prefix}_{i:02d}::recall",
+            "category": "names",
+            "score": score,
+            "error": None if score is not None else "agent exited 1",
+            "epoch": 1,
+            "control": False,
+            "duration_s": 1.0,
+            "cost_usd": None,
+            "content_hash": f"h{i}",
+            "steps": [],
+        }
+        for i, score in enumerate(scores)
+    ]
+
+
+def saved(folder: Path, name: str, scores: Sequence[float | None], **options: Any) -> Path:
+    path = folder / name
+    write_json_atomic(path, build_report(records(scores, **options), threshold=0.5, command="my-agent"))
+    return path
+
+
+def pytest_recall(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_recall.cli", *map(str, args)], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_a_real_run_report_fits_the_published_schema(recall_suite: Any) -> None:
+    recall_suite.add("good", ["say 1.00", "say 12345.67"], "12345.67")
+    recall_suite.add("bad", ["say 1.00", "say 0.00"], "12345.67")
+    recall_suite.run("--recall-epochs=2", "--recall-control")
+    jsonschema.Draft202012Validator.check_schema(schema())
+    jsonschema.validate(recall_suite.report(), schema(), cls=jsonschema.Draft202012Validator)
+
+
+def broken_reports() -> list[Any]:
+    good = build_report(records([1.0, 0.0]), threshold=0.5, command="x")
+
+    def edited(**changes: Any) -> str:
+        return json.dumps({**good, **changes})
+
+    def record_edited(**changes: Any) -> str:
+        return json.dumps({**good, "cases": [{**good["cases"][0], **changes}]})
+
+    cases = [
+        ("not-json", "{oops", "*not JSON*"),
+        ("cases-is-a-string", edited(cases="abc"), "*at cases: 'abc' is not of type 'array'*"),
+        ("record-is-a-string", edited(cases=["abc"]), "*at cases[[]0[]]: 'abc' is not of type 'object'*"),
+        ("record-without-score", json.dumps({**good, "cases": [{"id": "x"}]}), "*'score' is a required property*"),
+        ("score-a-word", record_edited(score="high"), "*at cases[[]0[]].score: 'high' is not of type*"),
+        ("epoch-a-word", record_edited(epoch="one"), "*at cases[[]0[]].epoch: 'one' is not of type 'integer'*"),
+        ("score-nan", record_edited(score=float("nan")), "*at cases[[]0[]].score: NaN is not a JSON number*"),
+        ("passed-missing", json.dumps({k: v for k, v in good.items() if k != "passed"}), "*'passed' is a required*"),
+    ]
+    return [pytest.param(text, message, id=name) for name, text, message in cases]
+
+
+@pytest.mark.parametrize(("text", "message"), broken_reports())
+@pytest.mark.parametrize("command", ["merge", "report", "compare"])
+def test_a_structurally_bad_report_is_one_line_and_exit_two(
+    tmp_path: Path, command: str, text: str, message: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="utf-8")
+    good = saved(tmp_path, "good.json", [1.0, 0.0])
+    args = {
+        "merge": ["merge", good, bad, "-o", tmp_path / "out.json"],
+        "report": ["report", bad],
+        "compare": ["compare", good, bad],
+    }[command]
+    result = pytest_recall(*args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert pytest.LineMatcher(lines).fnmatch_lines([f"pytest-recall {command}: {bad}: {message}"]) is None
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_merge_names_every_bad_file_on_a_line_of_its_own(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text('{"cases": "abc"}', encoding="utf-8")
+    second.write_text("[]", encoding="utf-8")
+    result = pytest_recall("merge", first, second, "-o", tmp_path / "out.json")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert [line.split(": ")[1] for line in lines] == [str(first), str(second)]
+
+
+def test_compare_with_no_shared_case_exits_two(tmp_path: Path) -> None:
+    base = saved(tmp_path, "base.json", [1.0, 1.0])
+    new = saved(tmp_path, "new.json", [1.0, 1.0], prefix="other")
+    result = pytest_recall("compare", base, new)
+    assert result.returncode == 2
+    assert "nothing to compare" in result.stderr
+
+
+def test_compare_when_the_new_run_scored_nothing_exits_two(tmp_path: Path) -> None:
+    base = saved(tmp_path, "base.json", [1.0, 1.0, 1.0])
+    new = saved(tmp_path, "new.json", [None, None, None])
+    result = pytest_recall("compare", base, new)
+    assert result.returncode == 2
+    assert f"{new} scored no case" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("scores", "gate", "verdict", "status"),
+    [
+        ([1.0, 1.0], "cases", "PASSED", 0),
+        ([1.0, 0.0], "cases", "PASSED", 1),  # the run passes the threshold, but a case failed
+        ([1.0, 0.0], "score", "PASSED", 0),
+        ([0.0, 0.0], "score", "FAILED", 1),
+        ([1.0, None], "cases", "PASSED", 1),  # an error fails the cases gate, as it fails pytest
+    ],
+)
+def test_merge_prints_the_merged_verdict_and_exits_by_it_under_the_gate(
+    tmp_path: Path, scores: list[float | None], gate: str, verdict: str, status: int
+) -> None:
+    first = saved(tmp_path, "a.json", scores[:1], prefix="a")
+    second = saved(tmp_path, "b.json", scores[1:], prefix="b")
+    result = pytest_recall("merge", first, second, "-o", tmp_path / "out.json", "--gate", gate)
+    assert result.returncode == status, result.stderr
+    assert any(line.startswith(f"recall: {verdict}  score") for line in result.stdout.splitlines()), result.stdout
+
+
+def test_merge_of_an_interrupted_shard_says_so_and_exits_two(tmp_path: Path) -> None:
+    first = saved(tmp_path, "a.json", [1.0], prefix="a")
+    second = tmp_path / "b.json"
+    write_json_atomic(second, build_report(records([1.0], prefix="b"), threshold=0.5, command="x", interrupted=True))
+    result = pytest_recall("merge", first, second, "-o", tmp_path / "out.json")
+    assert result.returncode == 2
+    assert "interrupted" in result.stdout
