@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pytest_recall.agents import audit_solver, ledger_solver
@@ -65,6 +65,9 @@ class Reply:
     text: str
     tool: str | None = None
     tool_input: str = ""  # the tool's arguments, as a JSON object in text
+    # What the request was, for the log: "learn" (a step that teaches), "stored" (the answer after the
+    # memory write), "recall" (a later step's question), "ready" (a preflight), "side" (anything else).
+    kind: str = "side"
 
 
 def note_for(prompt: str) -> tuple[str, str] | None:
@@ -138,19 +141,19 @@ def decide(request: Request, mode: Mode) -> Reply:
         # One session, one tool call: the memory is written, so say what was learnt and stop.
         # (Codex may append a user message after the tool's output, e.g. the AGENTS.md it just grew.)
         taught = taught or note_for(request.context)
-        return Reply(taught[1] if taught else "Done.")
+        return Reply(taught[1] if taught else "Done.", kind="stored")
     if taught is not None:
         note, spoken = taught
         if request.api == "chat":
             # No tools: the conversation is the memory, so the note goes into the reply itself.
-            return Reply(f"{spoken}\n{note}" if mode == "memory" else spoken)
+            return Reply(f"{spoken}\n{note}" if mode == "memory" else spoken, kind="learn")
         command = memory_command(request.api, mode, note, request.context)
         call = shell_call(request.tools, command) if command else None
-        return call or Reply(spoken)
+        return replace(call, kind="learn") if call else Reply(spoken, kind="learn")
     if READY_PROMPT in request.prompt:
-        return Reply("READY")
+        return Reply("READY", kind="ready")
     if ledger_solver.recall_key(request.prompt) or audit_solver.question_of(request.prompt):
-        return Reply(recalled(request.context, request.prompt))
+        return Reply(recalled(request.context, request.prompt), kind="recall")
     # A side request (a title, a summary of the history): keep every note, so none is lost.
     notes = [m.group(0) for m in _NOTE_LINE.finditer(request.context)]
     notes += [m.group(0) for m in _TRAIL_LINE.finditer(request.context)]

@@ -290,6 +290,7 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                     "api": request.api,
                     "mode": server.mode,
                     "stream": stream,
+                    "kind": reply.kind,
                     "prompt": request.prompt,
                     "after_tool": request.after_tool,
                     "tools": sorted(request.tools),
