@@ -261,15 +261,14 @@ def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeyp
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)
-def test_adapter_fails_when_the_model_is_unreachable(adapter_run, cli):
+def test_adapter_exits_non_zero_when_the_model_is_unreachable(adapter_run, monkeypatch, cli):
     run = adapter_run(cli, "memory")
     run.server.close()
+    # Claude Code retries a refused connection for minutes by default; Codex is stopped by its adapter.
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
     script = Path(sys.executable).with_name(run.adapter.script)
-    env_home = run.pytester.path
 
-    result = run.pytester.run(
-        "timeout", "120", str(script), *run.wiring.extra_args, "Reply with the single word READY.", timeout=150
-    )
+    result = run.pytester.run(str(script), *run.wiring.extra_args, "Reply with the single word READY.", timeout=300)
 
-    assert result.ret != 0, f"{cli} with no model exited 0 (HOME {env_home})"
-    assert "READY" not in result.stdout.str()
+    assert result.ret not in (0, 127)
+    assert result.outlines == [], "a failed step printed an answer"
