@@ -29,6 +29,7 @@ import pytest
 
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.agents.adapters.common import Adapter
+from pytest_recall.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
 
 pytestmark = pytest.mark.slow
@@ -120,6 +121,7 @@ class AdapterRun:
     server: FakeModelServer
     wiring: Wiring
     log_path: Path
+    cli_path: str
 
     @property
     def report_path(self) -> Path:
@@ -160,7 +162,8 @@ def adapter_run(
 
     def start(cli: str, mode: Mode) -> AdapterRun:
         adapter = ADAPTERS[cli]
-        monkeypatch.setenv(adapter.bin_variable, real_cli(adapter))
+        cli_path = real_cli(adapter)
+        monkeypatch.setenv(adapter.bin_variable, cli_path)
         log_path = pytester.path / f"model-{mode}.jsonl"
         server = FakeModelServer(mode, log_path=log_path).__enter__()
         servers.append(server)
@@ -176,11 +179,20 @@ def adapter_run(
         cases = pytester.path / "cases"
         if not cases.exists():
             shutil.copytree(Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall", cases)
-        return AdapterRun(pytester, adapter, server, wiring, log_path)
+        return AdapterRun(pytester, adapter, server, wiring, log_path, cli_path)
 
     yield start
     for server in servers:
         server.close()
+
+
+def install_root(cli_path: str) -> Path:
+    """What bwrap must see of a CLI: the npm prefix above its node_modules, or its virtual environment."""
+    real = Path(cli_path).resolve()
+    for folder in real.parents:
+        if folder.name == "node_modules" or (folder / "pyvenv.cfg").exists():
+            return folder.parent if folder.name == "node_modules" else folder
+    return real.parent
 
 
 def assert_verdicts_are_what_the_model_said(report: dict[str, Any], requests: list[dict[str, Any]]) -> None:
@@ -232,6 +244,17 @@ def test_plain_model_scores_zero(adapter_run, cli):
     assert all(record["reported"] in (None, "UNKNOWN") for record in report["cases"])
     assert_verdicts_are_what_the_model_said(report, run.requests())
     assert not any(entry["tool"] for entry in run.requests()), "a plain model asked to write memory"
+
+
+@pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
+@pytest.mark.parametrize("cli", ADAPTERS)
+def test_memory_model_scores_one_under_bwrap_with_the_install_bound(adapter_run, cli):
+    run = adapter_run(cli, "memory")
+
+    result, report = run.run("--recall-sandbox=bwrap", f"--recall-sandbox-bind={install_root(run.cli_path)}")
+
+    assert report["score"] == 1.0, result.stdout.str()[-3000:]
+    assert_verdicts_are_what_the_model_said(report, run.requests())
 
 
 def test_claude_native_auto_memory_is_written_but_not_found_from_a_new_workdir(adapter_run):
