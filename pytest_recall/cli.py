@@ -144,6 +144,38 @@ def installed_version() -> str:
         return __version__
 
 
+def _agents(args: argparse.Namespace) -> int:
+    """What a user needs to wire each real CLI: the adapter, tested versions, memory, home copies, binds."""
+    from pytest_recall.agents.adapters import all_adapters
+
+    for adapter in all_adapters():
+        print(f"{adapter.script}: {adapter.package}, tested with {adapter.tested}")
+        rows = {
+            "the CLI": f"${adapter.bin_variable}, else {adapter.cli} on PATH",
+            "memory": adapter.memory,
+            "--recall-home-copy": adapter.home_copy,
+            "--recall-sandbox-bind": adapter.sandbox_bind,
+        }
+        for label, value in rows.items():
+            print(f"  {label:<22} {value}")
+    return 0
+
+
+def _fake_model(args: argparse.Namespace) -> int:
+    """Serve until interrupted: a user's dry run of their wiring, with no tokens spent."""
+    from pytest_recall.testing.fake_model import FakeModelServer
+
+    server = FakeModelServer(args.mode, port=args.port, log_path=Path(args.log) if args.log else None)
+    print(f"fake model ({args.mode}) on {server.base_url}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pytest-recall", description="Tools around pytest-recall runs.")
     parser.add_argument("--version", action="version", version=f"pytest-recall {installed_version()}")
@@ -208,6 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
     suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
     suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
     suite.set_defaults(handler=_suite)
+
+    agents = commands.add_parser("agents", help="list the adapters for real agent CLIs and how to wire each")
+    agents.set_defaults(handler=_agents)
+
+    fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
+    fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
+    fake.add_argument("--mode", choices=("plain", "memory", "native"), default="memory", help="what it remembers")
+    fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
+    fake.set_defaults(handler=_fake_model)
     return parser
 
 

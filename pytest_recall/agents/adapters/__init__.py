@@ -1,0 +1,15 @@
+"""Adapters that run real agent CLIs (Claude Code, Codex, aider, llm) as pytest-recall agents."""
+
+from __future__ import annotations
+
+from pytest_recall.agents.adapters.common import Adapter
+
+
+def all_adapters() -> tuple[Adapter, ...]:
+    """Every adapter, in the order ``pytest-recall agents`` and the README list them."""
+    from pytest_recall.agents.adapters import aider, claude, codex, llm
+
+    return (claude.ADAPTER, codex.ADAPTER, aider.ADAPTER, llm.ADAPTER)
+
+
+__all__ = ["Adapter", "all_adapters"]

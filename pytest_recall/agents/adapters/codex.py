@@ -1,0 +1,119 @@
+"""``recall-codex [EXTRA ARGS...] PROMPT``: ``codex exec`` unattended, answer and tokens read from its JSON events.
+
+``codex exec`` exits 1 outside a trusted git repository unless told
+``--skip-git-repo-check``, and its default read-only sandbox blocks the memory
+write to ``~/.codex/AGENTS.md``. Its own sandbox cannot nest inside bwrap, so
+the adapter turns it off; run under ``--recall-sandbox=bwrap`` for isolation.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from pytest_recall.agents.adapters.common import NOT_FOUND, Adapter, Outcome, chatter, find_cli, finish, split_args
+
+ADAPTER = Adapter(
+    script="recall-codex",
+    cli="codex",
+    bin_variable="RECALL_CODEX_BIN",
+    package="npm @openai/codex",
+    tested="0.169.0",
+    memory="~/.codex/AGENTS.md (or $CODEX_HOME/AGENTS.md)",
+    home_copy=".codex/auth.json,.codex/config.toml",
+    sandbox_bind="the npm prefix that holds node_modules/@openai (the native binary is in codex-linux-*)",
+)
+UNATTENDED = ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+# Codex never gives up on a model it cannot reach ("Reconnecting... waiting for network"), so the
+# step would run into the harness's timeout; after this many such events in a row it is a failure.
+MAX_RECONNECTS = 3
+RECONNECTING = "Reconnecting..."
+
+
+def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
+    return [cli, *UNATTENDED, *extra, "--", prompt]
+
+
+def read_events(stdout: str) -> Outcome:
+    """The last agent message is the answer; usage adds up over turns; a turn that never completes fails.
+
+    ``error`` events can be transient (a reconnect that then succeeds), so they only explain a failure.
+    """
+    answer = ""
+    tokens_in = tokens_out = 0
+    errors: list[str] = []
+    completed = failed = False
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            chatter(line)
+            continue
+        kind = event.get("type") if isinstance(event, dict) else None
+        item = event.get("item") or {} if isinstance(event, dict) else {}
+        if kind == "item.completed" and item.get("type") == "agent_message":
+            answer = str(item.get("text") or "")
+            continue
+        chatter(line)
+        if kind == "turn.completed":
+            completed = True
+            usage = event.get("usage") or {}
+            tokens_in += int(usage.get("input_tokens") or 0)
+            tokens_out += int(usage.get("output_tokens") or 0)
+        elif kind == "turn.failed":
+            failed = True
+            error = event.get("error") or {}
+            errors.append(str(error.get("message") if isinstance(error, dict) else error))
+        elif kind == "error":
+            errors.append(str(event.get("message")))
+    ok = completed and not failed
+    failure = "" if ok else (errors[-1] if errors else "codex finished no turn")
+    return Outcome(answer, ok=ok, tokens_in=tokens_in, tokens_out=tokens_out, failure=failure)
+
+
+def run_codex(argv: Sequence[str]) -> tuple[str, int, str]:
+    """``(stdout, exit status, why it was stopped)``, read line by line to notice a model that never answers."""
+    lines: list[str] = []
+    reconnects = 0
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, errors="replace")
+    except OSError as exc:
+        print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
+        raise SystemExit(NOT_FOUND) from None
+    with process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            message = _error_message(line)
+            reconnects = reconnects + 1 if message.startswith(RECONNECTING) else 0
+            if reconnects >= MAX_RECONNECTS:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                return "".join(lines), 1, f"codex cannot reach its model: {message}"
+    return "".join(lines), process.returncode, ""
+
+
+def _error_message(line: str) -> str:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return ""
+    return str(event.get("message") or "") if isinstance(event, dict) and event.get("type") == "error" else ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
+    stdout, returncode, stopped = run_codex(command(find_cli(ADAPTER), extra, prompt))
+    outcome = read_events(stdout)
+    if stopped:
+        outcome = Outcome(outcome.answer, ok=False, tokens_in=outcome.tokens_in, failure=stopped)
+    return finish(outcome, returncode)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,123 @@
+"""What every adapter does the same way: find the CLI, run it unattended, report the answer and the cost.
+
+An adapter is a thin wrapper, ``recall-<cli> [EXTRA ARGS...] PROMPT``: the
+prompt reaches the CLI unchanged (what is measured stays the CLI's own memory),
+the extra arguments pass through, only the final answer goes to stdout (the
+judge reads it), everything else the CLI says goes to stderr, and a failure of
+the CLI or its model is a non-zero exit, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+# The exit status of an adapter whose CLI cannot be found, as a shell would say it.
+NOT_FOUND = 127
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    """One adapter as ``pytest-recall agents`` lists it, and as the README's table shows it."""
+
+    script: str  # the console script
+    cli: str  # the CLI's executable name
+    bin_variable: str  # the variable that overrides where the CLI is
+    package: str
+    tested: str  # the CLI versions it was tested with
+    memory: str  # where that CLI keeps what it remembers
+    home_copy: str  # what --recall-home-copy needs for a real login and settings
+    sandbox_bind: str  # what --recall-sandbox-bind needs under bwrap
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an adapter reports: the answer, whether the CLI and its model succeeded, and what it cost."""
+
+    answer: str
+    ok: bool
+    cost_usd: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    failure: str = ""  # one line for stderr when not ok
+
+
+def split_args(argv: Sequence[str]) -> tuple[list[str], str]:
+    """``(extra args, prompt)``: the harness always puts the prompt last."""
+    if not argv:
+        raise SystemExit("usage: recall-<cli> [EXTRA CLI ARGS...] PROMPT")
+    return list(argv[:-1]), argv[-1]
+
+
+def find_cli(adapter: Adapter) -> str:
+    """The CLI's path: ``$<BIN_VARIABLE>`` if set, else the first on PATH; exit 127 saying where to look."""
+    override = os.environ.get(adapter.bin_variable)
+    found = shutil.which(override or adapter.cli)
+    if found is None:
+        where = f"{adapter.bin_variable}={override}" if override else f"{adapter.cli!r} on PATH"
+        print(
+            f"{adapter.script}: cannot find {where}; install {adapter.package} or set {adapter.bin_variable}",
+            file=sys.stderr,
+        )
+        raise SystemExit(NOT_FOUND)
+    return found
+
+
+def run_cli(argv: Sequence[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with stdin at end of file and its stdout captured; its stderr stays the adapter's."""
+    try:
+        return subprocess.run(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            env=None if env is None else dict(env),
+            check=False,
+        )
+    except OSError as exc:
+        print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
+        raise SystemExit(NOT_FOUND) from None
+
+
+def write_cost(outcome: Outcome) -> None:
+    """``$RECALL_COST_FILE`` gets the dollars the CLI reported, or its token counts; nothing when unset."""
+    path = os.environ.get("RECALL_COST_FILE")
+    if not path:
+        return
+    figures: dict[str, float | int] = {}
+    if outcome.cost_usd is not None:
+        figures["cost_usd"] = outcome.cost_usd
+    if outcome.tokens_in is not None:
+        figures["tokens_in"] = outcome.tokens_in
+    if outcome.tokens_out is not None:
+        figures["tokens_out"] = outcome.tokens_out
+    if figures:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(figures, out)
+        # The harness consumes the file; this line keeps the figures in the step's transcript too.
+        print(f"recall-cost: {json.dumps(figures)}", file=sys.stderr, flush=True)
+
+
+def finish(outcome: Outcome, returncode: int) -> int:
+    """Report: the answer on stdout, the cost in the cost file; the exit status the harness scores by."""
+    write_cost(outcome)
+    if returncode != 0 or not outcome.ok:
+        # A failed step has no answer to judge: whatever the CLI said goes to the transcript only.
+        chatter(outcome.answer)
+        print(outcome.failure or f"the CLI exited {returncode}", file=sys.stderr, flush=True)
+        return returncode or 1
+    print(outcome.answer, flush=True)
+    return 0
+
+
+def chatter(text: str) -> None:
+    """What the CLI printed on stdout that is not the answer: kept, on stderr, for the transcript."""
+    if text.strip():
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        sys.stderr.flush()

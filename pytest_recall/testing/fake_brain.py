@@ -1,0 +1,160 @@
+"""What the fake model says: one pure decision per request, whatever API carried it.
+
+The model is honest by construction. In a session that shows a ledger (or an
+audit trail) it solves it with the project's own solvers; whether anything
+survives to a later session depends only on the mode and on the CLI:
+
+- ``plain`` never asks to remember anything;
+- ``memory`` makes the CLI's own memory hold a note: a shell tool call that
+  appends it to the file the CLI loads next time (``~/.claude/CLAUDE.md``,
+  ``~/.codex/AGENTS.md``), or, for CLIs without tools whose memory is the
+  conversation itself (llm, aider), the note written into its reply;
+- ``native`` writes Claude Code's auto-memory, in the folder its system
+  prompt names.
+
+In a later session it answers only from notes found in the context the CLI
+sent (system prompt, injected memory, earlier messages), else ``UNKNOWN``. The
+ledger of an earlier turn does not count: only a note does, so the score
+measures the CLI's memory and the harness's isolation, nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from pytest_recall.agents import audit_solver, ledger_solver
+
+Mode = Literal["plain", "memory", "native"]
+MODES: tuple[Mode, ...] = ("plain", "memory", "native")
+Api = Literal["anthropic", "responses", "chat"]
+UNKNOWN = "UNKNOWN"
+NOTE = "recall-note"
+TRAIL_NOTE = "recall-trail"
+_NOTE_LINE = re.compile(rf"{NOTE} (?P<key>[^\n=]+?) = (?P<value>[^\s`'\"]+)")
+_TRAIL_LINE = re.compile(rf"{TRAIL_NOTE} (?P<trail>\"(?:[^\"\\\n]|\\.)*\")")
+# Claude Code names its auto-memory folder in the system prompt; the last path segment is "memory".
+_AUTO_MEMORY_DIR = re.compile(r"(/[^\s`'\"]*?/\.claude/projects/[^\s`'\"/]+/memory)/?")
+READY_PROMPT = "single word READY"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request reduced to what the model reads.
+
+    ``context`` is every text the CLI sent (system, earlier turns, tool
+    results), but never the arguments of earlier tool calls, which would
+    otherwise echo a note that was never stored. ``prompt`` is the newest
+    user text; ``after_tool`` says the newest message is a tool's result.
+    """
+
+    api: Api
+    context: str
+    prompt: str
+    after_tool: bool
+    tools: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Text to say, or one tool call to make (then ``text`` is empty)."""
+
+    text: str
+    tool: str | None = None
+    tool_input: str = ""  # the tool's arguments, as a JSON object in text
+    # What the request was, for the log: "learn" (a step that teaches), "stored" (the answer after the
+    # memory write), "recall" (a later step's question), "ready" (a preflight), "side" (anything else).
+    kind: str = "side"
+
+
+def note_for(prompt: str) -> tuple[str, str] | None:
+    """``(note, spoken answer)`` for a prompt that teaches something, else None."""
+    solved = ledger_solver.solve(prompt)
+    if solved is not None:
+        key, value = solved
+        return f"{NOTE} {key} = {value}", f"Noted: the answer is {value}."
+    trail = audit_solver.parse_trail(prompt)
+    if trail is not None:
+        spoken = "Noted the audit trail."
+        question = audit_solver.question_of(prompt)
+        if question is not None:
+            spoken = audit_solver.format_answer(audit_solver.answer(trail, question))
+        return f"{TRAIL_NOTE} {json.dumps(trail)}", spoken
+    return None
+
+
+def recalled(context: str, prompt: str) -> str:
+    """The answer to a later-session question from the notes in ``context`` alone."""
+    key = ledger_solver.recall_key(prompt)
+    if key is not None:
+        values = [m["value"] for m in _NOTE_LINE.finditer(context) if m["key"].strip() == key]
+        return values[-1] if values else UNKNOWN
+    question = audit_solver.question_of(prompt)
+    if question is not None:
+        trails = [json.loads(m["trail"]) for m in _TRAIL_LINE.finditer(context)]
+        if not trails:
+            return json.dumps({"value": None, "evidence": []})
+        return audit_solver.format_answer(audit_solver.answer(trails[-1], question))
+    return UNKNOWN
+
+
+def memory_command(api: Api, mode: Mode, note: str, context: str) -> str | None:
+    """The shell command that stores ``note`` where this CLI reads memory next time, or None."""
+    line = shlex.quote(note)
+    if api == "anthropic" and mode == "native":
+        found = _AUTO_MEMORY_DIR.findall(context)
+        if not found:
+            return None
+        folder = shlex.quote(found[-1])
+        return f"mkdir -p {folder} && printf '%s\\n' {line} >> {folder}/MEMORY.md"
+    if mode != "memory":
+        return None
+    if api == "anthropic":
+        return f"mkdir -p ~/.claude && printf '%s\\n' {line} >> ~/.claude/CLAUDE.md"
+    if api == "responses":
+        home = '"${CODEX_HOME:-$HOME/.codex}"'
+        return f"mkdir -p {home} && printf '%s\\n' {line} >> {home}/AGENTS.md"
+    return None
+
+
+def shell_call(tools: frozenset[str], command: str) -> Reply | None:
+    """A call of whichever shell tool the CLI offers, in that tool's own argument shape."""
+    if "Bash" in tools:
+        return Reply("", "Bash", json.dumps({"command": command, "description": "Save a note to memory"}))
+    if "exec_command" in tools:
+        return Reply("", "exec_command", json.dumps({"cmd": command}))
+    if "shell_command" in tools:
+        return Reply("", "shell_command", json.dumps({"command": command}))
+    if "shell" in tools:
+        return Reply("", "shell", json.dumps({"command": ["bash", "-lc", command]}))
+    return None
+
+
+def decide(request: Request, mode: Mode) -> Reply:
+    """The reply to one request. A CLI runs one session per process here, so any tool output means
+    the memory write of this session is done."""
+    taught = note_for(request.prompt)
+    if request.after_tool:
+        # One session, one tool call: the memory is written, so say what was learnt and stop.
+        # (Codex may append a user message after the tool's output, e.g. the AGENTS.md it just grew.)
+        taught = taught or note_for(request.context)
+        return Reply(taught[1] if taught else "Done.", kind="stored")
+    if taught is not None:
+        note, spoken = taught
+        if request.api == "chat":
+            # No tools: the conversation is the memory, so the note goes into the reply itself.
+            return Reply(f"{spoken}\n{note}" if mode == "memory" else spoken, kind="learn")
+        command = memory_command(request.api, mode, note, request.context)
+        call = shell_call(request.tools, command) if command else None
+        return replace(call, kind="learn") if call else Reply(spoken, kind="learn")
+    if READY_PROMPT in request.prompt:
+        return Reply("READY", kind="ready")
+    if ledger_solver.recall_key(request.prompt) or audit_solver.question_of(request.prompt):
+        return Reply(recalled(request.context, request.prompt), kind="recall")
+    # A side request (a title, a summary of the history): keep every note, so none is lost.
+    notes = [m.group(0) for m in _NOTE_LINE.finditer(request.context)]
+    notes += [m.group(0) for m in _TRAIL_LINE.finditer(request.context)]
+    return Reply("\n".join(notes) or "OK")

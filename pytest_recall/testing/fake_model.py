@@ -1,0 +1,174 @@
+"""A fake model server on loopback that real agent CLIs talk to, so their wiring is tested for free.
+
+It speaks three wire formats, each streamed (SSE) and not, with usage figures:
+
+- Anthropic Messages, ``POST /v1/messages`` (Claude Code), with ``tool_use`` blocks;
+- OpenAI Responses, ``POST /v1/responses`` (Codex), with ``function_call`` items;
+- OpenAI Chat Completions, ``POST /v1/chat/completions`` (llm, aider), with a usage chunk.
+
+What it says is decided in :mod:`pytest_recall.testing.fake_brain`, and how
+it is said in :mod:`pytest_recall.testing.wire`. Every
+request, with the reply it got, is logged as one JSON line, so a test can hold
+each verdict against what the model actually answered. Standard library only:
+``pytest-recall fake-model`` must run wherever the plugin does.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.testing.fake_brain import MODES, Mode, decide
+from pytest_recall.testing.wire import (
+    MODEL_NAME,
+    READERS,
+    Json,
+    anthropic_events,
+    anthropic_message,
+    chat_chunks,
+    chat_completion,
+    responses_events,
+    tokens,
+)
+
+__all__ = ["MODES", "FakeModelServer", "Mode"]
+
+
+class FakeModelServer:
+    """A threaded HTTP server on 127.0.0.1; ``port=0`` picks a free port. Use as a context manager."""
+
+    def __init__(self, mode: Mode, port: int = 0, log_path: Path | None = None) -> None:
+        self.mode = mode
+        self.log_path = log_path
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.1)
+
+    def __enter__(self) -> FakeModelServer:
+        self._thread = threading.Thread(target=self.serve_forever, name="fake-model", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+    def log(self, entry: Json) -> None:
+        if self.log_path is None:
+            return
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        with self._lock, self.log_path.open("a", encoding="utf-8") as out:
+            out.write(line)
+
+
+def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: the JSON log is the record."""
+
+        def do_GET(self) -> None:
+            path = self.path.split("?")[0].rstrip("/")
+            if path in ("/v1/models", "/models"):
+                self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}], "models": []})
+            else:
+                self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            path = self.path.split("?")[0].rstrip("/")
+            if not path.startswith("/v1"):
+                path = "/v1" + path
+            try:
+                body: Json = json.loads(raw or b"{}")
+            except ValueError:
+                self._json(400, {"error": {"type": "invalid_request_error", "message": "body is not JSON"}})
+                return
+            if path == "/v1/messages/count_tokens":
+                self._json(200, {"input_tokens": tokens(json.dumps(body))})
+                return
+            reader = READERS.get(path)
+            if reader is None:
+                server.log({"path": path, "status": 404, "body": body})
+                self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
+                return
+            request = reader(body)
+            reply = decide(request, server.mode)
+            model = str(body.get("model") or MODEL_NAME)
+            tokens_in = tokens(request.context)
+            stream = bool(body.get("stream"))
+            server.log(
+                {
+                    "at": time.time(),
+                    "path": path,
+                    "api": request.api,
+                    "mode": server.mode,
+                    "stream": stream,
+                    "kind": reply.kind,
+                    "prompt": request.prompt,
+                    "after_tool": request.after_tool,
+                    "tools": sorted(request.tools),
+                    "reply": reply.text,
+                    "tool": reply.tool,
+                    "tool_input": reply.tool_input,
+                    "body": body,
+                }
+            )
+            if request.api == "anthropic":
+                if stream:
+                    self._sse(anthropic_events(reply, model, tokens_in))
+                else:
+                    self._json(200, anthropic_message(reply, model, tokens_in))
+            elif request.api == "responses":
+                self._sse(responses_events(reply, model, tokens_in))
+            elif stream:
+                self._sse(chat_chunks(reply, model, tokens_in), done=True)
+            else:
+                self._json(200, chat_completion(reply, model, tokens_in))
+
+        def _json(self, status: int, document: Json) -> None:
+            data = json.dumps(document).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _sse(self, events: Iterator[tuple[str, Json]], done: bool = False) -> None:
+            chunks = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events]
+            if done:
+                chunks.append("data: [DONE]\n\n")
+            payload = "".join(chunks).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler

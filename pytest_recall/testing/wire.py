@@ -1,0 +1,191 @@
+"""The three wire formats the fake model speaks: requests read into a :class:`Request`, replies encoded.
+
+Each API's shape is what its CLI parses: Anthropic Messages (content blocks,
+``tool_use``, SSE events with names), OpenAI Responses (output items,
+``function_call``, ``response.completed`` with usage) and OpenAI Chat
+Completions (choices, and when streamed a last chunk with usage and no
+choices, then ``[DONE]``). Token counts are rough but never zero.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from pytest_recall.testing.fake_brain import Reply, Request
+
+Json = dict[str, Any]
+MODEL_NAME = "fake"
+
+
+def _text_of(content: Any) -> str:
+    """Every text inside a message's content, whatever its shape, except tool-call arguments."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_text_of(part) for part in content)
+    if isinstance(content, dict):
+        if content.get("type") in ("tool_use", "function_call", "custom_tool_call"):
+            return ""
+        parts = [content[k] for k in ("text", "output", "content") if k in content]
+        return "\n".join(_text_of(part) for part in parts)
+    return ""
+
+
+def read_anthropic(body: Json) -> Request:
+    messages: list[Json] = body.get("messages") or []
+    after_tool = any(
+        isinstance(block, dict) and block.get("type") == "tool_result"
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
+    prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "tool_result")
+    context = "\n".join([_text_of(body.get("system")), *(_text_of(m.get("content")) for m in messages)])
+    tools = frozenset(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict))
+    return Request("anthropic", context, prompt, after_tool, tools)
+
+
+def read_responses(body: Json) -> Request:
+    raw = body.get("input") or []
+    items: list[Json] = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
+    after_tool = any(str(item.get("type", "")).endswith("_output") for item in items)
+    prompt = _latest_user_text(items, lambda m: m.get("role") == "user" and m.get("type", "message") == "message", "")
+    context = "\n".join([_text_of(body.get("instructions")), *(_text_of(item) for item in items)])
+    tools = frozenset(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name"))
+    return Request("responses", context, prompt, after_tool, tools)
+
+
+def read_chat(body: Json) -> Request:
+    messages: list[Json] = body.get("messages") or []
+    after_tool = any(m.get("role") == "tool" for m in messages)
+    prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "")
+    context = "\n".join(_text_of(m.get("content")) for m in messages)
+    return Request("chat", context, prompt, after_tool, frozenset())
+
+
+def _latest_user_text(messages: list[Json], is_user: Any, skip_block: str) -> str:
+    """The newest user message that holds text (a tool result alone is not a prompt)."""
+    for message in reversed(messages):
+        if not is_user(message):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = [b for b in content if not (isinstance(b, dict) and b.get("type") == skip_block)]
+        text = _text_of(content)
+        if text.strip():
+            return text
+    return ""
+
+
+def tokens(text: str) -> int:
+    """A rough count, about four characters a token, never zero: usage must be visible."""
+    return max(1, len(text) // 4)
+
+
+def anthropic_events(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple[str, Json]]:
+    message_id = f"msg_{uuid.uuid4().hex[:24]}"
+    usage_in = {"input_tokens": tokens_in, "output_tokens": 1, "cache_creation_input_tokens": 0}
+    usage_in["cache_read_input_tokens"] = 0
+    start = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": []}
+    yield "message_start", {"type": "message_start", "message": {**start, "stop_reason": None, "usage": usage_in}}
+    if reply.tool:
+        block: Json = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": reply.tool, "input": {}}
+        delta: Json = {"type": "input_json_delta", "partial_json": reply.tool_input}
+    else:
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": reply.text}
+    yield "content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}
+    yield "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+    yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+    stop = "tool_use" if reply.tool else "end_turn"
+    out = {"output_tokens": tokens(reply.text + reply.tool_input)}
+    yield (
+        "message_delta",
+        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": out},
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
+def anthropic_message(reply: Reply, model: str, tokens_in: int) -> Json:
+    if reply.tool:
+        content: list[Json] = [
+            {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": reply.tool}
+            | {"input": json.loads(reply.tool_input)}
+        ]
+    else:
+        content = [{"type": "text", "text": reply.text}]
+    usage = {"input_tokens": tokens_in, "output_tokens": tokens(reply.text + reply.tool_input)}
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if reply.tool else "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def responses_events(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple[str, Json]]:
+    response_id = f"resp_{uuid.uuid4().hex[:24]}"
+    yield "response.created", {"type": "response.created", "response": {"id": response_id, "model": model}}
+    item_id = f"item_{uuid.uuid4().hex[:16]}"
+    if reply.tool:
+        item: Json = {"type": "function_call", "id": item_id, "call_id": f"call_{uuid.uuid4().hex[:16]}"}
+        item |= {"name": reply.tool, "arguments": reply.tool_input, "status": "completed"}
+    else:
+        item = {"type": "message", "id": item_id, "role": "assistant", "status": "completed"}
+        item["content"] = [{"type": "output_text", "text": reply.text, "annotations": []}]
+        yield (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**item, "content": [], "status": "in_progress"},
+            },
+        )
+        yield (
+            "response.output_text.delta",
+            {
+                "type": "response.output_text.delta",
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "delta": reply.text,
+            },
+        )
+    yield "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
+    tokens_out = tokens(reply.text + reply.tool_input)
+    usage = {"input_tokens": tokens_in, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": tokens_out}
+    usage |= {"output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": tokens_in + tokens_out}
+    done = {"id": response_id, "model": model, "status": "completed", "output": [item], "usage": usage}
+    yield "response.completed", {"type": "response.completed", "response": done}
+
+
+def chat_completion(reply: Reply, model: str, tokens_in: int) -> Json:
+    tokens_out = tokens(reply.text)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out},
+    }
+
+
+def chat_chunks(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple[str, Json]]:
+    whole = chat_completion(reply, model, tokens_in)
+    head = {"id": whole["id"], "object": "chat.completion.chunk", "created": whole["created"], "model": model}
+    yield "", {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
+    yield "", {**head, "choices": [{"index": 0, "delta": {"content": reply.text}, "finish_reason": None}]}
+    yield "", {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    yield "", {**head, "choices": [], "usage": whole["usage"]}
+
+
+READERS = {"/v1/messages": read_anthropic, "/v1/responses": read_responses, "/v1/chat/completions": read_chat}

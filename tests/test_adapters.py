@@ -1,0 +1,298 @@
+"""The four adapters, each driving its real CLI against the fake model server on 127.0.0.1.
+
+Each test runs the bundled seed suite through pytest in a subprocess, four
+cases at a time with a HOME per case, and reads the JSON report. The fake
+model answers a later session only from notes in what the CLI sent it, so a
+1.000 in ``memory`` mode and a 0.000 in ``plain`` mode measure the CLI's memory
+and the harness's isolation. Each verdict is also held against the model's own
+request log: the judge must have read what the model said, nothing else.
+
+The CLIs come from ``.ci/install-clis`` (``RECALL_<CLI>_BIN``) or PATH. A
+missing CLI skips its tests on a developer's machine and fails them under CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_recall.sandbox import check_bwrap
+
+from pytest_recall.agents.adapters import all_adapters
+from pytest_recall.agents.adapters.common import Adapter
+from pytest_recall.testing import FakeModelServer, Mode
+
+pytestmark = pytest.mark.slow
+ADAPTERS = {adapter.cli: adapter for adapter in all_adapters()}
+# aider imports for seconds per session; four of them at a time share two cores.
+INNER_RUN_TIMEOUT_S = 600.0
+SEED_CASES = 8
+_COST_LINE = re.compile(r"^recall-cost: (\{.*\})$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """How one CLI reaches the fake model: extra adapter args, files in HOME to copy, variables."""
+
+    extra_args: tuple[str, ...] = ()
+    home_files: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def claude_wiring(base_url: str) -> Wiring:
+    return Wiring(env={"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-fake"})
+
+
+def codex_wiring(base_url: str) -> Wiring:
+    config = f"""model = "fake"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "{base_url}/v1"
+wire_api = "responses"
+
+[analytics]
+enabled = false
+"""
+    return Wiring(home_files={".codex/config.toml": config})
+
+
+def llm_wiring(base_url: str) -> Wiring:
+    models = f"- model_id: fake\n  model_name: fake\n  api_base: {base_url}/v1\n"
+    return Wiring(("-m", "fake"), {".config/io.datasette.llm/extra-openai-models.yaml": models})
+
+
+def aider_wiring(base_url: str) -> Wiring:
+    # Known metadata for the model keeps aider from fetching litellm's price list from the internet.
+    metadata = {
+        "openai/fake": {
+            "max_input_tokens": 128000,
+            "max_output_tokens": 4096,
+            "input_cost_per_token": 0.000003,
+            "output_cost_per_token": 0.000015,
+            "litellm_provider": "openai",
+            "mode": "chat",
+        }
+    }
+    return Wiring(
+        ("--model", "openai/fake"),
+        {".aider.model.metadata.json": json.dumps(metadata)},
+        {"OPENAI_API_BASE": f"{base_url}/v1", "OPENAI_API_KEY": "sk-fake"},
+    )
+
+
+WIRINGS: dict[str, Callable[[str], Wiring]] = {
+    "claude": claude_wiring,
+    "codex": codex_wiring,
+    "llm": llm_wiring,
+    "aider": aider_wiring,
+}
+
+
+def real_cli(adapter: Adapter) -> str:
+    """The CLI the adapter will run; skip when it is absent, unless under CI, where that is a failure."""
+    found = shutil.which(os.environ.get(adapter.bin_variable) or adapter.cli)
+    if found is not None:
+        return found
+    reason = f'{adapter.cli} is not installed: run `eval "$(.ci/install-clis)"` or set {adapter.bin_variable}'
+    if os.environ.get("CI"):
+        pytest.fail(f"under CI every CLI must be installed; {reason}")
+    pytest.skip(reason)
+
+
+@dataclass
+class AdapterRun:
+    """One CLI wired to one fake model, and inner pytest runs of the seed suite through its adapter."""
+
+    pytester: pytest.Pytester
+    adapter: Adapter
+    server: FakeModelServer
+    wiring: Wiring
+    log_path: Path
+    cli_path: str
+
+    @property
+    def report_path(self) -> Path:
+        return self.pytester.path / "report.json"
+
+    def run(self, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+        script = Path(sys.executable).with_name(self.adapter.script)
+        command = shlex.join([str(script), *self.wiring.extra_args])
+        copies = ",".join(self.wiring.home_files)
+        self.report_path.unlink(missing_ok=True)
+        result = self.pytester.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            str(self.pytester.path / "cases"),
+            f"--recall-cmd={command}",
+            "--recall-concurrency=4",
+            "--recall-home=case",
+            *([f"--recall-home-copy={copies}"] if copies else []),
+            f"--recall-report={self.report_path}",
+            *args,
+            timeout=INNER_RUN_TIMEOUT_S,
+        )
+        report: dict[str, Any] = json.loads(self.report_path.read_text(encoding="utf-8"))
+        return result, report
+
+    def requests(self) -> list[dict[str, Any]]:
+        if not self.log_path.exists():
+            return []
+        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def adapter_run(
+    request: pytest.FixtureRequest, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[str, Mode], AdapterRun]]:
+    """``adapter_run(cli, mode)``: the CLI found, a fake model of that mode on a free port, HOME set up."""
+    servers: list[FakeModelServer] = []
+
+    def start(cli: str, mode: Mode) -> AdapterRun:
+        adapter = ADAPTERS[cli]
+        cli_path = real_cli(adapter)
+        monkeypatch.setenv(adapter.bin_variable, cli_path)
+        log_path = pytester.path / f"model-{mode}.jsonl"
+        server = FakeModelServer(mode, log_path=log_path).__enter__()
+        servers.append(server)
+        wiring = WIRINGS[cli](server.base_url)
+        for name, text in wiring.home_files.items():
+            (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+            (pytester.path / name).write_text(text, encoding="utf-8")
+        for name, value in wiring.env.items():
+            monkeypatch.setenv(name, value)
+        # The model is on loopback: never through a proxy.
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+        cases = pytester.path / "cases"
+        if not cases.exists():
+            shutil.copytree(Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall", cases)
+        return AdapterRun(pytester, adapter, server, wiring, log_path, cli_path)
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def install_root(cli_path: str) -> Path:
+    """What bwrap must see of a CLI: the npm prefix above its node_modules, or its virtual environment."""
+    real = Path(cli_path).resolve()
+    for folder in real.parents:
+        if folder.name == "node_modules" or (folder / "pyvenv.cfg").exists():
+            return folder.parent if folder.name == "node_modules" else folder
+    return real.parent
+
+
+def assert_verdicts_are_what_the_model_said(report: dict[str, Any], requests: list[dict[str, Any]]) -> None:
+    """Every judged answer is one the model gave to a last-step question, and every such answer was judged."""
+    answered = Counter(entry["reply"] for entry in requests if entry.get("kind") == "recall")
+    reported = Counter(record["reported"] if record["score"] == 1.0 else "UNKNOWN" for record in report["cases"])
+    assert reported == answered, f"judged {dict(reported)}, but the model answered {dict(answered)}"
+
+
+def step_costs(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the adapter wrote to RECALL_COST_FILE in each step, as it also says on stderr."""
+    return [
+        json.loads(found)
+        for record in report["cases"]
+        for step in record["steps"]
+        for found in _COST_LINE.findall(step["stderr"])
+    ]
+
+
+@pytest.mark.parametrize("cli", ADAPTERS)
+def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
+    run = adapter_run(cli, "memory")
+
+    result, report = run.run("--recall-control")
+
+    assert report["score"] == 1.0, result.stdout.str()[-3000:]
+    assert report["n_total"] == SEED_CASES and report["n_errors"] == 0
+    control = report["control"]
+    assert control["score"] == 0.0
+    assert control["lift"] == 1.0 and control["lift_significant"] is True
+    assert_verdicts_are_what_the_model_said(report, run.requests())
+    costs = step_costs(report)
+    assert len(costs) == 3 * SEED_CASES, "two steps per case and one control step, each with its figures"
+    assert all(cost["tokens_in"] > 0 and cost["tokens_out"] > 0 for cost in costs)
+    if cli == "claude":
+        assert report["cost_usd_total"] > 0
+    if "tokens_in_total" in report:
+        assert report["tokens_in_total"] > 0
+
+
+@pytest.mark.parametrize("cli", ADAPTERS)
+def test_plain_model_scores_zero(adapter_run, cli):
+    run = adapter_run(cli, "plain")
+
+    result, report = run.run()
+
+    assert report["score"] == 0.0, result.stdout.str()[-3000:]
+    assert report["n_errors"] == 0
+    assert all(record["reported"] in (None, "UNKNOWN") for record in report["cases"])
+    assert_verdicts_are_what_the_model_said(report, run.requests())
+    assert not any(entry["tool"] for entry in run.requests()), "a plain model asked to write memory"
+
+
+@pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
+@pytest.mark.parametrize("cli", ADAPTERS)
+def test_memory_model_scores_one_under_bwrap_with_the_install_bound(adapter_run, cli):
+    run = adapter_run(cli, "memory")
+
+    result, report = run.run("--recall-sandbox=bwrap", f"--recall-sandbox-bind={install_root(run.cli_path)}")
+
+    assert report["score"] == 1.0, result.stdout.str()[-3000:]
+    assert_verdicts_are_what_the_model_said(report, run.requests())
+
+
+@pytest.mark.parametrize(("workdir", "score"), [("fresh", 0.0), ("case", 1.0)])
+def test_claude_native_auto_memory_is_found_only_from_the_same_workdir(adapter_run, workdir, score):
+    """Auto-memory is keyed by the working directory: a new one per step never finds it (docs/agents.md)."""
+    run = adapter_run("claude", "native")
+
+    result, report = run.run(f"--recall-workdir={workdir}")
+
+    writes = [entry for entry in run.requests() if entry["tool"]]
+    assert len(writes) == SEED_CASES
+    assert all("/.claude/projects/" in json.loads(entry["tool_input"])["command"] for entry in writes)
+    assert report["score"] == score, result.stdout.str()[-3000:]
+    assert_verdicts_are_what_the_model_said(report, run.requests())
+
+
+@pytest.mark.parametrize("cli", ADAPTERS)
+def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeypatch, cli):
+    adapter = ADAPTERS[cli]
+    monkeypatch.setenv(adapter.bin_variable, str(pytester.path / "no-such-cli"))
+    script = Path(sys.executable).with_name(adapter.script)
+
+    result = pytester.run(str(script), "Reply with the single word READY.")
+
+    assert result.ret == 127
+    assert result.outlines == []
+    result.stderr.fnmatch_lines([f"{adapter.script}: cannot find {adapter.bin_variable}=*; install *"])
+
+
+@pytest.mark.parametrize("cli", ADAPTERS)
+def test_adapter_exits_non_zero_when_the_model_is_unreachable(adapter_run, monkeypatch, cli):
+    run = adapter_run(cli, "memory")
+    run.server.close()
+    # Claude Code retries a refused connection for minutes by default; Codex is stopped by its adapter.
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    script = Path(sys.executable).with_name(run.adapter.script)
+
+    result = run.pytester.run(str(script), *run.wiring.extra_args, "Reply with the single word READY.", timeout=300)
+
+    assert result.ret not in (0, 127)
+    assert result.outlines == [], "a failed step printed an answer"

@@ -1,0 +1,184 @@
+"""The fake model server alone: each API, streamed and not, over real HTTP on loopback.
+
+The adapter tests drive it with the real CLIs; these check its wire formats
+and its honesty (it answers a later step from notes in the context only)
+without any CLI installed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.testing import FakeModelServer
+
+SEED = Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall" / "case_01"
+TEACH = (SEED / "step1.txt").read_text(encoding="utf-8")
+ASK = (SEED / "step2.txt").read_text(encoding="utf-8")
+NOTE = "recall-note closing_balance = 27436.42"
+
+
+def post(server: FakeModelServer, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+    request = urllib.request.Request(
+        server.base_url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(response.headers["Content-Type"]), bytes(response.read())
+
+
+def sse(payload: bytes) -> list[dict[str, Any]]:
+    """The JSON data of every server-sent event, ``[DONE]`` left out."""
+    lines = payload.decode().splitlines()
+    return [json.loads(line[6:]) for line in lines if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+@pytest.fixture
+def log_path(tmp_path: Path) -> Path:
+    return tmp_path / "requests.jsonl"
+
+
+def logged(log_path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_anthropic_memory_mode_asks_bash_to_append_the_note_to_claude_md(log_path):
+    body = {"model": "m", "messages": [{"role": "user", "content": TEACH}], "tools": [{"name": "Bash"}]}
+    with FakeModelServer("memory", log_path=log_path) as server:
+        _, raw = post(server, "/v1/messages", body)
+        _, streamed = post(server, "/v1/messages", {**body, "stream": True})
+
+    message = json.loads(raw)
+    assert message["stop_reason"] == "tool_use"
+    call = message["content"][0]
+    assert call["name"] == "Bash"
+    assert NOTE in call["input"]["command"] and "~/.claude/CLAUDE.md" in call["input"]["command"]
+    assert message["usage"]["input_tokens"] > 0 and message["usage"]["output_tokens"] > 0
+    events = sse(streamed)
+    assert events[0]["type"] == "message_start" and events[-1]["type"] == "message_stop"
+    partial = next(e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta")
+    assert json.loads(partial) == call["input"]
+    assert [entry["kind"] for entry in logged(log_path)] == ["learn", "learn"]
+
+
+def test_anthropic_after_the_tool_result_it_says_what_it_learnt():
+    messages = [
+        {"role": "user", "content": TEACH},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": ""}]},
+    ]
+    with FakeModelServer("memory") as server:
+        _, raw = post(server, "/v1/messages", {"messages": messages, "tools": [{"name": "Bash"}]})
+    assert json.loads(raw)["content"] == [{"type": "text", "text": "Noted: the answer is 27436.42."}]
+
+
+def test_plain_mode_writes_nothing_and_a_later_step_is_unknown():
+    with FakeModelServer("plain") as server:
+        _, taught = post(
+            server, "/v1/messages", {"messages": [{"role": "user", "content": TEACH}], "tools": [{"name": "Bash"}]}
+        )
+        _, asked = post(server, "/v1/messages", {"messages": [{"role": "user", "content": ASK}]})
+    assert json.loads(taught)["stop_reason"] == "end_turn"
+    assert json.loads(asked)["content"][0]["text"] == "UNKNOWN"
+
+
+@pytest.mark.parametrize(
+    ("where", "answer"),
+    [("system", "27436.42"), ("earlier turn", "27436.42"), ("nowhere", "UNKNOWN"), ("only the ledger", "UNKNOWN")],
+)
+def test_a_later_step_is_answered_from_a_note_in_the_context_only(where, answer):
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": ASK}]}
+    if where == "system":
+        body["system"] = [{"type": "text", "text": f"Memory:\n{NOTE}\n"}]
+    elif where == "earlier turn":
+        body["messages"] = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": NOTE},
+            *body["messages"],
+        ]
+    elif where == "only the ledger":
+        body["messages"] = [
+            {"role": "user", "content": TEACH},
+            {"role": "assistant", "content": "ok"},
+            *body["messages"],
+        ]
+    with FakeModelServer("memory") as server:
+        _, raw = post(server, "/v1/messages", body)
+    assert json.loads(raw)["content"][0]["text"] == answer
+
+
+def test_native_mode_appends_to_the_auto_memory_folder_its_system_prompt_names():
+    folder = "/home/u/.claude/projects/-tmp-work/memory"
+    body = {
+        "system": [{"type": "text", "text": f"You have a persistent file-based memory at `{folder}/`."}],
+        "messages": [{"role": "user", "content": TEACH}],
+        "tools": [{"name": "Bash"}],
+    }
+    with FakeModelServer("native") as server:
+        _, raw = post(server, "/v1/messages", body)
+    command = json.loads(raw)["content"][0]["input"]["command"]
+    assert f"{folder}/MEMORY.md" in command and NOTE in command
+
+
+def test_responses_stream_calls_codex_shell_tool_then_answers_with_usage():
+    body = {
+        "model": "fake",
+        "stream": True,
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": TEACH}]}],
+        "tools": [{"type": "function", "name": "exec_command"}],
+    }
+    with FakeModelServer("memory") as server:
+        content_type, payload = post(server, "/v1/responses", body)
+        later = {"model": "fake", "stream": True, "instructions": NOTE, "input": [{"role": "user", "content": ASK}]}
+        _, answer = post(server, "/v1/responses", later)
+
+    assert content_type == "text/event-stream"
+    events = sse(payload)
+    call = next(e["item"] for e in events if e["type"] == "response.output_item.done")
+    assert call["type"] == "function_call" and call["name"] == "exec_command"
+    assert "AGENTS.md" in json.loads(call["arguments"])["cmd"]
+    completed = sse(answer)[-1]
+    assert completed["type"] == "response.completed"
+    assert completed["response"]["output"][0]["content"][0]["text"] == "27436.42"
+    assert completed["response"]["usage"]["input_tokens"] > 0
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_chat_completions_keep_the_note_in_the_reply_and_report_usage(stream):
+    body = {"model": "fake", "stream": stream, "messages": [{"role": "user", "content": TEACH}]}
+    with FakeModelServer("memory") as server:
+        content_type, payload = post(server, "/v1/chat/completions", body)
+
+    if stream:
+        assert content_type == "text/event-stream" and payload.endswith(b"data: [DONE]\n\n")
+        chunks = sse(payload)
+        text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+        usage = chunks[-1]["usage"]
+        assert chunks[-1]["choices"] == []
+    else:
+        completion = json.loads(payload)
+        text, usage = completion["choices"][0]["message"]["content"], completion["usage"]
+    assert text == f"Noted: the answer is 27436.42.\n{NOTE}"
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+
+
+def test_the_command_serves_on_the_port_it_prints_and_logs_every_request(tmp_path):
+    log = tmp_path / "log.jsonl"
+    command = [sys.executable, "-m", "pytest_recall.cli", "fake-model", "--mode", "plain", "--log", str(log)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            url = process.stdout.readline().split()[-1]
+            body = {"messages": [{"role": "user", "content": "Reply with the single word READY."}]}
+            request = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode())
+            with urllib.request.urlopen(request, timeout=10) as response:
+                assert json.load(response)["choices"][0]["message"]["content"] == "READY"
+        finally:
+            process.terminate()
+    assert url.startswith("http://127.0.0.1:")
+    assert [entry["kind"] for entry in logged(log)] == ["ready"]
