@@ -472,7 +472,7 @@ def _pill(score: float | None, error: Any, text: str) -> str:
 
 
 _STATUS_ORDER = {"ERROR": 0, "FAIL": 1, "PARTIAL": 2, "PASS": 3, "NO GOLD": 4}
-_CASE_COLUMNS = ("outcome", "case", "category", "epoch", "expected", "reported", "reason", "time", "cost")
+_CASE_COLUMNS = ("outcome", "case", "category", "epoch", "expected", "reported", "reason", "memory", "time", "cost")
 
 
 def _cases_section(title: str, hint: str, records: Sequence[Mapping[str, Any]]) -> str:
@@ -508,6 +508,7 @@ def _case_rows(record: Mapping[str, Any]) -> str:
         f'<span class="mono">{clean(record.get("expected"))}</span>',
         f'<span class="mono">{clean(record.get("reported"))}</span>',
         clean(record.get("error") or record.get("reason") or ""),
+        _bytes(record.get("memory_bytes")),
         _seconds(_number(record.get("duration_s"))),
         _usd(_number(record.get("cost_usd")), "–"),
     ]
@@ -518,6 +519,33 @@ def _case_rows(record: Mapping[str, Any]) -> str:
         + "</details>"
     )
     return _row("td", cells) + f'<tr class="evidence"><td colspan="{len(_CASE_COLUMNS)}">{evidence}</td></tr>\n'
+
+
+def _bytes(value: Any) -> str:
+    """What an agent kept between sessions, in the unit a person reads at a glance."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "–"
+    if value < 1024:
+        return f"{value} B"
+    return f"{value / 1024:.1f} KB" if value < 1 << 20 else f"{value / (1 << 20):.1f} MB"
+
+
+def _memory_listing(step: Mapping[str, Any]) -> str:
+    """The files the agent kept after this step: path, size and digest, never the content."""
+    files = step.get("memory")
+    if not isinstance(files, list):
+        return ""
+    rows = "".join(
+        _row(
+            "td",
+            [clean(f.get("path")), _bytes(f.get("size")), f'<span class="mono">{clean(f.get("sha256"))[:16]}</span>'],
+        )
+        for f in files
+        if isinstance(f, Mapping)
+    )
+    count, size = clean(step.get("memory_files")), _bytes(step.get("memory_bytes"))
+    head = f"<h4>memory after this step: {count} file(s), {size}</h4>"
+    return head + (f'<table class="memory">{rows}</table>' if rows else '<p class="hint">(empty)</p>')
 
 
 def _pre(text: Any) -> str:
@@ -531,7 +559,7 @@ def _step(step: Mapping[str, Any]) -> str:
     flags = [f"exit {step.get('exit_code', '–')}", _seconds(_number(step.get("duration_s")))]
     flags += ["timed out"] * bool(step.get("timed_out")) + ["output truncated"] * bool(step.get("truncated"))
     summary = clean(f"step {step.get('step', '?')} · " + " · ".join(flags))
-    blocks = "".join(f"<h4>{name}</h4>{_pre(step.get(key))}" for key, name in _STEP_TEXTS)
+    blocks = "".join(f"<h4>{name}</h4>{_pre(step.get(key))}" for key, name in _STEP_TEXTS) + _memory_listing(step)
     return f'<details class="step"><summary>{summary}</summary>{blocks}</details>\n'
 
 
