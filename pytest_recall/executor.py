@@ -20,7 +20,13 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
 from pytest_recall.reporting.runlog import ResumeIndex
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
-from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow, open_shared_scope
+from pytest_recall.sessions.case_flow import (
+    RunSettings,
+    agent_environment,
+    case_flow,
+    effective_case,
+    open_shared_scope,
+)
 from pytest_recall.sessions.pool import CasePool
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
@@ -84,10 +90,7 @@ class CaseExecutor:
         return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command, self.run_mode)
 
     def effective_case(self, case: Case) -> Case:
-        """The case as this run runs it: a mode forced by ``--recall-session`` changes what is
-        measured, so it belongs in the content hash that resume compares."""
-        forced = self.run_settings.session
-        return case if forced is None or forced == case.session else replace(case, session=forced)
+        return effective_case(case, self.run_settings)
 
     def judge(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
         verdict: dict[str, Any] = self.config.hook.pytest_recall_judge(

@@ -48,9 +48,9 @@ OPTIONS = (
     ),
     Option(
         "recall_timeout",
-        f"Seconds one agent session may run before its process group is killed and the case scores 0 "
-        f"(default {DEFAULT_TIMEOUT_S:g}). A case.toml 'timeout' overrides it per case.",
-        str(DEFAULT_TIMEOUT_S),
+        f"Seconds one agent session may run before its process group is killed and the case scores 0. "
+        f"Given here it holds for every case; otherwise a suite.toml or case.toml 'timeout' applies, "
+        f"else {DEFAULT_TIMEOUT_S:g}.",
     ),
     Option(
         "recall_grace",
@@ -220,7 +220,7 @@ class Settings:
 
     command: str | None
     argv: tuple[str, ...]
-    timeout_s: float
+    timeout_s: float | None
     grace_s: float
     threshold: float
     report_path: Path | None
@@ -281,7 +281,7 @@ class Settings:
         settings = cls(
             command=command,
             argv=argv,
-            timeout_s=_seconds(config, "recall_timeout"),
+            timeout_s=_seconds(config, "recall_timeout") if raw_value(config, "recall_timeout") else None,
             grace_s=_seconds(config, "recall_grace"),
             threshold=_fraction(config, "recall_threshold"),
             report_path=Path(os.path.abspath(report)) if report else None,

@@ -75,17 +75,19 @@ def test_an_idle_period_tells_when_an_agent_without_a_prompt_is_ready(recall_sui
     assert record["steps"][1]["stdout"].count("\n") == 1
 
 
-def test_a_case_toml_sets_continue_mode_and_a_readiness_that_wins_over_the_run_wide_one(recall_suite):
+@pytest.mark.parametrize(("flag", "passes"), [(None, True), ("--recall-ready-pattern=never matches$", False)])
+def test_a_case_toml_sets_continue_mode_and_a_readiness_the_command_line_overrides(recall_suite, flag, passes):
     seed = recall_suite.copy_seed_suite()
     case_dir = seed / "case_01"
     (case_dir / "case.toml").write_text('session = "continue"\nready_pattern = "ready> $"\n', encoding="utf-8")
     agent = recall_suite.agent("repl_notebook", "--prompt", "ready> ")
 
-    result = recall_suite.run(case_dir, "--recall-ready-pattern=never matches$", "--recall-timeout=5", command=agent)
+    result = recall_suite.run(case_dir, *([flag] if flag else []), "--recall-timeout=5", command=agent)
 
-    result.assert_outcomes(passed=1)
+    # One order of precedence: the command line, then the ini, then suite.toml, then case.toml.
+    result.assert_outcomes(passed=1) if passes else result.assert_outcomes(failed=1)
     (record,) = recall_suite.report()["cases"]
-    assert record["score"] == 1.0 and record["steps"][0]["exit_code"] is None
+    assert record["score"] == (1.0 if passes else 0.0) and record["run_mode"]["session"] is None
 
 
 def test_session_flag_fresh_forces_fresh_sessions_on_a_continue_case(recall_suite):

@@ -58,7 +58,8 @@ class RunSettings:
 
     argv: tuple[str, ...]
     base_env: Mapping[str, str]
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    # Run-wide (flag or ini): None lets each case's own timeout, or the default, apply (see effective_case).
+    timeout_s: float | None = None
     grace_s: float = DEFAULT_GRACE_S
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     home_mode: str = "case"
@@ -150,6 +151,24 @@ def argv_prompt_problem(case: Case) -> str | None:
 def step_failed(result: SessionResult) -> bool:
     """A step that timed out, was killed or exited non-zero: the case stops there."""
     return result.timed_out or result.signal is not None or result.exit_code not in (0, None)
+
+
+def effective_case(case: Case, settings: RunSettings) -> Case:
+    """The case as this run runs it: every setting from one place, in one order of precedence.
+
+    The command line, then the ini file (both arrive as ``settings``), then the
+    suite.toml or case.toml the case came from, then the built-in default. What
+    changes what is measured (the session mode, say) is then in the content
+    hash that resume compares.
+    """
+    run_ready = settings.ready_pattern is not None or settings.ready_idle_s is not None
+    return replace(
+        case,
+        timeout_s=settings.timeout_s or case.timeout_s or DEFAULT_TIMEOUT_S,
+        session=settings.session or case.session,
+        ready_pattern=settings.ready_pattern if run_ready else case.ready_pattern,
+        ready_idle_s=settings.ready_idle_s if run_ready else case.ready_idle_s,
+    )
 
 
 def case_flow(
@@ -244,7 +263,7 @@ def _step_spec(
         argv=tuple(argv),
         cwd=rooms.workdir,
         env=env,
-        timeout_s=case.timeout_s or settings.timeout_s,
+        timeout_s=case.timeout_s or DEFAULT_TIMEOUT_S,
         grace_s=settings.grace_s,
         max_output_bytes=settings.max_output_bytes,
         stdin=stdin,
@@ -296,21 +315,17 @@ def _live_spec(
     def compose_turn(index: int, previous_answer: str) -> str:
         return feedback_prompt(steps[index], clean_terminal_text(previous_answer), judge)
 
-    if case.ready_pattern is not None or case.ready_idle_s is not None:
-        ready_pattern, ready_idle_s = case.ready_pattern, case.ready_idle_s
-    else:
-        ready_pattern, ready_idle_s = settings.ready_pattern, settings.ready_idle_s
     return SessionSpec(
         argv=tuple(argv),
         cwd=rooms.workdir,
         env=dict(env),
-        timeout_s=(case.timeout_s or settings.timeout_s) * len(steps),
+        timeout_s=(case.timeout_s or DEFAULT_TIMEOUT_S) * len(steps),
         grace_s=settings.grace_s,
         max_output_bytes=settings.max_output_bytes,
         turns=tuple(step.prompt for step in steps),
         compose_turn=compose_turn,
-        ready_pattern=ready_pattern,
-        ready_idle_s=ready_idle_s,
+        ready_pattern=case.ready_pattern,
+        ready_idle_s=case.ready_idle_s,
     )
 
 
