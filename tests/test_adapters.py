@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_recall.sandbox import check_bwrap
+from pytest_recall.sessions.sandbox import check_bwrap
 
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.agents.adapters.common import Adapter
