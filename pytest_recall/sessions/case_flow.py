@@ -33,6 +33,7 @@ from typing import Any
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.terminal_text import clean_terminal_text, decode
@@ -251,7 +252,7 @@ def _step_run(number: int, prompt: str, result: SessionResult, cost: float | Non
         number=number,
         prompt=prompt,
         result=result,
-        stdout=clean_terminal_text(decode(result.stdout)),
+        stdout=render_terminal(decode(result.stdout)),
         stderr=decode(result.stderr),
         cost_usd=cost,
     )
