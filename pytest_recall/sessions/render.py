@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pyte  # type: ignore[import-untyped]
-from pyte.modes import DECAWM, IRM  # type: ignore[import-untyped]
+import pyte
+from pyte.modes import DECAWM, IRM
 
 from pytest_recall.sessions.spawn import TERMINAL_SIZE
 from pytest_recall.terminal_text import clean_terminal_text
@@ -67,7 +67,7 @@ def _tail(text: str) -> str:
 
 def _row_text(line: Any, columns: int) -> tuple[str, bool]:
     """One screen row as text, and whether it ran on into the next row."""
-    wrapped = bool(getattr(line, "wrapped", False))
+    wrapped = bool(vars(line).get(_WRAPPED, False))
     if not line:
         return "", wrapped
     cells = [" "] * min(columns, max(line) + 1)
@@ -76,6 +76,10 @@ def _row_text(line: Any, columns: int) -> tuple[str, bool]:
             cells[x] = char.data
     row = "".join(cells)
     return (row if wrapped else row.rstrip()), wrapped
+
+
+def _mark_wrapped(line: Any, wrapped: bool) -> None:
+    vars(line)[_WRAPPED] = wrapped
 
 
 def _joined(lines: list[tuple[str, bool]]) -> str:
@@ -96,6 +100,8 @@ def _joined(lines: list[tuple[str, bool]]) -> str:
     return "\n".join(out)
 
 
+# The attribute on a pyte row that says it ran on into the next row.
+_WRAPPED = "recall_wrapped"
 _DEFAULT_G0 = pyte.Screen(1, 1).g0_charset
 _CELLS: dict[str, Any] = {}
 
@@ -107,7 +113,7 @@ def _cell(char: str) -> Any:
     return cell
 
 
-class _Screen(pyte.Screen):  # type: ignore[misc]
+class _Screen(pyte.Screen):
     """A screen that keeps, as text, every row scrolled off its top, and which rows wrapped.
 
     pyte's own ``HistoryScreen`` wraps every attribute access in Python code
@@ -155,7 +161,7 @@ class _Screen(pyte.Screen):  # type: ignore[misc]
 
     def linefeed(self) -> None:
         # Inside draw, a line feed only ever comes from wrapping at the last column.
-        self.buffer[self.cursor.y].wrapped = self._drawing
+        _mark_wrapped(self.buffer[self.cursor.y], self._drawing)
         super().linefeed()
 
     def index(self) -> None:
@@ -172,7 +178,7 @@ class _Screen(pyte.Screen):  # type: ignore[misc]
             return
         for x in [x for x in line if x >= self.cursor.x] if how == 0 else list(line):
             del line[x]
-        line.wrapped = False
+        _mark_wrapped(line, False)
 
     def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
         if how in (0, 1):
