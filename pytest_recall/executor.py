@@ -9,8 +9,9 @@ still come out in collection order.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -18,7 +19,9 @@ import pytest
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
+from pytest_recall.options import Settings
 from pytest_recall.reporting.runlog import ResumeIndex
+from pytest_recall.sandbox_setup import session_sandbox
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
 from pytest_recall.sessions.case_flow import RunSettings, agent_environment, case_flow, open_shared_scope, remove_tree
 from pytest_recall.sessions.pool import CasePool
@@ -134,6 +137,22 @@ class CaseExecutor:
         self.pool.close()
         if self.run_settings.shared_scope is not None:
             remove_tree(self.run_settings.shared_scope)
+
+
+def run_settings_for(config: pytest.Config, settings: Settings, case_folders: Iterable[Path]) -> RunSettings:
+    """How this run starts each agent session; cases and the preflight both run with exactly this."""
+    return default_run_settings(
+        settings.argv,
+        timeout_s=settings.timeout_s,
+        grace_s=settings.grace_s,
+        max_output_bytes=settings.max_output_bytes,
+        home_mode=settings.home_mode,
+        home_copy=settings.home_copy,
+        session=settings.session,
+        ready_pattern=settings.ready_pattern,
+        ready_idle_s=settings.ready_idle_s,
+        wrap_argv=session_sandbox(config, settings, case_folders),
+    )
 
 
 def default_run_settings(argv: tuple[str, ...], **overrides: Any) -> RunSettings:

@@ -158,6 +158,14 @@ OPTIONS = (
         "answer is the output before it. Cases that set ready_pattern or ready_idle themselves keep theirs.",
     ),
     Option(
+        "recall_preflight",
+        "Before any case, run the agent once on 'Reply with the single word READY.' with the run's full settings "
+        "(sandbox, HOME, copies, environment); if it exits non-zero, times out or prints nothing, stop the run with "
+        "exit status 4 and show its command, status and stderr. No case runs, so none is charged.",
+        "false",
+        kind="bool",
+    ),
+    Option(
         "recall_ready_idle",
         "Live sessions: seconds of quiet after which the agent counts as ready for the next turn (default 1, "
         "used when no ready pattern is given). Cases that set ready_pattern or ready_idle themselves keep theirs.",
@@ -214,6 +222,7 @@ class Settings:
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
     scope: str = "case"
+    preflight: bool = False
     # (as written, absolute) for every relative path in --recall-cmd made absolute.
     resolved_paths: tuple[tuple[str, str], ...] = ()
     # One line per output whose missing folders will be made outside the working tree.
@@ -244,6 +253,7 @@ class Settings:
             control=_switch(config, "recall_control"),
             html_path=_path(config, "recall_html"),
             scope=_choice(config, "recall_scope", SCOPES),
+            preflight=_switch(config, "recall_preflight"),
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),
