@@ -181,6 +181,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         concurrency=1 if in_worker else settings.concurrency,
         resume=session.config.stash.get(RESUME_KEY, None),
         shared_scope=settings.scope == "suite",
+        retries=settings.retries,
+        retry_delay_s=settings.retry_delay_s,
     )
     executor.plan(case_items)
     session.config.stash[EXECUTOR_KEY] = executor

@@ -53,6 +53,7 @@ def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) ->
         "error": verdict.error,
         "epoch": run.epoch,
         "control": run.control,
+        "attempts": run.attempts,
         "duration_s": round(run.duration_s, 4),
         "cost_usd": round(sum(costs), 6) if costs else None,
         "content_hash": case.content_hash,
