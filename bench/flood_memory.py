@@ -44,7 +44,8 @@ GOAL_GROWTH_MB = 100.0
 FLOOD_AGENT = """#!{python}
 import os, sys
 total = int(os.environ["BENCH_FLOOD_BYTES"]) if sys.argv[-1].startswith("What") else 0
-block = (b"flood " + b"x" * 1017 + b"\\n") * 64
+erase = b"\\x1b[K" if os.environ.get("BENCH_FLOOD_REDRAW") else b""
+block = (b"flood " + b"x" * 1017 + erase + b"\\n") * 64
 out = sys.stdout.buffer
 written = 0
 while written < total:
@@ -75,10 +76,18 @@ def pytest_unconfigure(config):
 """
 
 
-def measure(root: Path, agent: Path, flood_bytes: int) -> tuple[float, float, dict[str, object]]:
-    """(wall seconds, RSS growth in MB, the case record) for one run of the case."""
+def measure(
+    root: Path, agent: Path, flood_bytes: int, *, redraw: bool = False
+) -> tuple[float, float, dict[str, object]]:
+    """(wall seconds, RSS growth in MB, the case record) for one run of the case.
+
+    ``redraw``: every flood line also erases to its end, so the judged text goes through the
+    terminal renderer (sessions/render.py) rather than the stripping path.
+    """
     rss_file, report = root / "rss.json", root / "report.json"
     env = {**os.environ, "BENCH_FLOOD_BYTES": str(flood_bytes), "BENCH_RSS_FILE": str(rss_file)}
+    if redraw:
+        env["BENCH_FLOOD_REDRAW"] = "1"
     argv = pytest_argv(root / "cases", f"--recall-cmd={agent}", f"--recall-report={report}", "--recall-timeout=900")
     wall = timed(lambda: run_checked(argv, env=env, cwd=root))
     rss = json.loads(rss_file.read_text())
@@ -98,38 +107,41 @@ def main() -> None:
         expected = {"id": "case_flood", "category": "flood", "answer": ANSWER, "answer_kind": "money"}
         (case / "answer.json").write_text(json.dumps(expected))
         agent = write_script(root, "flood_agent.py", FLOOD_AGENT.format(python=sys.executable, answer=ANSWER))
-        best: dict[int, tuple[float, float, dict[str, object]]] = {}
+        best: dict[str, tuple[float, float, dict[str, object]]] = {}
         for _ in range(args.repeat):
-            for size in (0, flood_bytes):
-                wall, growth, record = measure(root, agent, size)
-                if size not in best or growth < best[size][1]:
-                    best[size] = (wall, growth, record)
-    base_wall, base_growth, _ = best[0]
-    wall, growth, record = best[flood_bytes]
-    steps = record["steps"]
-    assert isinstance(steps, list)
-    last = steps[-1]
-    if record["score"] != 1.0 or not last["truncated"]:
-        raise SystemExit(f"the flooded case did not pass with truncated output: {record['reason']}")
-    rate = flood_bytes / 1e6 / max(wall - base_wall, 1e-9)
-    rows = [
-        Row(
-            what=f"flood {flood_bytes / MIB:.0f} MiB ({last['stdout_bytes'] / 1e6:.0f} MB on the pty)",
-            harness=f"+{growth:.1f} MB RSS",
-            baselines=(f"+{base_growth:.1f} MB RSS",),
-            # How many copies of the kept output the harness held at its peak.
-            ratio_name="growth / --recall-max-output",
-            ratio=growth / (DEFAULT_MAX_OUTPUT_BYTES / 1e6),
-            goal=f"growth < {GOAL_GROWTH_MB:.0f} MB {'met' if growth < GOAL_GROWTH_MB else 'NOT MET'}",
-        ),
-        Row(
-            what="time",
-            harness=secs(wall),
-            baselines=(secs(base_wall),),
-            ratio_name=f"{rate:.0f} MB/s marginal",
-            ratio=wall / base_wall,
-        ),
-    ]
+            variants = (("none", 0, False), ("plain", flood_bytes, False), ("redraw", flood_bytes, True))
+            for name, size, redraw in variants:
+                wall, growth, record = measure(root, agent, size, redraw=redraw)
+                if name not in best or growth < best[name][1]:
+                    best[name] = (wall, growth, record)
+    base_wall, base_growth, _ = best["none"]
+    rows = []
+    for name, label in (("plain", "flood"), ("redraw", "flood erasing each line (rendered)")):
+        wall, growth, record = best[name]
+        steps = record["steps"]
+        assert isinstance(steps, list)
+        last = steps[-1]
+        if record["score"] != 1.0 or not last["truncated"]:
+            raise SystemExit(f"the flooded case did not pass with truncated output: {record['reason']}")
+        rate = flood_bytes / 1e6 / max(wall - base_wall, 1e-9)
+        rows += [
+            Row(
+                what=f"{label} {flood_bytes / MIB:.0f} MiB ({last['stdout_bytes'] / 1e6:.0f} MB on the pty)",
+                harness=f"+{growth:.1f} MB RSS",
+                baselines=(f"+{base_growth:.1f} MB RSS",),
+                # How many copies of the kept output the harness held at its peak.
+                ratio_name="growth / --recall-max-output",
+                ratio=growth / (DEFAULT_MAX_OUTPUT_BYTES / 1e6),
+                goal=f"growth < {GOAL_GROWTH_MB:.0f} MB {'met' if growth < GOAL_GROWTH_MB else 'NOT MET'}",
+            ),
+            Row(
+                what="time",
+                harness=secs(wall),
+                baselines=(secs(base_wall),),
+                ratio_name=f"{rate:.0f} MB/s marginal",
+                ratio=wall / base_wall,
+            ),
+        ]
     print_table("pytest's memory under a stdout flood", ["no flood"], rows)
 
 

@@ -9,8 +9,10 @@ still come out in collection order.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -18,7 +20,9 @@ import pytest
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
+from pytest_recall.options import DEFAULT_RETRY_DELAY_S, Settings
 from pytest_recall.reporting.runlog import ResumeIndex
+from pytest_recall.sandbox_setup import session_sandbox
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
 from pytest_recall.sessions.case_flow import (
     RunSettings,
@@ -26,8 +30,9 @@ from pytest_recall.sessions.case_flow import (
     case_flow,
     effective_case,
     open_shared_scope,
+    step_failed,
 )
-from pytest_recall.sessions.pool import CasePool
+from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
@@ -63,8 +68,12 @@ class CaseExecutor:
         resume: ResumeIndex | None = None,
         run_mode: Mapping[str, Any] | None = None,
         shared_scope: bool = False,
+        retries: int = 0,
+        retry_delay_s: float = DEFAULT_RETRY_DELAY_S,
     ) -> None:
         self.config = config
+        self.retries = retries
+        self.retry_delay_s = retry_delay_s
         if shared_scope:
             run_settings = replace(run_settings, shared_scope=open_shared_scope(run_settings))
         self.run_settings = run_settings
@@ -100,10 +109,12 @@ class CaseExecutor:
 
     def _submit(self, item: RunnableItem) -> None:
         self._started.add(item.nodeid)
-        flow = case_flow(
-            self.effective_case(item.case), self.run_settings, self.judge, control=item.control, epoch=item.epoch
-        )
-        self.pool.submit(item.nodeid, flow)
+        case = self.effective_case(item.case)
+
+        def attempt() -> Flow:
+            return case_flow(case, self.run_settings, self.judge, control=item.control, epoch=item.epoch)
+
+        self.pool.submit(item.nodeid, retrying(attempt, self.retries, self.retry_delay_s))
 
     def run(self, item: RunnableItem) -> CaseRun:
         if item.nodeid not in self.pool:
@@ -141,6 +152,47 @@ class CaseExecutor:
         self.pool.close()
         if self.run_settings.shared_scope is not None:
             remove_tree(self.run_settings.shared_scope)
+
+
+def agent_failed(run: CaseRun) -> bool:
+    """The run ended as the agent's failure, not as an answer: it could not start, a step exited
+    non-zero, died by a signal or timed out. Those are what a retry is for (rate limits, overload)."""
+    return run.error is not None or any(step_failed(step.result) for step in run.steps)
+
+
+def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float) -> Flow:
+    """Run a case; after an agent failure run it again from step 1, up to ``retries`` more times.
+
+    Each attempt is a new :func:`case_flow`, so a fresh scope and HOME. Between
+    attempts the case yields a :class:`Pause` of ``delay_s``, doubling each
+    time: the pool keeps every other case in flight running meanwhile.
+    """
+    number = 1
+    while True:
+        run = yield from attempt()
+        if number > retries or not agent_failed(run):
+            return replace(run, attempts=number) if number > 1 else run
+        yield Pause(time.monotonic() + delay_s * 2 ** (number - 1))
+        number += 1
+
+
+def run_settings_for(config: pytest.Config, settings: Settings, case_folders: Iterable[Path]) -> RunSettings:
+    """How this run starts each agent session; cases and the preflight both run with exactly this."""
+    return default_run_settings(
+        settings.argv,
+        timeout_s=settings.timeout_s,
+        grace_s=settings.grace_s,
+        max_output_bytes=settings.max_output_bytes,
+        home_mode=settings.home_mode,
+        home_copy=settings.home_copy,
+        env=settings.env,
+        prompt_mode=settings.prompt_mode,
+        workdir_mode=settings.workdir_mode,
+        session=settings.session,
+        ready_pattern=settings.ready_pattern,
+        ready_idle_s=settings.ready_idle_s,
+        wrap_argv=session_sandbox(config, settings, case_folders),
+    )
 
 
 def default_run_settings(argv: tuple[str, ...], **overrides: Any) -> RunSettings:

@@ -22,6 +22,9 @@ from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S, PROMPT_MODES
 from pytest_recall.sessions.rooms import HOME_MODES, WORKDIR_MODES, HomeCopy, check_env_template
 
+# The first retry's delay; rate limits usually lift within seconds.
+DEFAULT_RETRY_DELAY_S = 5.0
+
 NO_COMMAND = (
     "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
     "(or set recall_cmd in your pytest configuration)"
@@ -181,6 +184,27 @@ OPTIONS = (
         "answer is the output before it. Cases that set ready_pattern or ready_idle themselves keep theirs.",
     ),
     Option(
+        "recall_preflight",
+        "Before any case, run the agent once on 'Reply with the single word READY.' with the run's full settings "
+        "(sandbox, HOME, copies, environment); if it exits non-zero, times out or prints nothing, stop the run with "
+        "exit status 4 and show its command, status and stderr. No case runs, so none is charged.",
+        "false",
+        kind="bool",
+    ),
+    Option(
+        "recall_retries",
+        "Run a case again from step 1, in a fresh scope and HOME, when its run ended as an agent failure (a step "
+        "exited non-zero, died by a signal or timed out, or the agent could not start), up to N more times "
+        "(default 0). Rate limits and overload are the usual reason. Each record keeps its 'attempts'.",
+        "0",
+    ),
+    Option(
+        "recall_retry_delay",
+        f"Seconds before the first retry of a case, doubling for each further one (default "
+        f"{DEFAULT_RETRY_DELAY_S:g}). Other cases in flight keep running meanwhile.",
+        str(DEFAULT_RETRY_DELAY_S),
+    ),
+    Option(
         "recall_ready_idle",
         "Live sessions: seconds of quiet after which the agent counts as ready for the next turn (default 1, "
         "used when no ready pattern is given). Cases that set ready_pattern or ready_idle themselves keep theirs.",
@@ -245,6 +269,9 @@ class Settings:
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
     scope: str = "case"
+    preflight: bool = False
+    retries: int = 0
+    retry_delay_s: float = DEFAULT_RETRY_DELAY_S
     # (as written, absolute) for every relative path in --recall-cmd made absolute.
     resolved_paths: tuple[tuple[str, str], ...] = ()
     # One line per output whose missing folders will be made outside the working tree.
@@ -291,6 +318,9 @@ class Settings:
             control=_switch(config, "recall_control"),
             html_path=_path(config, "recall_html"),
             scope=_choice(config, "recall_scope", SCOPES),
+            preflight=_switch(config, "recall_preflight"),
+            retries=_whole(config, "recall_retries", minimum=0),
+            retry_delay_s=_seconds(config, "recall_retry_delay"),
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),

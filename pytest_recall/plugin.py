@@ -11,7 +11,7 @@ from pytest_recall import hookspecs
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
-from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, default_run_settings
+from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, run_settings_for
 from pytest_recall.items import (
     COLLECTION_KEY,
     MALFORMED_KEY,
@@ -24,19 +24,21 @@ from pytest_recall.items import (
     seeded_order,
 )
 from pytest_recall.options import NO_COMMAND, Settings, add_options, check_command_starts
+from pytest_recall.preflight import preflight
 from pytest_recall.progress import register_progress
 from pytest_recall.recorder import Recorder
 from pytest_recall.reporting.failure import RecallJudge
 from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
-from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
+from pytest_recall.sandbox_setup import check_sandbox
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.signals import TerminationSignals
 from pytest_recall.suites.suite_file import is_suite_dir
 from pytest_recall.task_graders import TaskGraders
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
+PREFLIGHT_NOTE_KEY = pytest.StashKey[str]()
 CONTROLLER_PLUGINS_KEY = pytest.StashKey[list[object]]()
 # The resumable records the controller read, handed to each xdist worker.
 RESUME_RECORDS_INPUT = "recall_resume_records"
@@ -102,9 +104,19 @@ class WorkerHandoff:
         node.workerinput[RESUME_RECORDS_INPUT] = index.records() if index is not None else None
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """``--recall-preflight``: before the header, collection and xdist's workers (its hook is trylast)."""
+    note = preflight(session.config, session.config.stash[SETTINGS_KEY])
+    if note is not None:
+        session.config.stash[PREFLIGHT_NOTE_KEY] = note
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     settings = config.stash[SETTINGS_KEY]
     lines: list[str] = []
+    if PREFLIGHT_NOTE_KEY in config.stash:
+        lines.append(f"recall: {config.stash[PREFLIGHT_NOTE_KEY]}")
     if settings.resume_path is not None:
         lines.extend(f"recall: {refused}" for refused in config.stash[RESUME_KEY].refused)
         found = len(config.stash[RESUME_KEY])
@@ -174,21 +186,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             # A worker cannot stop the run cleanly; each case errors with this line instead.
             return
         raise pytest.UsageError(NO_COMMAND)
-    run_settings = default_run_settings(
-        settings.argv,
-        timeout_s=settings.timeout_s,
-        grace_s=settings.grace_s,
-        max_output_bytes=settings.max_output_bytes,
-        home_mode=settings.home_mode,
-        home_copy=settings.home_copy,
-        env=settings.env,
-        prompt_mode=settings.prompt_mode,
-        workdir_mode=settings.workdir_mode,
-        session=settings.session,
-        ready_pattern=settings.ready_pattern,
-        ready_idle_s=settings.ready_idle_s,
-        wrap_argv=session_sandbox(session.config, settings, (item.path for item in case_items)),
-    )
+    run_settings = run_settings_for(session.config, settings, (item.path for item in case_items))
     in_worker = hasattr(session.config, "workerinput")
     executor = CaseExecutor(
         session.config,
@@ -198,6 +196,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         resume=session.config.stash.get(RESUME_KEY, None),
         run_mode=settings.run_mode(),
         shared_scope=settings.scope == "suite",
+        retries=settings.retries,
+        retry_delay_s=settings.retry_delay_s,
     )
     executor.plan(case_items)
     session.config.stash[EXECUTOR_KEY] = executor

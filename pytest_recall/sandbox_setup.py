@@ -118,12 +118,16 @@ def check_sandbox(config: pytest.Config, settings: Settings) -> None:
 
 
 def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:
-    """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too."""
+    """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too.
+
+    Both the path as given and the file a symlink ends at are checked: binding
+    only the folder of ``node_modules/.bin/claude`` shows a link into nowhere.
+    """
     __tracebackhide__ = True
     found = shutil.which(program) if os.sep not in program else program
     if found is None:
         return  # the plugin's own preflight says that it was not found at all
-    needed = [os.path.abspath(found), *_shebang_interpreter(Path(found))]
+    needed = reachable_paths(Path(os.path.abspath(found)))
     with tempfile.TemporaryDirectory(prefix="recall-sandbox-probe-") as probe_dir:
         rooms = SessionRooms(workdir=Path(probe_dir), scope=Path(probe_dir), home=None, harness=Path(probe_dir))
         try:
@@ -137,10 +141,36 @@ def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:
     if not missing:
         detail = next(iter(probe.stderr.strip().splitlines()), f"exit {probe.returncode}")
         raise pytest.UsageError(f"--recall-sandbox=bwrap: the sandbox did not start: {detail}")
-    where = Path(missing[0]).parent
+    where = ",".join(str(folder) for folder in bind_hint([Path(path) for path in missing]))
     raise pytest.UsageError(
         f"--recall-cmd: {missing[0]} is not visible inside the bwrap sandbox; add it with --recall-sandbox-bind={where}"
     )
+
+
+def reachable_paths(program: Path) -> list[str]:
+    """The program, the file its symlinks end at, its ``#!`` interpreter and where that ends, in that order."""
+    real = Path(os.path.realpath(program))
+    paths = [program, real]
+    for interpreter in _shebang_interpreter(real):
+        paths += [Path(interpreter), Path(os.path.realpath(interpreter))]
+    return [str(path) for path in unique(paths)]
+
+
+def bind_hint(missing: Iterable[Path]) -> tuple[Path, ...]:
+    """The binds that make every missing path visible.
+
+    A file inside a virtual environment needs the whole environment (its
+    interpreter link, its site-packages), so the hint names the folder that
+    holds ``pyvenv.cfg``; any other file needs its own folder. A symlink and
+    its target each need theirs: the link's path is what argv names.
+    """
+    folders: list[Path] = []
+    for path in missing:
+        venv = next((folder for folder in path.parents if (folder / "pyvenv.cfg").is_file()), None)
+        folders.append(venv if venv is not None else path.parent)
+    # A folder inside another one already named adds nothing.
+    kept = unique(folders)
+    return tuple(folder for folder in kept if not any(other in folder.parents for other in kept))
 
 
 def _shebang_interpreter(path: Path) -> list[str]:

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_recall.sessions.sandbox import check_bwrap
 
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.agents.adapters.common import Adapter
+from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
 
 pytestmark = pytest.mark.slow

@@ -93,18 +93,21 @@ def test_a_timeout_in_step_one_ends_the_case_before_step_two(recall_suite):
 
 
 @pytest.mark.parametrize(
-    ("global_timeout", "case_timeout", "last_step", "expected_reason"),
+    ("flag", "case_timeout", "last_step", "expected_reason"),
     [
-        pytest.param("60", "1", "sleep 30\nsay 12345.67", "timeout in step 2", id="case-shorter-than-flag"),
+        pytest.param(None, "1", "sleep 30\nsay 12345.67", "timeout in step 2", id="case-toml-alone"),
         pytest.param(
-            "1", "30", "sleep 1.5\nsay 12345.67", "final line is the expected value", id="case-longer-than-flag"
+            "--recall-timeout=30", "1", "sleep 1.5\nsay 12345.67", "final line is the expected value", id="flag-longer"
         ),
+        pytest.param("--recall-timeout=1", "30", "sleep 30\nsay 12345.67", "timeout in step 2", id="flag-shorter"),
     ],
 )
-def test_case_toml_timeout_overrides_the_flag(recall_suite, global_timeout, case_timeout, last_step, expected_reason):
+def test_the_timeout_flag_wins_over_a_case_toml_timeout_which_wins_over_the_default(
+    recall_suite, flag, case_timeout, last_step, expected_reason
+):
     recall_suite.add("case_01", ["say hello", last_step], toml=f"timeout = {case_timeout}\n")
 
-    recall_suite.run(f"--recall-timeout={global_timeout}", "--recall-grace=0.2")
+    recall_suite.run(*([flag] if flag else []), "--recall-grace=0.2")
 
     assert recall_suite.records()["case_01"]["reason"] == expected_reason
 

@@ -86,6 +86,8 @@ class CaseRun:
     control: bool = False
     epoch: int = 1
     duration_s: float = 0.0
+    # How many times the case ran: more than 1 when --recall-retries ran it again after an agent failure.
+    attempts: int = 1
 
     @property
     def judged_stdout(self) -> str:

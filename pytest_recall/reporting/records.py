@@ -67,6 +67,7 @@ def case_record(
         "outcome": verdict.outcome,
         "epoch": run.epoch,
         "control": run.control,
+        "attempts": run.attempts,
         "duration_s": round(run.duration_s, 4),
         "cost_usd": round(sum(costs), 6) if costs else None,
         "tokens_in": _total(step.tokens_in for step in run.steps),

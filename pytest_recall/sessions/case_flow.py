@@ -33,6 +33,7 @@ from typing import Any
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import CaseArea, HomeCopy, SessionRooms, prepare_memory, private_dir
 from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
@@ -282,7 +283,7 @@ def _step_run(
         number=number,
         prompt=prompt,
         result=result,
-        stdout=clean_terminal_text(decode(result.stdout)),
+        stdout=render_terminal(decode(result.stdout)),
         # stderr is shown on the user's terminal (failure text, summary): it must not act on that terminal.
         stderr=clean_terminal_text(decode(result.stderr)),
         cost_usd=cost.cost_usd,

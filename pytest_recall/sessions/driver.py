@@ -42,12 +42,16 @@ class SessionDriver:
                     self._selector.unregister(fd)
         self.active.discard(session)
 
-    def step(self) -> list[RunningSession]:
-        """Wait for events once; return the sessions that finished."""
+    def step(self, max_wait_s: float | None = None) -> list[RunningSession]:
+        """Wait for events once, at most ``max_wait_s`` when given; return the sessions that finished."""
         if not self.active:
+            if max_wait_s is not None and max_wait_s > 0:
+                time.sleep(max_wait_s)  # nothing runs: only a paused case is waiting
             return []
         now = time.monotonic()
         wake = min(session.next_wakeup() for session in self.active)
+        if max_wait_s is not None:
+            wake = min(wake, now + max_wait_s)
         events = self._selector.select(max(0.0, wake - now))
         maybe_done: set[RunningSession] = set()
         for key, _ in events:

@@ -4,10 +4,14 @@ A case is a generator (:func:`pytest_recall.sessions.case_flow.case_flow`)
 that yields the session it wants next and receives its result. The pool
 starts each yielded session on one :class:`SessionDriver` and feeds results
 back, so a serial run is simply a pool of one.
+
+A case may also yield a :class:`Pause`: it is parked until then, while every
+other case in flight keeps running (a retry's back-off, say).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 
@@ -17,9 +21,19 @@ from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
 
 
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """Yielded by a case instead of a session: resume me at ``until`` (``time.monotonic``), with nothing sent."""
+
+    until: float
+
+
+Flow = Generator[SessionSpec | Pause, SessionResult, CaseRun]
+
+
 @dataclass
 class _InFlight:
-    flow: Generator[SessionSpec, SessionResult, CaseRun]
+    flow: Flow
     outcome: CaseRun | None = None
 
 
@@ -30,11 +44,12 @@ class CasePool:
         self.driver = SessionDriver()
         self._flows: dict[str, _InFlight] = {}
         self._owner: dict[object, str] = {}
+        self._paused: dict[str, float] = {}
 
     def __contains__(self, key: str) -> bool:
         return key in self._flows
 
-    def submit(self, key: str, flow: Generator[SessionSpec, SessionResult, CaseRun]) -> None:
+    def submit(self, key: str, flow: Flow) -> None:
         self._flows[key] = _InFlight(flow)
         self._advance(key, None)
 
@@ -52,6 +67,9 @@ class CasePool:
             except StopIteration as stop:
                 state.outcome = stop.value
                 return
+            if isinstance(spec, Pause):
+                self._paused[key] = spec.until
+                return
             try:
                 session = self.driver.start(spec)
             except AgentStartError as exc:
@@ -64,12 +82,28 @@ class CasePool:
         """Drive every case in flight until ``key`` is done, then hand it over."""
         state = self._flows[key]
         while state.outcome is None:
-            for session in self.driver.step():
+            now = time.monotonic()
+            if self._resume_due(now, key):
+                continue
+            next_resume = min(self._paused.values(), default=None)
+            for session in self.driver.step(max_wait_s=None if next_resume is None else next_resume - now):
                 owner = self._owner.pop(session)
                 assert session.finished is not None
                 self._advance(owner, session.finished)
         del self._flows[key]
         return state.outcome
+
+    def _resume_due(self, now: float, key: str) -> bool:
+        """Resume every case whose pause is over; True when ``key`` was among them."""
+        due = [paused for paused, until in self._paused.items() if until <= now]
+        for paused in due:
+            del self._paused[paused]
+            self._advance(paused, None)
+        return key in due
+
+    def paused_until(self, key: str) -> float | None:
+        """When a paused case resumes, or None when it is not paused."""
+        return self._paused.get(key)
 
     def close(self) -> None:
         """Kill whatever is still running and let every case clean up its directories."""
@@ -77,3 +111,4 @@ class CasePool:
         for state in self._flows.values():
             state.flow.close()
         self._flows.clear()
+        self._paused.clear()
