@@ -39,7 +39,7 @@ def load(folder: Path) -> Any:
         ("0.00", "money", None),
         ("12345", "money", 'a money answer must be a JSON string with two decimals and no grouping, like "12345.00"*'),
         (12345.00, "money", "*not 12345.0"),
-        (None, "money", "*not null"),
+        (None, "money", "*'answer' is null, so the case could never pass*"),
         ("12,345.00", "money", '*not "12,345.00"'),
         ("$12345.00", "money", "*like*"),
         ("AR-2026-0042", "voucher", None),
@@ -86,9 +86,9 @@ def test_a_misspelt_answer_json_is_named(tmp_path: Path) -> None:
     [
         (
             {"family": "ledger", "seed": 1, "cont": 5},
-            "unknown key(s) cont; family ledger takes: family, seed, count,*",
+            "unknown suite.toml key(s) cont; allowed: family, seed, count,*",
         ),
-        ({"family": "audit", "split": "eval", "size": 2, "seed": 1}, "unknown key(s) seed; family audit takes: *"),
+        ({"family": "audit", "split": "eval", "size": 2, "seed": 1}, "unknown suite.toml key(s) seed; allowed: *"),
     ],
 )
 def test_unknown_suite_toml_keys_are_named(settings: dict[str, Any], message: str) -> None:
