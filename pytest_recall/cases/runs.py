@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pytest_recall.cases.model import Case
+from pytest_recall.cases.workspace_tree import WorkspaceSnapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,8 @@ class CaseRun:
     epoch: int = 1
     duration_s: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # What the last step left in its workdir, for the ``files`` judge; None for every other kind.
+    workspace_snapshot: WorkspaceSnapshot | None = None
 
     @property
     def judged_stdout(self) -> str:

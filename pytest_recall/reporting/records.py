@@ -57,6 +57,7 @@ def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) ->
         "cost_usd": round(sum(costs), 6) if costs else None,
         "content_hash": case.content_hash,
         "command": command,
+        **workspace_fields(case, verdict),
         "steps": [
             {
                 "step": step.number,
@@ -76,6 +77,17 @@ def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) ->
             for step in run.steps
         ],
     }
+
+
+def workspace_fields(case: Case, verdict: Verdict) -> dict[str, Any]:
+    """A case with a workspace says which mode it ran in; a files verdict says how many checks held."""
+    fields: dict[str, Any] = {}
+    if case.workspace is not None or case.workspace_mode != "fresh":
+        fields["workspace"] = case.workspace_mode
+    for key in ("checks_passed", "checks_total"):
+        if key in verdict.details:
+            fields[key] = verdict.details[key]
+    return fields
 
 
 def property_text(value: Any) -> str | None:

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from pytest_recall.cases.answer_forms import KIND_FILES
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.scoring.judge import judge_steps, step_failure
+from pytest_recall.scoring.judge import judge_answer, judge_steps, step_failure
 
 AnswerJudge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
@@ -77,6 +78,11 @@ def decide(
             task_judge(stdout, exit_code), category
         )
     else:
+        if case.answer_kind == KIND_FILES:
+            # Files are judged on the snapshot the session layer took, which the judge hook does not carry.
+            def answer_judge(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
+                return judge_answer(stdout, expected, snapshot=run.workspace_snapshot)
+
         judged = judge_steps(outcomes, stdout, case.expected, answer_judge)
     details = {key: value for key, value in judged.items() if key not in ("score", "reason")}
     return Verdict(judged.get("score"), judged.get("reason"), MappingProxyType(details), control=run.control)

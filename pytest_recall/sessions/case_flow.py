@@ -35,6 +35,7 @@ from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
+from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
@@ -189,6 +190,9 @@ def case_flow(
     shared = None if control else settings.shared_scope
     scope = shared or _private_dir("recall-scope-")
     runs: list[StepRun] = []
+    # A live session's turns share one workdir: the workspace is copied in once and pictured once.
+    last_step = steps[0].number if case.session == "continue" else steps[-1].number
+    keeper = WorkspaceKeeper(case, harness, last_step=last_step) if uses_workspace(case) else None
     try:
         home = _shared_home(settings, shared) if shared else _prepare_home(settings, scope)
         env = dict(settings.base_env)
@@ -205,7 +209,11 @@ def case_flow(
             workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
             rooms = SessionRooms(workdir=workdir, scope=scope, home=home, harness=harness)
             try:
+                if keeper is not None:
+                    keeper.enter(steps[0].number, workdir)
                 result = yield _live_spec(case, steps, settings, env, rooms, judge)
+                if keeper is not None:
+                    keeper.leave(steps[0].number, workdir)
             finally:
                 remove_tree(workdir)
             runs.extend(_split_live_turns(steps, result, _read_cost(harness / "cost.json")))
@@ -221,6 +229,8 @@ def case_flow(
                 if settings.wrap_argv is not None:
                     argv = settings.wrap_argv(argv, rooms)
                 try:
+                    if keeper is not None:
+                        keeper.enter(step.number, workdir)
                     result = yield SessionSpec(
                         argv=tuple(argv),
                         cwd=workdir,
@@ -229,6 +239,8 @@ def case_flow(
                         grace_s=settings.grace_s,
                         max_output_bytes=settings.max_output_bytes,
                     )
+                    if keeper is not None:
+                        keeper.leave(step.number, workdir)
                 finally:
                     remove_tree(workdir)
                 runs.append(_step_run(step.number, prompt, result, _read_cost(harness / "cost.json")))
@@ -243,7 +255,8 @@ def case_flow(
             remove_tree(scope)
         remove_tree(harness)
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
-    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration)
+    snapshot = keeper.snapshot if keeper is not None else None
+    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration, workspace_snapshot=snapshot)
 
 
 def _step_run(number: int, prompt: str, result: SessionResult, cost: float | None) -> StepRun:
