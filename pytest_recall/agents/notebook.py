@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_recall.agents import abilities_solver, audit_solver, ledger_solver
+from pytest_recall.agents import abilities_solver, audit_solver, coding_solver, ledger_solver
 
 UNKNOWN = "UNKNOWN"
 REPL_PROMPT = "notebook> "
@@ -87,6 +87,8 @@ class Notebook:
 
 def respond(prompt: str, notebook: Notebook) -> str:
     """One turn: learn from what the prompt shows, or answer from memory."""
+    if coding_solver.is_session(prompt):
+        return coding_solver.respond(prompt, notebook)
     if abilities_solver.is_session(prompt):
         return abilities_solver.respond(prompt, notebook)
     solved = ledger_solver.solve(prompt)
