@@ -21,7 +21,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO_DIR / "cases"
-SUITES = ["abilities", "agent-supermemory", "agent-supermemory-v1", "ledger-256", "session-memory-recall"]
+SUITES = ["abilities", "agent-supermemory", "agent-supermemory-v1", "coding", "ledger-256", "session-memory-recall"]
 
 
 def test_suite_list_names_every_bundled_suite_and_its_folder(capsys):

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.scoring.abstain import false_abstention_rate
+from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.grader import aggregate
+from pytest_recall.scoring.help_harm import help_and_harm
 from pytest_recall.scoring.stats import summarize
 
 SCHEMA_VERSION = 1
@@ -32,6 +34,8 @@ def build_report(
     report.update(aggregate(ordered, threshold))
     report.update(summarize(ordered))
     report["false_abstention_rate"] = false_abstention_rate(ordered)
+    report["help_harm"] = help_and_harm(ordered)
+    report["by_workspace"] = by_workspace(ordered)
     report["command"] = command
     report["interrupted"] = interrupted
     report["cases"] = list(ordered)
