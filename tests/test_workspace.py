@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RecallSuite
+from conftest import AGENTS_DIR, RecallSuite
 from pytest_recall.cases.model import CaseError, load_case_dir
 from pytest_recall.cases.workspace_tree import make_tree, read_tree, write_tree
+from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.sessions.workspace import SNAPSHOT_FILE_CAP, take_snapshot
+
+needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
 CHECKS = [
     {"path": "src/app.py", "contains": "y = 2"},
@@ -147,7 +150,7 @@ def test_a_failed_check_is_named_with_an_excerpt(recall_suite: RecallSuite) -> N
     assert "x = 1" in record["reason"]
 
 
-@pytest.mark.parametrize("target", ["answer", "outside"])
+@pytest.mark.parametrize("target", ["answer", "outside", "hardlink"])
 def test_a_symlinked_judged_path_scores_zero_with_a_reason(
     recall_suite: RecallSuite, tmp_path: Path, target: str
 ) -> None:
@@ -155,9 +158,22 @@ def test_a_symlinked_judged_path_scores_zero_with_a_reason(
     outside.write_text("x = 1\ny = 2\n")
     folder = add_workspace_case(recall_suite, "linker", ["WRITE a.txt one", "placeholder"], CHECKS[:1])
     pointed = folder / "answer.json" if target == "answer" else outside
-    (folder / "step2.txt").write_text(f"LINK src/app.py {pointed}")
+    verb = "HARDLINK" if target == "hardlink" else "LINK"
+    (folder / "step2.txt").write_text(f"{verb} src/app.py {pointed}")
     (folder / "workspace" / "src" / "app.py").unlink()
     recall_suite.run(command=recall_suite.agent("workspace_editor")).assert_outcomes(failed=1)
     record = recall_suite.records()["linker"]
     assert record["score"] == 0.0
-    assert "symlink pointing outside the workdir" in record["reason"]
+    why = "hard links" if target == "hardlink" else "symlink pointing outside the workdir"
+    assert why in record["reason"]
+
+
+@needs_bwrap
+def test_workspaces_carry_inside_the_sandbox(recall_suite: RecallSuite) -> None:
+    steps = ["WRITE NOTES.md remember this", "APPEND src/app.py y = 2"]
+    checks = [*CHECKS, {"path": "NOTES.md", "contains": "remember this"}]
+    add_workspace_case(recall_suite, "boxed", steps, checks, toml='workspace = "carry"\n')
+    agent = recall_suite.agent("workspace_editor")
+    sandbox = ["--recall-sandbox=bwrap", f"--recall-sandbox-bind={AGENTS_DIR}"]
+    recall_suite.run(*sandbox, command=agent).assert_outcomes(passed=1)
+    assert recall_suite.records()["boxed"]["checks_passed"] == 4

@@ -1,5 +1,9 @@
-"""A tiny coding agent for workspace tests: it obeys ``WRITE path text`` / ``APPEND path text`` / ``LINK path target``
-lines in its prompt, and reports what its workdir held when it started in ``seen.txt`` (carry tests read it)."""
+"""A tiny coding agent for workspace tests.
+
+It obeys ``WRITE path text``, ``APPEND path text``, ``LINK path target`` and
+``HARDLINK path target`` lines in its prompt, and reports what its workdir held
+when it started in ``seen.txt`` (carry tests read it).
+"""
 
 from __future__ import annotations
 
@@ -18,9 +22,9 @@ def main() -> int:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a" if verb == "APPEND" else "w", encoding="utf-8") as handle:
                 handle.write(text + "\n")
-        elif verb == "LINK":
+        elif verb in ("LINK", "HARDLINK"):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(text, path)
+            (os.symlink if verb == "LINK" else os.link)(text, path)
     Path("seen.txt").write_text("\n".join(seen) + "\n", encoding="utf-8")
     print("DONE")
     return 0
