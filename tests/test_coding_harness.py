@@ -64,3 +64,24 @@ def test_case_folders_are_unchanged_after_a_run(recall_suite: RecallSuite) -> No
     records = recall_suite.records()
     assert {record["workspace"] for record in records.values()} == {"fresh", "carry"}
     assert all(record["score"] == 1.0 for record in records.values())
+
+
+def test_memory_in_agents_md_counts_only_when_the_workspace_carries(
+    recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECALL_NOTEBOOK_MEMORY", "agents-md")
+    suite = recall_suite.root / "coding"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text('family = "coding"\nseed = 3\ncount = 14\n', encoding="utf-8")
+
+    recall_suite.run("--recall-concurrency=4", command=notebook_cmd())
+    fresh = recall_suite.report()
+    assert fresh["by_workspace"]["fresh"]["by_category"] == {**dict.fromkeys(CATEGORIES[:-1], 0.0), "scoped": 1.0}
+    assert fresh["by_workspace"]["carry"]["by_category"] == {"carry": 1.0}
+
+    with open(suite / "suite.toml", "a", encoding="utf-8") as handle:
+        handle.write('workspace = "carry"\n')
+    recall_suite.run("--recall-concurrency=4", command=notebook_cmd())
+    # The teammate's change in stale_memory replaces the workspace, AGENTS.md with it.
+    expected = {**dict.fromkeys(CATEGORIES, 1.0), "stale_memory": 0.0}
+    assert recall_suite.report()["by_workspace"]["carry"]["by_category"] == expected

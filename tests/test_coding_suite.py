@@ -16,7 +16,7 @@ import pytest
 
 from pytest_recall.agents import coding_solver
 from pytest_recall.agents.notebook import Notebook
-from pytest_recall.cases.model import Case, write_case_folders
+from pytest_recall.cases.model import Case, load_case_dir, write_case_folders
 from pytest_recall.scoring.files_judge import score_files
 from pytest_recall.sessions.workspace import WorkspaceKeeper
 from pytest_recall.suites.coding import CATEGORIES, DECISIONS, iter_cases
@@ -24,6 +24,15 @@ from pytest_recall.suites.coding import CATEGORIES, DECISIONS, iter_cases
 
 def folder_bytes(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_written_folders_read_back_as_the_same_cases(tmp_path: Path) -> None:
+    cases = list(iter_cases(1, 14))
+    write_case_folders(cases, tmp_path)
+    known = frozenset({"files"})
+    for case in cases:
+        loaded = load_case_dir(tmp_path / case.case_id, suite=case.suite, source=case.case_id, known_kinds=known)
+        assert (loaded.content_hash, loaded.workspace_mode) == (case.content_hash, case.workspace_mode)
 
 
 def test_the_same_seed_gives_the_same_bytes(tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ FAILED = re.compile(
 )
 FACT = re.compile(r"Fact: the constant (\w+) lives in src/\w+/(\w+)\.py;")
 HELPERS_CLAUSE = ", with one of the helpers in "
+AGENTS_MD = "AGENTS.md"
+_NOTE = re.compile(r"^- `([^`]+)`: (.*)$", re.MULTILINE)
 
 
 class Memory(Protocol):
@@ -48,6 +50,33 @@ class Memory(Protocol):
     def recall(self, key: str) -> str | None: ...
 
     def recall_prefix(self, prefix: str) -> list[tuple[str, str]]: ...
+
+
+class AgentsMdMemory:
+    """Notes kept in the repository's ``AGENTS.md``, as agents that remember through it do.
+
+    Such memory lives and dies with the workspace: it carries from step to
+    step under ``workspace = "carry"`` and is gone under ``fresh``.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / AGENTS_MD
+
+    def _notes(self) -> list[tuple[str, str]]:
+        text = self.path.read_text(encoding="utf-8") if self.path.is_file() else ""
+        return [(key, value) for key, value in _NOTE.findall(text)]
+
+    def remember(self, key: str, value: str) -> None:
+        text = self.path.read_text(encoding="utf-8") if self.path.is_file() else "# Notes for agents\n\n"
+        self.path.write_text(f"{text}- `{key}`: {value}\n", encoding="utf-8")
+
+    def recall(self, key: str) -> str | None:
+        found = [value for noted, value in self._notes() if noted == key]
+        return found[-1] if found else None
+
+    def recall_prefix(self, prefix: str) -> list[tuple[str, str]]:
+        newest = {key: value for key, value in self._notes() if key.startswith(prefix)}
+        return sorted(newest.items())
 
 
 def is_session(prompt: str) -> bool:
