@@ -124,9 +124,13 @@ def help_harm_lines(report: Mapping[str, Any]) -> list[str]:
     lines = [
         f"  memory helped {counted(len(helped), 'case')} (control failed, memory passed), "
         f"harmed {counted(len(harmed), 'case')} (control passed, memory failed); "
-        f"exact McNemar p {effect['p_value']:.3f}"
+        f"exact McNemar p {_p_text(effect['p_value'])}"
     ]
     for category, entry in sorted((effect.get("by_category") or {}).items()):
         if entry.get("harmed"):
             lines.append(f"  harmed in {category}: {', '.join(entry['harmed'])}")
     return lines
+
+
+def _p_text(p_value: float) -> str:
+    return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"
