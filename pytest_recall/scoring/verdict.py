@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -78,12 +79,11 @@ def decide(
             task_judge(stdout, exit_code), category
         )
     else:
-        if case.answer_kind == KIND_FILES:
-            # Files are judged on the snapshot the session layer took, which the judge hook does not carry.
-            def answer_judge(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
-                return judge_answer(stdout, expected, snapshot=run.workspace_snapshot)
-
-        judged = judge_steps(outcomes, stdout, case.expected, answer_judge)
+        # Files are judged on the snapshot the session layer took, which the judge hook does not carry.
+        judge = (
+            partial(judge_answer, snapshot=run.workspace_snapshot) if case.answer_kind == KIND_FILES else answer_judge
+        )
+        judged = judge_steps(outcomes, stdout, case.expected, judge)
     details = {key: value for key, value in judged.items() if key not in ("score", "reason")}
     return Verdict(judged.get("score"), judged.get("reason"), MappingProxyType(details), control=run.control)
 
