@@ -17,6 +17,7 @@ import pytest
 from pytest_recall.agents import coding_solver
 from pytest_recall.agents.notebook import Notebook
 from pytest_recall.cases.model import Case, load_case_dir, write_case_folders
+from pytest_recall.cli import main
 from pytest_recall.scoring.files_judge import score_files
 from pytest_recall.sessions.workspace import WorkspaceKeeper
 from pytest_recall.suites.coding import CATEGORIES, DECISIONS, iter_cases
@@ -24,6 +25,15 @@ from pytest_recall.suites.coding import CATEGORIES, DECISIONS, iter_cases
 
 def folder_bytes(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_generate_coding_writes_the_same_bytes_twice(tmp_path: Path) -> None:
+    for out in ("one", "two"):
+        assert main(["generate", "coding", "--seed", "7", "--count", "14", "--out", str(tmp_path / out)]) == 0
+    written = folder_bytes(tmp_path / "one")
+    assert written == folder_bytes(tmp_path / "two")
+    assert "coding_0007/case.toml" in written and written["coding_0007/case.toml"] == b'workspace = "carry"\n'
+    assert "coding_0005/workspace.step2/pyproject.toml" in written
 
 
 def test_written_folders_read_back_as_the_same_cases(tmp_path: Path) -> None:
