@@ -92,7 +92,8 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
 # The parameters each family reads; any other key in a suite file is a typo, named rather than ignored.
 FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "ledger": ("seed", "count"),
-    "audit": ("split", "size"),
+    "audit": ("split", "size", "version"),
+    "abilities": ("seed", "count", "haystack_bytes"),
     "coding": ("seed", "count"),
 }
 
