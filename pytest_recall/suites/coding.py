@@ -23,63 +23,22 @@ from dataclasses import dataclass
 
 from pytest_recall.cases.model import Case, make_case
 from pytest_recall.cases.workspace_tree import CaseWorkspace, make_tree
+from pytest_recall.suites.coding_words import (
+    ADJECTIVES,
+    ANIMALS,
+    DECISIONS,
+    FAILURES,
+    HEADER_LABELS,
+    NOUNS,
+    REASONS,
+    VARIANTS,
+    VERBS,
+)
 from pytest_recall.suites.rng import SplitMix64
-
-
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
-
 
 CATEGORIES = ("convention", "decision", "failed_path", "superseded", "stale_memory", "scoped", "carry")
 RULE_KINDS = ("header", "prefix", "tag", "logger", "registry")
-HEADER_LABELS = ("SPDX-FileContributor", "Project-Code", "Owner", "Maintained-By", "Cost-Center", "Review-Group")
-ADJECTIVES = _words(
-    "amber azure bold brisk calm cedar civic coral crisp dusky eager early fable fern fleet frost gentle "
-    "glad golden grand hazel humble ivory jade keen lunar maple mellow misty noble ochre opal plain quiet "
-    "rapid regal rustic sable silent slate solar stark sunny swift tawny tidal vivid wild zesty"
-)
-ANIMALS = _words(
-    "badger bison condor coyote crane dingo egret falcon ferret gannet gecko heron ibex impala jackal "
-    "kestrel koala lemur lynx magpie marmot marten merlin moose newt ocelot oriole osprey otter panda "
-    "petrel puffin quokka raven robin sable salmon shrike skink stoat swift tapir tern thrush viper "
-    "walrus wombat wren yak"
-)
-NOUNS = _words(
-    "invoice ledger order parcel ticket report budget payment refund account voucher receipt shipment "
-    "customer vendor basket coupon tariff quota batch route sensor reading metric alert ballot lesson "
-    "course patient booking rental claim policy permit asset device tenant lease credit"
-)
-VERBS = _words("build load export import merge sync scan audit rank price index score check group tally render")
-VARIANTS = _words("fast safe raw cached strict lazy legacy batched streamed pooled chunked eager")
-DECISIONS = {
-    "serialize records to JSON": ("orjson", "ujson", "msgspec", "simplejson", "rapidjson"),
-    "make HTTP requests": ("httpx", "requests", "aiohttp", "urllib3", "pycurl"),
-    "parse dates": ("pendulum", "arrow", "dateutil", "ciso8601", "iso8601"),
-    "validate settings": ("pydantic", "attrs", "marshmallow", "cerberus", "voluptuous"),
-    "compress archives": ("zstandard", "lz4", "brotli", "snappy", "blosc"),
-    "hash passwords": ("argon2", "bcrypt", "passlib", "scrypt", "nacl"),
-    "render templates": ("jinja2", "mako", "chevron", "genshi", "airspeed"),
-    "retry flaky calls": ("tenacity", "backoff", "retrying", "stamina", "opnieuw"),
-    "log structured events": ("structlog", "loguru", "logbook", "eliot", "twiggy"),
-}
-REASONS = (
-    "it was twice as fast on the nightly batch",
-    "the other one dropped timezone offsets",
-    "the other one leaked file handles under load",
-    "its licence suits the customer contract",
-    "the other one is unmaintained since 2021",
-    "it is the only one that passed the security review",
-    "the other one broke on Python 3.12",
-    "it kept memory flat on large inputs",
-)
-FAILURES = (
-    "it deadlocked when two workers ran at once",
-    "it silently skipped the last row",
-    "it read the whole file into memory and crashed the container",
-    "it returned stale rows from its cache",
-    "it mangled non-ASCII names",
-    "it took nine minutes on the real data",
-)
+
 TASK_END = "Follow the project's rules. Reply DONE when the files are written."
 N_HELPERS = 12
 
@@ -251,99 +210,117 @@ def _session(project: Project, teaching: list[str], task: Task) -> str:
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
-def _build(category: str, draw: _Draw, index: int) -> tuple[list[str], list[dict[str, object]], CaseWorkspace]:
-    project = _project(draw, index)
+Built = tuple[list[str], list[dict[str, object]], CaseWorkspace]
+TESTS_UNCHANGED: dict[str, object] = {"path": "tests/", "unchanged": True}
+
+
+def _convention(project: Project, draw: _Draw, index: int) -> Built:
+    """A rule taught in step 1, to follow in the last step's new module (also the carry category)."""
     pkg = project.pkg
-    unchanged: dict[str, object] = {"path": "tests/", "unchanged": True}
-    checks: list[dict[str, object]]
-    if category in ("convention", "carry"):
-        rule = draw.rule(draw.pick(RULE_KINDS))
-        first, last = draw.task(), draw.task()
-        prompts = [_session(project, [rule.sentence(pkg)], first), _session(project, [], last)]
-        return (
-            prompts,
-            [*task_checks(pkg, last, (rule,)), unchanged],
-            CaseWorkspace(make_tree(workspace_files(project, draw))),
-        )
-    if category == "decision":
-        purpose = draw.pick(list(DECISIONS))
-        chosen, rejected = draw.rng.shuffled(DECISIONS[purpose])[:2]
-        adr = f"ADR-{draw.number(100, 9999):04d}"
-        teaching = (
-            f"Decision {adr}: to {purpose}, this project uses {chosen}, not {rejected}, because "
-            f"{draw.pick(REASONS)}. Code that relies on this decision imports {chosen} and cites {adr} in a comment."
-        )
-        first, last = draw.task(needs=purpose), draw.task(needs=purpose)
-        path = module_path(pkg, last, ())
-        checks = [
-            *task_checks(pkg, last, ()),
-            {"path": path, "matches": f"^import {chosen}$", "flags": "m"},
-            {"path": path, "not_contains": f"import {rejected}"},
-            {"path": path, "contains": adr},
-            unchanged,
-        ]
-        prompts = [_session(project, [teaching], first), _session(project, [], last)]
-        return prompts, checks, CaseWorkspace(make_tree(workspace_files(project, draw)))
-    if category == "failed_path":
-        verb, noun = draw.pick(VERBS), draw.pick(NOUNS)
-        bad, good = draw.rng.shuffled(project.helpers)[:2]
-        job = f"{verb} the {noun} records"
-        needs = f"{job}, with one of the helpers in src/{pkg}/helpers.py"
-        teaching = (
-            f"From the last attempt at this kind of task: to {job}, calling helpers.{bad}() was tried and failed: "
-            f"{draw.pick(FAILURES)}. Calling helpers.{good}() does it correctly."
-        )
-        first, last = draw.task(needs=needs), draw.task(needs=needs)
-        path = module_path(pkg, last, ())
-        checks = [
-            *task_checks(pkg, last, ()),
-            {"path": path, "contains": f"helpers.{good}("},
-            {"path": path, "not_contains": f"helpers.{bad}("},
-            {"path": f"src/{pkg}/helpers.py", "unchanged": True},
-            unchanged,
-        ]
-        prompts = [_session(project, [teaching], first), _session(project, [], last)]
-        return prompts, checks, CaseWorkspace(make_tree(workspace_files(project, draw)))
-    if category == "superseded":
-        kind = draw.pick(RULE_KINDS)
-        old = draw.rule(kind)
+    rule = draw.rule(draw.pick(RULE_KINDS))
+    first, last = draw.task(), draw.task()
+    prompts = [_session(project, [rule.sentence(pkg)], first), _session(project, [], last)]
+    return (
+        prompts,
+        [*task_checks(pkg, last, (rule,)), TESTS_UNCHANGED],
+        CaseWorkspace(make_tree(workspace_files(project, draw))),
+    )
+
+
+def _decision(project: Project, draw: _Draw, index: int) -> Built:
+    """A choice between two libraries and its reason: the new module imports the chosen one."""
+    pkg = project.pkg
+    purpose = draw.pick(list(DECISIONS))
+    chosen, rejected = draw.rng.shuffled(DECISIONS[purpose])[:2]
+    adr = f"ADR-{draw.number(100, 9999):04d}"
+    teaching = (
+        f"Decision {adr}: to {purpose}, this project uses {chosen}, not {rejected}, because "
+        f"{draw.pick(REASONS)}. Code that relies on this decision imports {chosen} and cites {adr} in a comment."
+    )
+    first, last = draw.task(needs=purpose), draw.task(needs=purpose)
+    path = module_path(pkg, last, ())
+    checks: list[dict[str, object]] = [
+        *task_checks(pkg, last, ()),
+        {"path": path, "matches": f"^import {chosen}$", "flags": "m"},
+        {"path": path, "not_contains": f"import {rejected}"},
+        {"path": path, "contains": adr},
+        TESTS_UNCHANGED,
+    ]
+    prompts = [_session(project, [teaching], first), _session(project, [], last)]
+    return prompts, checks, CaseWorkspace(make_tree(workspace_files(project, draw)))
+
+
+def _failed_path(project: Project, draw: _Draw, index: int) -> Built:
+    """A helper that failed and one that works: the new module calls the one that works."""
+    pkg = project.pkg
+    verb, noun = draw.pick(VERBS), draw.pick(NOUNS)
+    bad, good = draw.rng.shuffled(project.helpers)[:2]
+    job = f"{verb} the {noun} records"
+    needs = f"{job}, with one of the helpers in src/{pkg}/helpers.py"
+    teaching = (
+        f"From the last attempt at this kind of task: to {job}, calling helpers.{bad}() was tried and failed: "
+        f"{draw.pick(FAILURES)}. Calling helpers.{good}() does it correctly."
+    )
+    first, last = draw.task(needs=needs), draw.task(needs=needs)
+    path = module_path(pkg, last, ())
+    checks: list[dict[str, object]] = [
+        *task_checks(pkg, last, ()),
+        {"path": path, "contains": f"helpers.{good}("},
+        {"path": path, "not_contains": f"helpers.{bad}("},
+        {"path": f"src/{pkg}/helpers.py", "unchanged": True},
+        TESTS_UNCHANGED,
+    ]
+    prompts = [_session(project, [teaching], first), _session(project, [], last)]
+    return prompts, checks, CaseWorkspace(make_tree(workspace_files(project, draw)))
+
+
+def _superseded(project: Project, draw: _Draw, index: int) -> Built:
+    """A rule, then a later session that replaces it: only the latest rule holds."""
+    pkg = project.pkg
+    kind = draw.pick(RULE_KINDS)
+    old = draw.rule(kind)
+    new = draw.rule(kind)
+    while new.value == old.value:
         new = draw.rule(kind)
-        while new.value == old.value:
-            new = draw.rule(kind)
-        tasks = [draw.task(), draw.task(), draw.task()]
-        change = f"Rule change: this replaces the earlier rule of the same kind. {new.sentence(pkg)}"
-        prompts = [
-            _session(project, [old.sentence(pkg)], tasks[0]),
-            _session(project, [change], tasks[1]),
-            _session(project, [], tasks[2]),
-        ]
-        checks = [*task_checks(pkg, tasks[2], (new,)), *broken_rule_checks(pkg, tasks[2], old)]
-        return prompts, [*checks, unchanged], CaseWorkspace(make_tree(workspace_files(project, draw)))
-    if category == "stale_memory":
-        rule = draw.rule(draw.pick(("header", "tag", "logger")))
-        constant = draw.fresh(lambda: f"{draw.pick(NOUNS).upper()}_{draw.pick(('LIMIT', 'RATE', 'CODE', 'KEY'))}")
-        old_module = draw.fresh(lambda: f"{draw.pick(NOUNS)}_settings")
-        new_module = draw.fresh(lambda: f"{draw.pick(NOUNS)}_config")
-        value = draw.number(100, 99999)
-        first, last = draw.task(returns=constant), draw.task(returns=constant)
-        teaching = (
-            f"Fact: the constant {constant} lives in src/{pkg}/{old_module}.py; new modules import it from there."
-        )
-        before = workspace_files(project, draw, {f"src/{pkg}/{old_module}.py": f"{constant} = {value}\n"})
-        moved = dict(before)
-        del moved[f"src/{pkg}/{old_module}.py"]
-        moved[f"src/{pkg}/{new_module}.py"] = f'"""Settings moved here by a teammate."""\n\n{constant} = {value}\n'
-        path = module_path(pkg, last, ())
-        checks = [
-            *task_checks(pkg, last, (rule,)),
-            {"path": path, "contains": f"from {pkg}.{new_module} import {constant}"},
-            {"path": path, "not_contains": f"from {pkg}.{old_module} import"},
-            unchanged,
-        ]
-        prompts = [_session(project, [rule.sentence(pkg), teaching], first), _session(project, [], last)]
-        workspace = CaseWorkspace(make_tree(before), {2: make_tree(dict(sorted(moved.items())))})
-        return prompts, checks, workspace
-    # scoped: the rule holds in project A; the last task is in project B, where it must not be applied.
+    tasks = [draw.task(), draw.task(), draw.task()]
+    change = f"Rule change: this replaces the earlier rule of the same kind. {new.sentence(pkg)}"
+    prompts = [
+        _session(project, [old.sentence(pkg)], tasks[0]),
+        _session(project, [change], tasks[1]),
+        _session(project, [], tasks[2]),
+    ]
+    checks: list[dict[str, object]] = [*task_checks(pkg, tasks[2], (new,)), *broken_rule_checks(pkg, tasks[2], old)]
+    return prompts, [*checks, TESTS_UNCHANGED], CaseWorkspace(make_tree(workspace_files(project, draw)))
+
+
+def _stale_memory(project: Project, draw: _Draw, index: int) -> Built:
+    """A rule and where a constant lives; a teammate moves it: the workspace wins over memory."""
+    pkg = project.pkg
+    rule = draw.rule(draw.pick(("header", "tag", "logger")))
+    constant = draw.fresh(lambda: f"{draw.pick(NOUNS).upper()}_{draw.pick(('LIMIT', 'RATE', 'CODE', 'KEY'))}")
+    old_module = draw.fresh(lambda: f"{draw.pick(NOUNS)}_settings")
+    new_module = draw.fresh(lambda: f"{draw.pick(NOUNS)}_config")
+    value = draw.number(100, 99999)
+    first, last = draw.task(returns=constant), draw.task(returns=constant)
+    teaching = f"Fact: the constant {constant} lives in src/{pkg}/{old_module}.py; new modules import it from there."
+    before = workspace_files(project, draw, {f"src/{pkg}/{old_module}.py": f"{constant} = {value}\n"})
+    moved = dict(before)
+    del moved[f"src/{pkg}/{old_module}.py"]
+    moved[f"src/{pkg}/{new_module}.py"] = f'"""Settings moved here by a teammate."""\n\n{constant} = {value}\n'
+    path = module_path(pkg, last, ())
+    checks: list[dict[str, object]] = [
+        *task_checks(pkg, last, (rule,)),
+        {"path": path, "contains": f"from {pkg}.{new_module} import {constant}"},
+        {"path": path, "not_contains": f"from {pkg}.{old_module} import"},
+        TESTS_UNCHANGED,
+    ]
+    prompts = [_session(project, [rule.sentence(pkg), teaching], first), _session(project, [], last)]
+    workspace = CaseWorkspace(make_tree(before), {2: make_tree(dict(sorted(moved.items())))})
+    return prompts, checks, workspace
+
+
+def _scoped(project: Project, draw: _Draw, index: int) -> Built:
+    """A rule for project A; the last task is in project B, where it must not be applied."""
     rule = draw.rule(draw.pick(("header", "prefix", "tag", "logger")))
     other = _project(draw, index)
     first, last = draw.task(), draw.task()
@@ -352,10 +329,25 @@ def _build(category: str, draw: _Draw, index: int) -> tuple[list[str], list[dict
     scoped_checks: list[dict[str, object]] = [
         *task_checks(other.pkg, last, ()),
         *broken_rule_checks(other.pkg, last, rule),
-        unchanged,
+        TESTS_UNCHANGED,
     ]
     workspace = CaseWorkspace(make_tree(workspace_files(project, draw)), {2: make_tree(workspace_files(other, draw))})
     return prompts, scoped_checks, workspace
+
+
+_BUILDERS: dict[str, Callable[[Project, _Draw, int], Built]] = {
+    "convention": _convention,
+    "decision": _decision,
+    "failed_path": _failed_path,
+    "superseded": _superseded,
+    "stale_memory": _stale_memory,
+    "scoped": _scoped,
+    "carry": _convention,
+}
+
+
+def _build(category: str, draw: _Draw, index: int) -> Built:
+    return _BUILDERS[category](_project(draw, index), draw, index)
 
 
 def generate_one(seed: int, index: int, *, suite: str = "coding") -> Case:
