@@ -141,6 +141,20 @@ def test_a_step_workspace_replaces_the_carried_one(recall_suite: RecallSuite) ->
     assert recall_suite.records()["moved"]["score"] == 1.0
 
 
+def test_a_carried_workspace_goes_on_from_the_step_tree_that_replaced_it(recall_suite: RecallSuite) -> None:
+    steps = ["WRITE one.txt first", "WRITE two.txt second", "APPEND src/app.py y = 2"]
+    checks = [
+        {"path": "one.txt", "absent": True},
+        {"path": "two.txt", "exists": True},
+        {"path": "src/new.py", "exists": True},
+    ]
+    folder = add_workspace_case(recall_suite, "three", steps, checks, toml='workspace = "carry"\n')
+    (folder / "workspace.step2" / "src").mkdir(parents=True)
+    (folder / "workspace.step2" / "src" / "new.py").write_text("z = 3\n")
+    recall_suite.run(command=recall_suite.agent("workspace_editor")).assert_outcomes(passed=1)
+    assert recall_suite.records()["three"]["checks_passed"] == 3
+
+
 def test_a_failed_check_is_named_with_an_excerpt(recall_suite: RecallSuite) -> None:
     add_workspace_case(recall_suite, "wrong", ["WRITE a.txt one", "APPEND src/app.py y = 3"], CHECKS)
     recall_suite.run(command=recall_suite.agent("workspace_editor")).assert_outcomes(failed=1)

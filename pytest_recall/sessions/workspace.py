@@ -65,6 +65,9 @@ class WorkspaceKeeper:
     def _enter(self, step_number: int, workdir: Path) -> None:
         carry = self.case.workspace_mode == "carry"
         replaced = self.case.workspace is not None and self.case.workspace.replaced_at(step_number)
+        if replaced and self.carried.is_dir():
+            # The teammate's tree replaces what was carried; the harness directory's removal takes the old one.
+            os.rename(self.carried, self.carried.with_name(f"{CARRIED_DIR}-before-step{step_number}"))
         if carry and not replaced and self.carried.is_dir():
             # rename(2) replaces an empty directory: the step's random workdir name is kept.
             os.rename(self.carried, workdir)
