@@ -104,6 +104,8 @@ def _generate(args: argparse.Namespace) -> int:
     elif args.family == "abilities":
         settings = {"family": "abilities", "seed": args.seed, "count": args.count}
         settings["haystack_bytes"] = args.haystack_bytes
+    elif args.family == "coding":
+        settings = {"family": "coding", "seed": args.seed, "count": args.count}
     else:
         settings = {"family": "audit", "split": args.split, "size": args.size, "version": args.version}
     try:
@@ -232,7 +234,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=60_000,
         help="size of a long_haystack step (default 60000; above 100000 it needs --recall-prompt=stdin or file)",
     )
-    for family in (ledger, audit, abilities):
+    coding = families.add_parser("coding", help="coding cases with a workspace, judged on the files the agent leaves")
+    coding.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
+    coding.add_argument("--count", type=int, required=True, help="how many cases (1 or more; categories rotate)")
+    for family in (ledger, audit, abilities, coding):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
 

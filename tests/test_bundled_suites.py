@@ -21,7 +21,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO_DIR / "cases"
-SUITES = ["abilities", "agent-supermemory", "agent-supermemory-v1", "ledger-256", "session-memory-recall"]
+SUITES = ["abilities", "agent-supermemory", "agent-supermemory-v1", "coding", "ledger-256", "session-memory-recall"]
 
 
 def test_suite_list_names_every_bundled_suite_and_its_folder(capsys):
@@ -72,7 +72,7 @@ def test_without_any_bundled_cases_the_error_says_to_reinstall(tmp_path, monkeyp
 def test_every_bundled_suite_together_scores_one_with_the_notebook_and_zero_with_the_amnesiac(
     recall_suite, agent, score
 ):
-    """Zero for the amnesiac but on abstention questions, which an empty memory answers right."""
+    """Zero for the amnesiac but on abstention questions and scoped coding rules, which an empty memory gets right."""
     result = recall_suite.run(
         CASES_DIR,
         "--recall-concurrency=8",
@@ -82,9 +82,10 @@ def test_every_bundled_suite_together_scores_one_with_the_notebook_and_zero_with
     )
 
     report = recall_suite.report()
-    assert report["n_total"] == 8 + 256 + 32 + 32 + 224
+    assert report["n_total"] == 8 + 256 + 32 + 32 + 224 + 112
     assert report["n_errors"] == 0
-    assert {r["score"] for r in report["cases"] if r["category"] != "abstention"} == {score}
-    assert {r["score"] for r in report["cases"] if r["category"] == "abstention"} == {1.0}
+    memoryless = ("abstention", "scoped")
+    assert {r["score"] for r in report["cases"] if r["category"] not in memoryless} == {score}
+    assert {r["score"] for r in report["cases"] if r["category"] in memoryless} == {1.0}
     assert {record["suite"] for record in report["cases"]} == set(SUITES)
     assert result.ret == (0 if score == 1.0 else 1)

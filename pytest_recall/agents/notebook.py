@@ -6,7 +6,9 @@ from its notebook alone, or says UNKNOWN. It is the reference that shows a
 suite can be solved and that memory is what solves it.
 
 The notebook lives in ``$RECALL_SCOPE_DIR/notebook.sqlite`` when the harness
-gives a scope, else in ``$XDG_DATA_HOME/pytest-recall/notebook.sqlite``.
+gives a scope, else in ``$XDG_DATA_HOME/pytest-recall/notebook.sqlite``. With
+``RECALL_NOTEBOOK_MEMORY=agents-md`` it keeps what coding tasks teach in the
+workspace's ``AGENTS.md`` instead, as repository-memory agents do.
 
 ``recall-notebook PROMPT`` answers one prompt and exits (fresh sessions);
 ``recall-notebook --repl`` is the same agent as a REPL for live (continue)
@@ -24,12 +26,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_recall.agents import abilities_solver, audit_solver, ledger_solver
+from pytest_recall.agents import abilities_solver, audit_solver, coding_solver, ledger_solver
 
 UNKNOWN = "UNKNOWN"
 REPL_PROMPT = "notebook> "
 # Set to any value, the notebook says on stderr how much it holds: tests read it from the record.
 STATS_VAR = "RECALL_NOTEBOOK_STATS"
+# Set to "agents-md", the notebook keeps what coding tasks teach in the workspace's AGENTS.md instead.
+MEMORY_VAR = "RECALL_NOTEBOOK_MEMORY"
 # A turn arrives on a terminal one line at a time; this much silence means it is all in.
 TURN_QUIET_S = 0.2
 
@@ -87,6 +91,10 @@ class Notebook:
 
 def respond(prompt: str, notebook: Notebook) -> str:
     """One turn: learn from what the prompt shows, or answer from memory."""
+    if coding_solver.is_session(prompt):
+        if os.environ.get(MEMORY_VAR) == "agents-md":
+            return coding_solver.respond(prompt, coding_solver.AgentsMdMemory(Path.cwd()))
+        return coding_solver.respond(prompt, notebook)
     if abilities_solver.is_session(prompt):
         return abilities_solver.respond(prompt, notebook)
     solved = ledger_solver.solve(prompt)

@@ -16,7 +16,8 @@ KIND_MONEY = "money"
 KIND_VOUCHER = "voucher"
 KIND_EVIDENCE_JSON = "evidence_json"
 KIND_ABSTAIN = "abstain"
-BUILTIN_KINDS = frozenset({KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN})
+KIND_FILES = "files"
+BUILTIN_KINDS = frozenset({KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN, KIND_FILES})
 
 # The judge's canonical money form: digits, a period, exactly two decimals, no sign of grouping.
 MONEY_FORM = re.compile(r"-?(?:0|[1-9]\d*)\.\d{2}")
@@ -40,6 +41,10 @@ def answer_form_error(kind: str, answer: Any) -> str | None:
             return f'a voucher answer must be a JSON string like "AR-2026-0042", not {_shown(answer)}'
     elif kind == KIND_EVIDENCE_JSON:
         return _evidence_error(answer)
+    elif kind == KIND_FILES:
+        from pytest_recall.cases.files_checks import files_answer_error
+
+        return files_answer_error(answer)
     return None
 
 

@@ -19,6 +19,13 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_recall.cases.answer_forms import answer_form_error, builtin_kind
+from pytest_recall.cases.workspace_tree import (
+    WORKSPACE_MODES,
+    CaseWorkspace,
+    WorkspaceError,
+    read_case_workspace,
+    write_case_workspace,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +42,7 @@ _STEP_FILE = re.compile(r"^step(\d+)\.txt$")
 # What the previous step's answer is judged against, told to the agent before this step's prompt.
 _FEEDBACK_FILE = re.compile(r"^step(\d+)\.feedback\.json$")
 # Settings a case.toml may carry; anything else is a typo worth reporting.
-KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "ready_pattern", "ready_idle"})
+KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "ready_pattern", "ready_idle", "workspace"})
 
 
 class CaseError(Exception):
@@ -70,6 +77,9 @@ class Case:
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # ``workspace/`` and ``workspace.stepN/`` of the case, and whether each step starts fresh or carries on.
+    workspace: CaseWorkspace | None = None
+    workspace_mode: str = "fresh"
 
     @property
     def category(self) -> str | None:
@@ -93,6 +103,11 @@ class Case:
             "session": self.session,
             "timeout": self.timeout_s,
         }
+        # Only cases with a workspace add keys, so every other case keeps the hash its logs hold.
+        if self.workspace is not None:
+            payload["workspace"] = self.workspace.digest()
+        if self.workspace_mode != "fresh":
+            payload["workspace_mode"] = self.workspace_mode
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
 
@@ -128,6 +143,7 @@ def make_case(
     settings: Mapping[str, Any] | None = None,
     known_kinds: frozenset[str] | None = None,
     feedback: Mapping[int, Mapping[str, Any]] | None = None,
+    workspace: CaseWorkspace | None = None,
 ) -> Case:
     """Validate and build a case from plain parts; every source goes through here.
 
@@ -145,6 +161,9 @@ def make_case(
         if not 2 <= number <= len(prompts):
             raise CaseError(f"{source}: step{number}.feedback.json belongs to no step from 2 to {len(prompts)}")
         _check_expectation(judged_against, f"{source}: step{number}.feedback.json", known_kinds)
+    for number in workspace.by_step if workspace is not None else ():
+        if not 1 <= number <= len(prompts):
+            raise CaseError(f"{source}: workspace.step{number} belongs to no step from 1 to {len(prompts)}")
     unknown = sorted(set(settings) - KNOWN_SETTINGS)
     if unknown:
         allowed = ", ".join(sorted(KNOWN_SETTINGS))
@@ -162,6 +181,7 @@ def make_case(
         steps=steps,
         expected=MappingProxyType(expected),
         source=source,
+        workspace=workspace,
         **session_fields(settings, source),
     )
 
@@ -187,7 +207,15 @@ def session_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
             re.compile(str(ready_pattern))
         except re.error as exc:
             raise CaseError(f"{source}: ready_pattern is not a valid regular expression ({exc})") from None
+    fields: dict[str, Any] = {}
+    if "workspace" in settings:
+        # Only when given: a suite.toml that sets a timeout must not reset a family's carry cases to fresh.
+        mode = settings["workspace"]
+        if mode not in WORKSPACE_MODES:
+            raise CaseError(f"{source}: workspace must be one of {', '.join(WORKSPACE_MODES)}, not {mode!r}")
+        fields["workspace_mode"] = mode
     return {
+        **fields,
         "timeout_s": None if timeout is None else parse_positive_seconds(timeout, f"{source}: timeout"),
         "session": session,
         "ready_pattern": None if ready_pattern is None else str(ready_pattern),
@@ -357,6 +385,10 @@ def load_case_dir(
     settings_path = folder / SETTINGS_FILE
     settings = read_toml(settings_path, source) if settings_path.is_file() else {}
     prompts = read_step_prompts(folder, source)
+    try:
+        workspace = read_case_workspace(folder)
+    except (WorkspaceError, OSError) as exc:
+        raise CaseError(f"{source}: {exc}") from None
     return make_case(
         case_id=str(expected.get("id") or folder.name),
         suite=suite,
@@ -366,6 +398,7 @@ def load_case_dir(
         settings=settings,
         known_kinds=known_kinds,
         feedback=read_step_feedback(folder, source),
+        workspace=workspace,
     )
 
 
@@ -381,6 +414,7 @@ def case_files(case: Case) -> dict[str, str]:
         "session": case.session if case.session != "fresh" else None,
         "ready_pattern": case.ready_pattern,
         "ready_idle": case.ready_idle_s,
+        "workspace": case.workspace_mode if case.workspace_mode != "fresh" else None,
     }
     # A JSON string or number is also a valid TOML value, so no TOML writer is needed.
     lines = [
@@ -403,6 +437,8 @@ def write_case_folders(cases: Iterable[Case], out_dir: Path) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in case_files(case).items():
             (folder / name).write_bytes(text.encode("utf-8"))
+        if case.workspace is not None:
+            write_case_workspace(case.workspace, folder)
         folders.append(folder)
     return folders
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pytest_recall.cases.model import Case
+from pytest_recall.cases.workspace_tree import WorkspaceSnapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,8 @@ class CaseRun:
     duration_s: float = 0.0
     # How many times the case ran: more than 1 when --recall-retries ran it again after an agent failure.
     attempts: int = 1
+    # What the last step left in its workdir, for the ``files`` judge; None for every other kind.
+    workspace_snapshot: WorkspaceSnapshot | None = None
 
     @property
     def judged_stdout(self) -> str:

@@ -9,8 +9,10 @@ from typing import Any
 
 from pytest_recall.reporting.schema import report_problem
 from pytest_recall.scoring.abstain import false_abstention_rate
+from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.figures import control_figures, run_figures
 from pytest_recall.scoring.grader import aggregate
+from pytest_recall.scoring.help_harm import help_and_harm
 from pytest_recall.scoring.stats import summarize
 
 SCHEMA_VERSION = 1
@@ -37,6 +39,8 @@ def build_report(
     report.update(run_figures(ordered))
     if report.get("control"):
         report["control"].update(control_figures(ordered))
+    report["help_harm"] = help_and_harm(ordered)
+    report["by_workspace"] = by_workspace(ordered)
     report["command"] = command
     report["interrupted"] = interrupted
     report["cases"] = list(ordered)

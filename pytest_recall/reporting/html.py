@@ -49,6 +49,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         _verdict_section(report, stats),
         _category_section(report, stats),
         _lift_section(stats),
+        _help_harm_section(report),
         _latency_section(report, main),
         _epoch_section(stats),
         _cases_section("Cases", "Worst first. Click a row's evidence to see every step's prompt and output.", main),
@@ -332,6 +333,35 @@ def _lift_section(stats: Mapping[str, Any]) -> str:
         _bars_svg(rows, domain=(-1.0, 1.0), threshold=None, label="Memory lift by category, in points") if rows else ""
     )
     return _section("Memory lift", detail, lead + chart)
+
+
+def _help_harm_section(report: Mapping[str, Any]) -> str:
+    """Every case memory helped and every case it harmed, by name: harm is never averaged away."""
+    effect = report.get("help_harm")
+    if not isinstance(effect, Mapping):
+        return ""
+    rows = []
+    for category, entry in sorted((effect.get("by_category") or {}).items()):
+        cells = [category, *(_case_list(entry.get(side) or []) for side in ("helped", "harmed"))]
+        cells.append(_p_value(entry.get("p_value")))
+        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in [clean(cells[0]), *cells[1:3], clean(cells[3])]))
+    table = (
+        "<table><thead><tr><th>category</th><th>helped (control failed, memory passed)</th>"
+        "<th>harmed (control passed, memory failed)</th><th>exact McNemar p</th></tr></thead><tbody>"
+        + "".join(f"{row}</tr>" for row in rows)
+        + "</tbody></table>"
+    )
+    detail = (
+        f"Over {effect.get('n', 0)} cases run both ways, memory helped {len(effect.get('helped') or [])} and "
+        f"harmed {len(effect.get('harmed') or [])} (exact McNemar p = {_p_value(effect.get('p_value'))})."
+    )
+    return _section("Helped and harmed", detail, table)
+
+
+def _case_list(names: Sequence[Any]) -> str:
+    if not names:
+        return "–"
+    return f"{len(names)}: " + ", ".join(f"<code>{clean(name)}</code>" for name in names)
 
 
 def _lift_message(test: Mapping[str, Any], significant: bool) -> str:

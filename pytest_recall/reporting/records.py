@@ -77,6 +77,7 @@ def case_record(
         "content_hash": case.content_hash,
         "command": command,
         "run_mode": dict(run_mode or {}),
+        **workspace_fields(case, verdict),
         "steps": [
             {
                 "step": step.number,
@@ -115,6 +116,17 @@ def _memory_fields(step: StepRun) -> dict[str, Any]:
         "memory_files": step.memory_files,
         "memory_bytes": step.memory_bytes,
     }
+
+
+def workspace_fields(case: Case, verdict: Verdict) -> dict[str, Any]:
+    """A case with a workspace says which mode it ran in; a files verdict says how many checks held."""
+    fields: dict[str, Any] = {}
+    if case.workspace is not None or case.workspace_mode != "fresh":
+        fields["workspace"] = case.workspace_mode
+    for key in ("checks_passed", "checks_total"):
+        if key in verdict.details:
+            fields[key] = verdict.details[key]
+    return fields
 
 
 def property_text(value: Any) -> str | None:

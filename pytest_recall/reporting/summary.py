@@ -163,5 +163,27 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
             else:
                 line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
         lines.append(line)
+        lines += help_harm_lines(report)
         lines.append("  pytest counts control runs as passed whatever they score; their score is the line above")
     return lines
+
+
+def help_harm_lines(report: Mapping[str, Any]) -> list[str]:
+    """How many cases memory helped and harmed, and the harmed ones by name: harm is never averaged away."""
+    effect = report.get("help_harm")
+    if not effect:
+        return []
+    helped, harmed = effect.get("helped") or [], effect.get("harmed") or []
+    lines = [
+        f"  memory helped {counted(len(helped), 'case')} (control failed, memory passed), "
+        f"harmed {counted(len(harmed), 'case')} (control passed, memory failed); "
+        f"exact McNemar p {_p_text(effect['p_value'])}"
+    ]
+    for category, entry in sorted((effect.get("by_category") or {}).items()):
+        if entry.get("harmed"):
+            lines.append(f"  harmed in {category}: {', '.join(entry['harmed'])}")
+    return lines
+
+
+def _p_text(p_value: float) -> str:
+    return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"

@@ -25,9 +25,11 @@ from typing import Any
 from pytest_recall.cases.answer_forms import (
     KIND_ABSTAIN,
     KIND_EVIDENCE_JSON,
+    KIND_FILES,
     KIND_MONEY,
     KIND_VOUCHER,
 )
+from pytest_recall.cases.workspace_tree import WorkspaceSnapshot
 from pytest_recall.scoring.abstain import false_abstention, says_not_given, score_abstain
 
 VOUCHER_PATTERN = re.compile(r"\bAR-2026-\d{4}\b")
@@ -127,13 +129,20 @@ def score_case(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     return _verdict(0.0, "expected value not found in the output", category, tail, len(anywhere))
 
 
-def judge_answer(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
+def judge_answer(
+    stdout: str, expected: Mapping[str, Any], *, snapshot: WorkspaceSnapshot | None = None
+) -> dict[str, Any]:
     """Dispatch on ``answer_kind`` to the built-in judges.
 
     ``NOT GIVEN`` is checked here, not in :func:`score_case`, so that function
-    stays the seed's rule for rule.
+    stays the seed's rule for rule. A ``files`` answer is judged on
+    ``snapshot``, what the last step left in its workdir, not on stdout.
     """
     kind = expected.get("answer_kind")
+    if kind == KIND_FILES:
+        from pytest_recall.scoring.files_judge import score_files
+
+        return score_files(snapshot, expected)
     if kind == KIND_EVIDENCE_JSON:
         from pytest_recall.scoring.evidence_judge import score_evidence_json
 
@@ -156,7 +165,8 @@ def judge_run(stdout: str, exit_code: int | None, expected: Mapping[str, Any]) -
     category = expected.get("category")
     if exit_code is not None and exit_code != 0:
         return _verdict(0.0, f"agent exited {exit_code}", category, final_line(stdout))
-    if not stdout.strip():
+    # A coding agent's work is its files: it may well say nothing.
+    if not stdout.strip() and expected.get("answer_kind") != KIND_FILES:
         return _verdict(0.0, "empty stdout", category, "")
     return None
 

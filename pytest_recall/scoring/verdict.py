@@ -30,11 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
+from pytest_recall.cases.answer_forms import KIND_FILES
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_steps, step_failure
+from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_answer, judge_steps, step_failure
 
 AnswerJudge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
@@ -89,7 +91,11 @@ def decide(
             task_judge(stdout, exit_code), category
         )
     else:
-        judged = judge_steps(outcomes, stdout, case.expected, answer_judge, planned_steps=planned)
+        # Files are judged on the snapshot the session layer took, which the judge hook does not carry.
+        judge = (
+            partial(judge_answer, snapshot=run.workspace_snapshot) if case.answer_kind == KIND_FILES else answer_judge
+        )
+        judged = judge_steps(outcomes, stdout, case.expected, judge, planned_steps=planned)
     details = {key: value for key, value in judged.items() if key not in ("score", "reason")}
     score = judged.get("score")
     return Verdict(

@@ -37,6 +37,7 @@ from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import CaseArea, HomeCopy, SessionRooms, prepare_memory, private_dir
 from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
+from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
 # The trap-task manifests name the expected answers; an agent must never see them.
@@ -186,6 +187,9 @@ def case_flow(
         shared_memory=None if control else settings.shared_scope,
     )
     runs: list[StepRun] = []
+    # A live session's turns share one workdir: the workspace is copied in once and pictured once.
+    last_step = steps[0].number if case.session == "continue" else steps[-1].number
+    keeper = WorkspaceKeeper(case, area.root, last_step=last_step) if uses_workspace(case) else None
     try:
         # A mode forced for the whole run is already in ``case`` (see CaseExecutor.effective_case).
         if case.session == "continue":
@@ -202,7 +206,11 @@ def case_flow(
                 prompt_file=None,
             )
             try:
+                if keeper is not None:
+                    keeper.enter(steps[0].number, rooms.workdir)
                 result = yield _live_spec(case, steps, settings, env, rooms, judge)
+                if keeper is not None:
+                    keeper.leave(steps[0].number, rooms.workdir)
                 cost = read_cost(rooms.harness / "cost.json")
             finally:
                 area.close_step(rooms)
@@ -215,7 +223,11 @@ def case_flow(
                 rooms = area.open_step()
                 spec = _step_spec(case, step, prompt, settings, area, rooms)
                 try:
+                    if keeper is not None:
+                        keeper.enter(step.number, rooms.workdir)
                     result = yield spec
+                    if keeper is not None:
+                        keeper.leave(step.number, rooms.workdir)
                     cost = read_cost(rooms.harness / "cost.json")
                 finally:
                     area.close_step(rooms)
@@ -231,7 +243,8 @@ def case_flow(
     finally:
         area.close()
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
-    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration)
+    snapshot = keeper.snapshot if keeper is not None else None
+    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration, workspace_snapshot=snapshot)
 
 
 def _step_spec(

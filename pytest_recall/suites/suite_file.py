@@ -5,6 +5,7 @@ A suite file names a family and its parameters::
     family = "ledger"   # seed = 7, count = 256
     family = "audit"    # split = "eval", size = 32, version = 2
     family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional)
+    family = "coding"     # seed = 29, count = 112; workspace = "carry" runs every case carried
 
 Every worker builds the same cases in the same order from those numbers
 alone, so node ids are stable across runs and across xdist workers. The
@@ -22,7 +23,7 @@ from typing import Any
 from pytest_recall.cases.model import Case, CaseError, read_toml, session_fields
 
 SUITE_FILE = "suite.toml"
-SESSION_KEYS = ("timeout", "session", "ready_pattern", "ready_idle")
+SESSION_KEYS = ("timeout", "session", "ready_pattern", "ready_idle", "workspace")
 # Collection holds every case of a suite in memory at once; a bound keeps a typo from exhausting it.
 MAX_COUNT = 10_000
 
@@ -76,16 +77,26 @@ def _abilities(settings: Mapping[str, Any], suite: str, source: str) -> Iterator
     yield from abilities.iter_cases(seed, count, suite=suite, haystack_bytes=haystack)
 
 
+def _coding(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Case]:
+    from pytest_recall.suites import coding
+
+    seed = _whole(settings, "seed", source, low=0)
+    count = _whole(settings, "count", source, low=1)
+    yield from coding.iter_cases(seed, count, suite=suite)
+
+
 FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
     "ledger": _ledger,
     "audit": _audit,
     "abilities": _abilities,
+    "coding": _coding,
 }
 # The parameters each family reads; any other key in a suite file is a typo, named rather than ignored.
 FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "ledger": ("seed", "count"),
     "audit": ("split", "size", "version"),
     "abilities": ("seed", "count", "haystack_bytes"),
+    "coding": ("seed", "count"),
 }
 
 

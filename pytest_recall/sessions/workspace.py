@@ -1,0 +1,183 @@
+"""A case's workspace in the step's workdir: copied in before a step, kept or pictured after it.
+
+- ``workspace = "fresh"``: each step's workdir gets a pristine copy of the
+  tree for that step, so nothing the agent wrote into the project survives.
+- ``workspace = "carry"``: the workdir a step leaves is moved (one rename)
+  into the case's private harness directory and moved back in as the next
+  step's workdir. Between steps no agent runs, so no session ever sees it
+  there. A ``workspace.stepN/`` replaces the carried state at step N.
+
+After the last step, :func:`take_snapshot` pictures the workdir for the files
+judge, within fixed bounds: regular files only are read, each up to a cap;
+symlinks are recorded with their target and never followed; a 1 GB file
+costs the cap, not a gigabyte.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from types import MappingProxyType
+
+from pytest_recall.cases.answer_forms import KIND_FILES
+from pytest_recall.cases.model import Case
+from pytest_recall.cases.workspace_tree import (
+    ENTRY_DIR,
+    ENTRY_FILE,
+    ENTRY_OTHER,
+    ENTRY_SYMLINK,
+    SnapshotEntry,
+    WorkspaceSnapshot,
+    write_tree,
+)
+from pytest_recall.sessions.spawn import AgentStartError
+
+CARRIED_DIR = "carried-workspace"
+# Bounds of one snapshot: bytes read per file, paths pictured, bytes read in all.
+SNAPSHOT_FILE_CAP = 256 * 1024
+SNAPSHOT_MAX_PATHS = 20_000
+SNAPSHOT_MAX_BYTES = 32 * 1024 * 1024
+
+
+def uses_workspace(case: Case) -> bool:
+    """Whether the harness does anything to a case's workdirs beyond making and removing them."""
+    return case.workspace is not None or case.workspace_mode == "carry" or case.answer_kind == KIND_FILES
+
+
+class WorkspaceKeeper:
+    """The workspace of one case in flight: what each step starts from, and the picture of the last."""
+
+    def __init__(self, case: Case, harness: Path, *, last_step: int) -> None:
+        self.case = case
+        self.carried = harness / CARRIED_DIR
+        self.last_step = last_step
+        self.before: dict[str, SnapshotEntry] = {}
+        self.snapshot: WorkspaceSnapshot | None = None
+
+    def enter(self, step_number: int, workdir: Path) -> None:
+        """Fill the (empty) workdir a step is about to start in; a failure is the case's error, not a crash."""
+        try:
+            self._enter(step_number, workdir)
+        except OSError as exc:
+            raise AgentStartError(f"the workspace could not be copied into the step's workdir: {exc}") from None
+
+    def _enter(self, step_number: int, workdir: Path) -> None:
+        carry = self.case.workspace_mode == "carry"
+        replaced = self.case.workspace is not None and self.case.workspace.replaced_at(step_number)
+        if replaced and self.carried.is_dir():
+            # The teammate's tree replaces what was carried; the harness directory's removal takes the old one.
+            os.rename(self.carried, self.carried.with_name(f"{CARRIED_DIR}-before-step{step_number}"))
+        if carry and not replaced and self.carried.is_dir():
+            # rename(2) replaces an empty directory: the step's random workdir name is kept.
+            os.rename(self.carried, workdir)
+        elif self.case.workspace is not None:
+            write_tree(self.case.workspace.tree_for(step_number), workdir)
+        if step_number == self.last_step and self.case.answer_kind == KIND_FILES:
+            self.before, _ = _picture(workdir)
+
+    def leave(self, step_number: int, workdir: Path) -> None:
+        """After a step's process has gone: picture the last step's workdir, carry any other on."""
+        try:
+            self._leave(step_number, workdir)
+        except OSError as exc:
+            raise AgentStartError(f"the workspace could not be kept after step {step_number}: {exc}") from None
+
+    def _leave(self, step_number: int, workdir: Path) -> None:
+        if step_number == self.last_step:
+            if self.case.answer_kind == KIND_FILES:
+                self.snapshot = take_snapshot(workdir, before=self.before)
+            return
+        if self.case.workspace_mode == "carry" and workdir.is_dir():
+            os.rename(workdir, self.carried)
+
+
+def take_snapshot(
+    workdir: Path, *, before: dict[str, SnapshotEntry] | None = None, cap_bytes: int = SNAPSHOT_FILE_CAP
+) -> WorkspaceSnapshot:
+    after, incomplete = _picture(workdir, cap_bytes)
+    return WorkspaceSnapshot(
+        after=MappingProxyType(after),
+        before=MappingProxyType(dict(before or {})),
+        cap_bytes=cap_bytes,
+        incomplete=incomplete,
+    )
+
+
+def _picture(workdir: Path, cap_bytes: int = SNAPSHOT_FILE_CAP) -> tuple[dict[str, SnapshotEntry], str | None]:
+    """Every path under ``workdir`` by its relative POSIX name, breadth first in sorted order."""
+    root = os.path.realpath(workdir)
+    entries: dict[str, SnapshotEntry] = {}
+    budget = SNAPSHOT_MAX_BYTES
+    incomplete = None
+    pending = [""]
+    while pending:
+        relative_dir = pending.pop(0)
+        try:
+            with os.scandir(os.path.join(root, relative_dir)) as listing:
+                names = sorted(entry.name for entry in listing)
+        except OSError:
+            continue
+        for name in names:
+            if len(entries) >= SNAPSHOT_MAX_PATHS:
+                return entries, f"more than {SNAPSHOT_MAX_PATHS} paths; the rest were not pictured"
+            relative = f"{relative_dir}/{name}" if relative_dir else name
+            path = os.path.join(root, relative)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                entries[relative] = _symlink_entry(root, path)
+            elif stat.S_ISDIR(info.st_mode):
+                entries[relative] = SnapshotEntry(ENTRY_DIR)
+                pending.append(relative)
+            elif stat.S_ISREG(info.st_mode):
+                entry = _file_entry(path, min(cap_bytes, budget))
+                budget -= len(entry.data)
+                if budget <= 0 and incomplete is None:
+                    incomplete = f"more than {SNAPSHOT_MAX_BYTES} bytes in all; later files were not read"
+                entries[relative] = entry
+            else:
+                entries[relative] = SnapshotEntry(ENTRY_OTHER)
+    return entries, incomplete
+
+
+def _symlink_entry(root: str, path: str) -> SnapshotEntry:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = ""
+    resolved = os.path.realpath(path)
+    inside = None
+    if resolved != root and os.path.commonpath([resolved, root]) == root:
+        inside = os.path.relpath(resolved, root).replace(os.sep, "/")
+    return SnapshotEntry(ENTRY_SYMLINK, target=target, inside=inside)
+
+
+def _file_entry(path: str, cap_bytes: int) -> SnapshotEntry:
+    """At most ``cap_bytes`` of a regular file, opened without following a symlink swapped in meanwhile."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return SnapshotEntry(ENTRY_OTHER)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return SnapshotEntry(ENTRY_OTHER)
+        chunks: list[bytes] = []
+        wanted = max(cap_bytes, 0)
+        while wanted > 0:
+            chunk = os.read(fd, min(wanted, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            wanted -= len(chunk)
+        data = b"".join(chunks)
+        return SnapshotEntry(
+            ENTRY_FILE, size=info.st_size, data=data, truncated=info.st_size > len(data), links=info.st_nlink
+        )
+    except OSError:
+        return SnapshotEntry(ENTRY_OTHER)
+    finally:
+        os.close(fd)

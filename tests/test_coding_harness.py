@@ -1,0 +1,87 @@
+"""The coding suite through the real harness: the notebook, the amnesiac, both workspace modes, untouched folders."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_DIR, RecallSuite
+from pytest_recall.cases.model import write_case_folders
+from pytest_recall.suites.coding import CATEGORIES, iter_cases
+
+BUNDLED = REPO_DIR / "cases" / "coding"
+LONG_RUN_TIMEOUT_S = 600.0
+
+
+def notebook_cmd() -> str:
+    return str(Path(sys.executable).parent / "recall-notebook")
+
+
+def amnesiac_cmd() -> str:
+    return str(Path(sys.executable).parent / "recall-amnesiac")
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["fresh", "carry"])
+def test_the_bundled_suite_notebook_one_amnesiac_only_scoped(recall_suite: RecallSuite, mode: str) -> None:
+    suite = recall_suite.root / "coding"
+    shutil.copytree(BUNDLED, suite)
+    if mode == "carry":
+        with open(suite / "suite.toml", "a", encoding="utf-8") as handle:
+            handle.write('workspace = "carry"\n')
+
+    recall_suite.run("--recall-concurrency=6", "-q", command=notebook_cmd(), timeout=LONG_RUN_TIMEOUT_S)
+    report = recall_suite.report()
+    assert (report["score"], report["n_total"], report["n_errors"]) == (1.0, 112, 0)
+    assert report["by_category"] == dict.fromkeys(CATEGORIES, 1.0)
+    modes = {"fresh": {"fresh", "carry"}, "carry": {"carry"}}[mode]
+    assert set(report["by_workspace"]) == modes
+    assert all(record["checks_passed"] == record["checks_total"] for record in report["cases"])
+
+    recall_suite.run("--recall-concurrency=6", "-q", command=amnesiac_cmd(), timeout=LONG_RUN_TIMEOUT_S)
+    by_category = recall_suite.report()["by_category"]
+    assert by_category["scoped"] == 1.0
+    assert all(score <= 0.10 for category, score in by_category.items() if category != "scoped"), by_category
+
+
+def test_case_folders_are_unchanged_after_a_run(recall_suite: RecallSuite) -> None:
+    folders = write_case_folders(iter_cases(5, 7), recall_suite.root / "coding")
+    before = digests(folders[0].parent)
+
+    recall_suite.run("--recall-concurrency=4", command=notebook_cmd()).assert_outcomes(passed=7)
+
+    assert digests(folders[0].parent) == before
+    records = recall_suite.records()
+    assert {record["workspace"] for record in records.values()} == {"fresh", "carry"}
+    assert all(record["score"] == 1.0 for record in records.values())
+
+
+def test_memory_in_agents_md_counts_only_when_the_workspace_carries(
+    recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECALL_NOTEBOOK_MEMORY", "agents-md")
+    suite = recall_suite.root / "coding"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text('family = "coding"\nseed = 3\ncount = 14\n', encoding="utf-8")
+
+    recall_suite.run("--recall-concurrency=4", command=notebook_cmd())
+    fresh = recall_suite.report()
+    assert fresh["by_workspace"]["fresh"]["by_category"] == {**dict.fromkeys(CATEGORIES[:-1], 0.0), "scoped": 1.0}
+    assert fresh["by_workspace"]["carry"]["by_category"] == {"carry": 1.0}
+
+    with open(suite / "suite.toml", "a", encoding="utf-8") as handle:
+        handle.write('workspace = "carry"\n')
+    recall_suite.run("--recall-concurrency=4", command=notebook_cmd())
+    # The teammate's change in stale_memory replaces the workspace, AGENTS.md with it.
+    expected = {**dict.fromkeys(CATEGORIES, 1.0), "stale_memory": 0.0}
+    assert recall_suite.report()["by_workspace"]["carry"]["by_category"] == expected

@@ -1,0 +1,234 @@
+"""The coding family: same seed, same bytes; an oracle written apart agrees; the reference agents score as claimed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.agents import coding_solver
+from pytest_recall.agents.notebook import Notebook
+from pytest_recall.cases.model import Case, load_case_dir, write_case_folders
+from pytest_recall.cli import main
+from pytest_recall.scoring.files_judge import score_files
+from pytest_recall.sessions.workspace import WorkspaceKeeper
+from pytest_recall.suites.coding import CATEGORIES, DECISIONS, iter_cases
+
+
+def folder_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_generate_coding_writes_the_same_bytes_twice(tmp_path: Path) -> None:
+    for out in ("one", "two"):
+        assert main(["generate", "coding", "--seed", "7", "--count", "14", "--out", str(tmp_path / out)]) == 0
+    written = folder_bytes(tmp_path / "one")
+    assert written == folder_bytes(tmp_path / "two")
+    assert "coding_0007/case.toml" in written and written["coding_0007/case.toml"] == b'workspace = "carry"\n'
+    assert "coding_0005/workspace.step2/pyproject.toml" in written
+
+
+def test_written_folders_read_back_as_the_same_cases(tmp_path: Path) -> None:
+    cases = list(iter_cases(1, 14))
+    write_case_folders(cases, tmp_path)
+    known = frozenset({"files"})
+    for case in cases:
+        loaded = load_case_dir(tmp_path / case.case_id, suite=case.suite, source=case.case_id, known_kinds=known)
+        assert (loaded.content_hash, loaded.workspace_mode) == (case.content_hash, case.workspace_mode)
+
+
+def test_the_same_seed_gives_the_same_bytes(tmp_path: Path) -> None:
+    write_case_folders(iter_cases(3, 21), tmp_path / "a")
+    write_case_folders(iter_cases(3, 21), tmp_path / "b")
+    assert folder_bytes(tmp_path / "a") == folder_bytes(tmp_path / "b")
+    assert folder_bytes(tmp_path / "a") != folder_bytes(write_case_folders(iter_cases(4, 21), tmp_path / "c")[0].parent)
+
+
+# --- the oracle: it reads the prompts and the workspaces, never the answer, and says what must hold ---
+
+HEAD = re.compile(r"\AProject (?P<name>[\w.-]+) \(package (?P<pkg>\w+)\)\.")
+ASK = re.compile(r"add a module (?P<stem>\w+) to package \w+ .*? a function (?P<fn>\w+)\(\) that returns (?P<ret>\w+)")
+QUOTED = re.compile(r'"([^"]*)"')
+
+
+def oracle(case: Case) -> list[dict[str, Any]]:
+    rules: dict[tuple[str, str], str] = {}
+    replaced: dict[tuple[str, str], str] = {}
+    decisions: dict[str, tuple[str, str, str]] = {}
+    helpers: dict[str, tuple[str, str]] = {}
+    facts: dict[str, str] = {}
+    for step in case.steps:
+        head = HEAD.match(step.prompt)
+        assert head is not None
+        project = head["name"]
+        for line in step.prompt.splitlines():
+            kind = _rule_kind(line)
+            if kind is not None:
+                value = QUOTED.findall(line)[-1]
+                if (project, kind) in rules and line.startswith("Rule change"):
+                    replaced[(project, kind)] = rules[(project, kind)]
+                rules[(project, kind)] = value
+            if line.startswith("Decision "):
+                words = line.replace(",", "").split()
+                purpose = line.split(": to ", 1)[1].split(", this project")[0]
+                decisions[purpose] = (
+                    words[1].rstrip(":"),
+                    words[words.index("uses") + 1],
+                    words[words.index("not") + 1],
+                )
+            if "was tried and failed" in line:
+                job = line.split(": to ", 1)[1].split(", calling")[0]
+                calls = re.findall(r"helpers\.(\w+)\(\)", line)
+                helpers[job] = (calls[0], calls[-1])
+            if line.startswith("Fact: the constant "):
+                facts[line.split()[3]] = line
+    last = case.steps[-1].prompt
+    head = HEAD.match(last)
+    ask = ASK.search(last)
+    assert head is not None and ask is not None
+    project, pkg, stem, fn, ret = head["name"], head["pkg"], ask["stem"], ask["fn"], ask["ret"]
+    mine = {kind: value for (owner, kind), value in rules.items() if owner == project}
+    prefix = mine.get("prefix", "")
+    path = f"src/{pkg}/{prefix}{stem}.py"
+    plain = f"src/{pkg}/{stem}.py"
+    out: list[dict[str, Any]] = [
+        {"path": path, "matches": f"^def {fn}\\(", "flags": "m"},
+        {"path": path, "contains": f"return {ret}"},
+        {"path": "tests/", "unchanged": True},
+    ]
+    for kind, value in mine.items():
+        out += _must(kind, value, path, plain, pkg, stem)
+    for (_owner, kind), value in list(replaced.items()) + [(k, v) for k, v in rules.items() if k[0] != project]:
+        out += _must_not(kind, value, pkg, stem, plain)
+    needs = last.split("The module needs to ", 1)[1].split(".\n")[0] if "The module needs to" in last else ""
+    job = needs.split(", with one of the helpers")[0]
+    if job in decisions:
+        adr, chosen, rejected = decisions[job]
+        out += [
+            {"path": path, "matches": f"^import {chosen}$", "flags": "m"},
+            {"path": path, "not_contains": f"import {rejected}"},
+            {"path": path, "contains": adr},
+        ]
+    if ", with one of the helpers" in needs:
+        bad, good = helpers[job]
+        out += [
+            {"path": path, "contains": f"helpers.{good}("},
+            {"path": path, "not_contains": f"helpers.{bad}("},
+            {"path": f"src/{pkg}/helpers.py", "unchanged": True},
+        ]
+    if ret in facts:
+        remembered = facts[ret].split("/")[-1].split(".py")[0]
+        assert case.workspace is not None
+        tree = case.workspace.tree_for(case.steps[-1].number)
+        where = [
+            name.split("/")[-1][:-3]
+            for name, data in tree.files.items()
+            if name.startswith(f"src/{pkg}/")
+            and data.decode().count(f"\n{ret} = ") + data.decode().startswith(f"{ret} = ")
+        ]
+        assert len(where) == 1
+        out += [
+            {"path": path, "contains": f"from {pkg}.{where[0]} import {ret}"},
+            {"path": path, "not_contains": f"from {pkg}.{remembered} import"},
+        ]
+    return out
+
+
+def _rule_kind(line: str) -> str | None:
+    if "Project rule: every new module" not in line:
+        return None
+    for phrase, kind in (
+        ("starts with the line", "header"),
+        ("file name that starts with", "prefix"),
+        ("docstring holding the tag", "tag"),
+        ("logging.getLogger", "logger"),
+        ("registered in pyproject.toml", "registry"),
+    ):
+        if phrase in line:
+            return kind
+    raise AssertionError(f"a rule the oracle does not know: {line}")
+
+
+def _must(kind: str, value: str, path: str, plain: str, pkg: str, stem: str) -> list[dict[str, Any]]:
+    if kind == "header":
+        return [{"path": path, "matches": "^" + re.escape(value) + "$", "flags": "m"}]
+    if kind == "prefix":
+        return [{"path": plain, "absent": True}]
+    if kind == "tag":
+        return [{"path": path, "contains": value}]
+    if kind == "logger":
+        return [{"path": path, "contains": f'logging.getLogger("{value}")'}]
+    return [{"path": "pyproject.toml", "toml": ["tool", pkg, "modules", stem], "equals": value}]
+
+
+def _must_not(kind: str, value: str, pkg: str, stem: str, plain: str) -> list[dict[str, Any]]:
+    if kind == "prefix":
+        return [{"path": f"src/{pkg}/{value}{stem}.py", "absent": True}]
+    if kind == "registry":
+        return []
+    shown = f'getLogger("{value}")' if kind == "logger" else value
+    return [{"path": plain, "not_contains": shown}]
+
+
+def canonical(checks: Any) -> list[str]:
+    return sorted(json.dumps(check, sort_keys=True) for check in checks)
+
+
+def test_an_oracle_written_apart_agrees_on_500_cases() -> None:
+    cases = list(iter_cases(2026, 500))
+    agreed = [case.case_id for case in cases if canonical(oracle(case)) == canonical(case.expected["answer"]["checks"])]
+    assert len(agreed) == 500, sorted(set(c.case_id for c in cases) - set(agreed))[:5]
+
+
+def test_alternatives_are_balanced_so_a_guess_is_chance() -> None:
+    chosen: Counter[str] = Counter()
+    for case in iter_cases(8, 2100):
+        for check in case.expected["answer"]["checks"]:
+            if str(check.get("matches", "")).startswith("^import "):
+                chosen[str(check["matches"])[8:-1]] += 1
+    for options in DECISIONS.values():
+        counts = [chosen[name] for name in options]
+        # 300 decision cases over 9 purposes: each library about 6.7 times; none is the safe bet.
+        assert max(counts) <= 0.45 * sum(counts), (options, counts)
+
+
+# --- the reference agents on the real workspace code, in process: fast enough for many cases ---
+
+
+def run_in_process(case: Case, notebook: Callable[[], Notebook] | None) -> dict[str, Any]:
+    """Each step in a fresh workdir filled by the harness's own WorkspaceKeeper, the solver run there."""
+    harness = Path(tempfile.mkdtemp())
+    keeper = WorkspaceKeeper(case, harness, last_step=case.steps[-1].number)
+    kept = notebook() if notebook is not None else None
+    try:
+        for step in case.steps:
+            workdir = Path(tempfile.mkdtemp())
+            keeper.enter(step.number, workdir)
+            memory = kept if kept is not None else Notebook(None)
+            coding_solver.respond(step.prompt, memory, workdir)
+            keeper.leave(step.number, workdir)
+            shutil.rmtree(workdir, ignore_errors=True)
+    finally:
+        shutil.rmtree(harness, ignore_errors=True)
+    return score_files(keeper.snapshot, case.expected)
+
+
+@pytest.mark.parametrize("mode", ["fresh", "carry"])
+def test_the_notebook_solves_every_category_and_the_amnesiac_only_scoped(mode: str) -> None:
+    scores: dict[str, dict[str, list[float]]] = {"notebook": defaultdict(list), "amnesiac": defaultdict(list)}
+    for case in iter_cases(41, 70):
+        case = replace(case, workspace_mode="carry") if mode == "carry" else case
+        scores["notebook"][str(case.category)].append(run_in_process(case, lambda: Notebook(None))["score"])
+        scores["amnesiac"][str(case.category)].append(run_in_process(case, None)["score"])
+    for category in CATEGORIES:
+        assert sum(scores["notebook"][category]) == len(scores["notebook"][category]), category
+        amnesiac = sum(scores["amnesiac"][category]) / len(scores["amnesiac"][category])
+        assert (amnesiac == 1.0) if category == "scoped" else (amnesiac <= 0.10), (category, amnesiac)
