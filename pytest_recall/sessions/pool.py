@@ -21,6 +21,8 @@ from pytest_recall.sessions.spawn import AgentStartError
 class _InFlight:
     flow: Generator[SessionSpec, SessionResult, CaseRun]
     outcome: CaseRun | None = None
+    # An exception the case's own flow raised: it belongs to that case's item, whichever item was running.
+    failure: BaseException | None = None
 
 
 class CasePool:
@@ -52,10 +54,19 @@ class CasePool:
             except StopIteration as stop:
                 state.outcome = stop.value
                 return
+            except Exception as exc:
+                state.failure = exc
+                return
             try:
                 session = self.driver.start(spec)
             except AgentStartError as exc:
                 pending, result = exc, None
+                continue
+            except Exception as exc:
+                # Whatever else goes wrong starting a session (no descriptors left, no memory
+                # for the pty): the case cannot run now, and it says so as its own error.
+                text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+                pending, result = AgentStartError(f"could not start a session: {text}"), None
                 continue
             self._owner[session] = key
             return
@@ -63,12 +74,20 @@ class CasePool:
     def wait(self, key: str) -> CaseRun:
         """Drive every case in flight until ``key`` is done, then hand it over."""
         state = self._flows[key]
-        while state.outcome is None:
+        while state.outcome is None and state.failure is None:
+            if key not in self._owner.values():
+                # No session of this case is in flight, so no event can ever advance it: a bug, not a wait.
+                state.failure = RuntimeError(f"case {key} has no session in flight and no outcome")
+                break
             for session in self.driver.step():
                 owner = self._owner.pop(session)
                 assert session.finished is not None
                 self._advance(owner, session.finished)
         del self._flows[key]
+        if state.failure is not None:
+            state.flow.close()
+            raise state.failure
+        assert state.outcome is not None
         return state.outcome
 
     def close(self) -> None:

@@ -116,7 +116,11 @@ def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: 
         if os.sep in argv[0] and os.path.isfile(argv[0]):
             raise AgentStartError(f"agent command {argv[0]!r} is not executable; check its permissions or --recall-cmd")
         raise AgentStartError(f"agent command {argv[0]!r} was not found on PATH; check --recall-cmd")
-    stderr_read, stderr_write = os.pipe()
+    try:
+        stderr_read, stderr_write = os.pipe()
+    except OSError as exc:
+        # EMFILE, ENFILE: this case cannot run now; the error is its own, not the run's.
+        raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
     os.set_blocking(stderr_read, False)
     try:
         if POSIX_SPAWN_GIVES_A_TERMINAL:
