@@ -7,13 +7,20 @@ agent or the fault managed to do.
 
 from __future__ import annotations
 
+import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from pytest_recall.sessions.sandbox import check_bwrap
+
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 ANSWER = "12345.67"
+needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
 
 def hostile(name: str, *args: str) -> str:
@@ -58,3 +65,84 @@ def test_a_session_that_cannot_open_its_stderr_pipe_is_its_cases_error_and_nothi
         assert "Too many open files" in str(records[name].get("error")), records[name]
     assert records["case_c"]["score"] == 1.0, records["case_c"]
     result.assert_outcomes(passed=1, errors=2)
+
+
+# -- item 1: the same folder under another spelling ---------------------------------------------
+
+
+def spelling_tree(pytester: pytest.Pytester, *, git: bool = False) -> tuple[Path, Path]:
+    """``real/cases/suite/case_x`` and ``link -> real``; with ``git``, ``real`` is a repository holding the case."""
+    real = pytester.path / "real"
+    folder = real / "cases" / "suite" / "case_x"
+    folder.mkdir(parents=True)
+    (folder / "step1.txt").write_text("Remember the balance 48213.57.", encoding="utf-8")
+    (folder / "step2.txt").write_text("What was the balance?", encoding="utf-8")
+    expected = {"id": "case_x", "category": "recall", "answer": "48213.57", "answer_kind": "money"}
+    (folder / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
+    link = pytester.path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    if git:
+        quiet = {"cwd": real, "check": True, "capture_output": True}
+        subprocess.run(["git", "init", "-q"], **quiet)  # type: ignore[call-overload]
+        subprocess.run(["git", "add", "."], **quiet)  # type: ignore[call-overload]
+        identity = ["-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(["git", *identity, "commit", "-qm", "cases"], **quiet)  # type: ignore[call-overload]
+    return real, link
+
+
+@needs_bwrap
+@pytest.mark.parametrize("given", ["link", "real"])
+def test_a_bind_that_reaches_the_cases_through_another_spelling_exposes_no_answer(
+    pytester: pytest.Pytester, given: str
+) -> None:
+    real, link = spelling_tree(pytester)
+    cases, bound = (link, real) if given == "link" else (real, link)
+    result = pytester.runpytest_subprocess(
+        str(cases / "cases"),
+        "-p",
+        "no:cacheprovider",
+        f"--recall-cmd={hostile('spelling_reader', str(real), str(link))}",
+        "--recall-sandbox=bwrap",
+        f"--recall-sandbox-bind={bound},{HOSTILE_DIR}",
+        f"--recall-report={pytester.path / 'report.json'}",
+        timeout=120,
+    )
+    record = json.loads((pytester.path / "report.json").read_text())["cases"][0]
+    assert record["steps"][-1]["stdout"].strip().splitlines()[-1] == "NOTFOUND", record["steps"][-1]["stdout"]
+    result.assert_outcomes(failed=1)
+
+
+@needs_bwrap
+def test_a_bound_repository_that_holds_the_cases_shows_no_git_objects(pytester: pytest.Pytester) -> None:
+    real, link = spelling_tree(pytester, git=True)
+    result = pytester.runpytest_subprocess(
+        str(real / "cases"),
+        "-p",
+        "no:cacheprovider",
+        f"--recall-cmd={hostile('spelling_reader', str(real), str(link))}",
+        "--recall-sandbox=bwrap",
+        f"--recall-sandbox-bind={link},{HOSTILE_DIR}",
+        f"--recall-report={pytester.path / 'report.json'}",
+        timeout=120,
+    )
+    record = json.loads((pytester.path / "report.json").read_text())["cases"][0]
+    assert record["steps"][-1]["stdout"].strip().splitlines()[-1] == "NOTFOUND", record["steps"][-1]["stdout"]
+    result.assert_outcomes(failed=1)
+
+
+@needs_bwrap
+def test_a_bind_inside_the_repository_that_holds_the_cases_is_one_usage_line(pytester: pytest.Pytester) -> None:
+    real, link = spelling_tree(pytester, git=True)
+    result = pytester.runpytest_subprocess(
+        str(real / "cases"),
+        "-p",
+        "no:cacheprovider",
+        f"--recall-cmd={hostile('spelling_reader', str(real))}",
+        "--recall-sandbox=bwrap",
+        f"--recall-sandbox-bind={link / '.git' / 'objects'},{HOSTILE_DIR}",
+        timeout=120,
+    )
+    result.stderr.fnmatch_lines(
+        ["*--recall-sandbox-bind: *objects lies in *.git, the git repository that holds the cases*"]
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -150,7 +150,8 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
     system_links, read_only = _system_dirs()
     read_only += [*_resolver_dirs(), *default_binds(), *user_binds]
     read_only = [path for path in unique(read_only) if not _covered_by(path, read_only)]
-    hidden = [path for path in unique(map(absolute_path, hide)) if _must_hide(path, read_only)]
+    spellings = [spelling for path in unique(map(absolute_path, hide)) for spelling in _spellings(path, read_only)]
+    hidden = [path for path in unique(spellings) if _must_hide(path, read_only)]
 
     mounts = [_Mount("tmpfs", Path("/tmp"))]
     if spec.home is None:
@@ -250,6 +251,22 @@ def _usual_home() -> Path:
     if home == Path("/") or any(_within(system_dir, home) for system_dir in SYSTEM_DIRS):
         return FALLBACK_HOME
     return home
+
+
+def _spellings(path: Path, binds: Iterable[Path]) -> list[Path]:
+    """Every path at which ``path`` shows inside the sandbox.
+
+    That is the spelling given, its real path, and its place under each bind
+    that reaches it through another spelling (a bind of ``real`` shows the cases
+    given to pytest as ``link/cases`` at ``real/cases``, and the other way round).
+    """
+    real = Path(os.path.realpath(path))
+    found = [path, real]
+    for bind in binds:
+        bind_real = Path(os.path.realpath(bind))
+        if _within(real, bind_real):
+            found.append(bind / real.relative_to(bind_real))
+    return found
 
 
 def _must_hide(path: Path, read_only: Iterable[Path]) -> bool:
