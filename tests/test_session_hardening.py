@@ -11,6 +11,7 @@ import json
 import shlex
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,58 @@ def test_a_bind_inside_the_repository_that_holds_the_cases_is_one_usage_line(pyt
         ["*--recall-sandbox-bind: *objects lies in *.git, the git repository that holds the cases*"]
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+# -- item 2: the kernel keyring ------------------------------------------------------------------
+
+
+def keyring_case(pytester: pytest.Pytester) -> Path:
+    folder = pytester.path / "cases" / "suite" / "case_k"
+    folder.mkdir(parents=True)
+    (folder / "step1.txt").write_text("Remember the balance 48213.57.", encoding="utf-8")
+    (folder / "step2.txt").write_text("What was the balance?", encoding="utf-8")
+    expected = {"id": "case_k", "category": "recall", "answer": "48213.57", "answer_kind": "money"}
+    (folder / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
+    return folder
+
+
+def keyring_run(pytester: pytest.Pytester, name: str, ring: str, *args: str) -> list[dict[str, Any]]:
+    pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        f"--recall-cmd={hostile('keyring', name, ring)}",
+        f"--recall-report={pytester.path / 'report.json'}",
+        *args,
+        timeout=120,
+    )
+    cases: list[dict[str, Any]] = json.loads((pytester.path / "report.json").read_text())["cases"]
+    return cases
+
+
+SANDBOX_ARGS = ("--recall-sandbox=bwrap", f"--recall-sandbox-bind={HOSTILE_DIR}")
+KEYRING_MODES = [
+    pytest.param("session", (), id="session-keyring-default-mode"),
+    pytest.param("session", SANDBOX_ARGS, id="session-keyring-sandbox", marks=needs_bwrap),
+    pytest.param("user", SANDBOX_ARGS, id="user-keyring-sandbox", marks=needs_bwrap),
+]
+
+
+@pytest.mark.parametrize(("ring", "args"), KEYRING_MODES)
+def test_step_two_cannot_read_a_key_step_one_added(pytester: pytest.Pytester, ring: str, args: tuple[str, ...]) -> None:
+    keyring_case(pytester)
+    name = f"recall-hostile-{uuid.uuid4().hex[:12]}"
+    record = keyring_run(pytester, name, ring, *args)[0]
+    assert record["steps"][0]["stdout"].strip() == "stored", record["steps"][0]
+    assert record["steps"][-1]["stdout"].strip() == "NOTFOUND", record["steps"][-1]
+
+
+@needs_bwrap
+def test_a_later_runs_control_items_cannot_read_an_earlier_runs_keys(pytester: pytest.Pytester) -> None:
+    keyring_case(pytester)
+    name = f"recall-hostile-{uuid.uuid4().hex[:12]}"
+    first = keyring_run(pytester, name, "user", *SANDBOX_ARGS)[0]
+    assert first["steps"][0]["stdout"].strip() == "stored", first["steps"][0]
+    controls = [r for r in keyring_run(pytester, name, "user", *SANDBOX_ARGS, "--recall-control") if r["control"]]
+    assert controls, "the second run had no control item"
+    assert [r["steps"][-1]["stdout"].strip() for r in controls] == ["NOTFOUND"]
+    assert controls[0]["score"] == 0.0

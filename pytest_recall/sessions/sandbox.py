@@ -160,7 +160,9 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
     mounts += [_Mount("hide", path) for path in hidden]
     mounts += [_Mount("rw", path) for path in unique(read_write)]
 
-    command = ["bwrap", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    # A user namespace even as root (where bwrap makes none unless asked): a user keyring of its own.
+    command = ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    command += ["--cap-drop", "ALL"]
     for link in system_links:
         command += ["--symlink", os.readlink(link), str(link)]
     command += ["--proc", "/proc", "--dev", "/dev"]

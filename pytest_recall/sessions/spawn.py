@@ -37,6 +37,8 @@ import pexpect
 import pexpect.fdpexpect
 import ptyprocess  # type: ignore[import-untyped]
 
+from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
+
 # Rows and columns of every session's terminal: wide, so answers are not wrapped.
 TERMINAL_SIZE = (24, 200)
 # Opening a terminal makes it the controlling one only on Linux; elsewhere ptyprocess forks.
@@ -65,6 +67,8 @@ class AgentProcess:
         self.eof_byte = _eof_byte(terminal_fd)
         self.exit_code: int | None = None
         self.signal: int | None = None
+        # The session keyring this process was started with, cleared when the session ends.
+        self.keyring: int | None = None
         self._reaped = False
 
     def send(self, data: bytes) -> int:
@@ -100,7 +104,9 @@ class AgentProcess:
             self._record(os.waitpid(self.pid, 0)[1])
 
     def close(self) -> None:
-        """Close every descriptor; the caller has made sure the process is gone."""
+        """Close every descriptor and empty the session keyring; the caller has made sure the process is gone."""
+        clear_keyring(self.keyring)
+        self.keyring = None
         self.terminal.close()
         os.close(self.stderr_fd)
         if self.pidfd is not None:
@@ -122,6 +128,8 @@ def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: 
         # EMFILE, ENFILE: this case cannot run now; the error is its own, not the run's.
         raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
     os.set_blocking(stderr_read, False)
+    # The child inherits the harness's session keyring: a new one for every session.
+    keyring = join_fresh_session_keyring()
     try:
         if POSIX_SPAWN_GIVES_A_TERMINAL:
             pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live)
@@ -137,6 +145,7 @@ def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: 
         # The child holds its own copy; ours would keep the pipe from ever reaching EOF.
         os.close(stderr_write)
     process = AgentProcess(pid, terminal_fd, stderr_read)
+    process.keyring = keyring
     if not live:
         # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
         # ("press enter"); end of file there too, or it waits for a person until the timeout.
