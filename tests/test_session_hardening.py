@@ -7,21 +7,38 @@ agent or the fault managed to do.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import processes_with
 
 from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 ANSWER = "12345.67"
 needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
+
+
+def survivors(marker: str, settle_s: float = 3.0) -> list[int]:
+    """Processes still alive after a moment for killed ones to be reaped; they are killed on the way out."""
+    deadline = time.monotonic() + settle_s
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = processes_with(marker)
+    for pid in alive:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return alive
 
 
 def hostile(name: str, *args: str) -> str:
@@ -202,3 +219,37 @@ def test_a_later_runs_control_items_cannot_read_an_earlier_runs_keys(pytester: p
     assert controls, "the second run had no control item"
     assert [r["steps"][-1]["stdout"].strip() for r in controls] == ["NOTFOUND"]
     assert controls[0]["score"] == 0.0
+
+
+# -- item 5: processes that outrun the reaper ----------------------------------------------------
+
+RACES = 50
+
+
+AS_ROOT = pytest.mark.skipif(os.getuid() != 0, reason="changing uid needs root")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("mode", ["race", pytest.param("uid", marks=AS_ROOT)])
+def test_no_process_outruns_the_default_mode_reaper(pytester: pytest.Pytester, mode: str) -> None:
+    marker = f"escaper-{uuid.uuid4().hex[:12]}"
+    for number in range(RACES // 2):  # two sessions per case
+        folder = pytester.path / "cases" / "suite" / f"case_{number:02d}"
+        folder.mkdir(parents=True)
+        (folder / "step1.txt").write_text("Say 1.00", encoding="utf-8")
+        (folder / "step2.txt").write_text("Say 12345.67", encoding="utf-8")
+        expected = {"id": folder.name, "category": "recall", "answer": ANSWER, "answer_kind": "money"}
+        (folder / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
+    try:
+        result = pytester.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            f"--recall-cmd={hostile('escaper', marker, mode)}",
+            "--recall-concurrency=4",
+            timeout=300,
+        )
+        result.assert_outcomes(passed=RACES // 2)
+        alive = survivors(marker)
+    finally:
+        survivors(marker, settle_s=0)
+    assert alive == [], f"{len(alive)} processes outlived their sessions"

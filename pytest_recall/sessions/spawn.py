@@ -22,6 +22,7 @@ a reader sees EOF at once.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -37,6 +38,7 @@ import pexpect
 import pexpect.fdpexpect
 import ptyprocess  # type: ignore[import-untyped]
 
+from pytest_recall.sessions.cgroup import SessionCgroup
 from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
 
 # Rows and columns of every session's terminal: wide, so answers are not wrapped.
@@ -69,6 +71,7 @@ class AgentProcess:
         self.signal: int | None = None
         # The session keyring this process was started with, cleared when the session ends.
         self.keyring: int | None = None
+        self._exited = False
         self._reaped = False
 
     def send(self, data: bytes) -> int:
@@ -76,32 +79,43 @@ class AgentProcess:
         return int(self.terminal.send(data))
 
     def poll(self) -> bool:
-        """True once the main process has exited (and was reaped, so its status is known)."""
-        if self._reaped:
+        """True once the main process has exited; its status is known then.
+
+        It is not reaped here (``WNOWAIT``): until :meth:`reap`, it stays a
+        zombie, which keeps its pid, and so its process group's id, from being
+        reused, and signalling the group by number stays safe.
+        """
+        if self._exited:
             return True
         try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
-            self._reaped = True
+            self._exited = self._reaped = True
             return True
-        if pid == 0:
+        if info is None or info.si_pid == 0:
             return False
-        self._record(status)
+        self._exited = True
+        if info.si_code == os.CLD_EXITED:
+            self.exit_code = info.si_status
+        else:
+            self.signal = info.si_status
         return True
-
-    def _record(self, status: int) -> None:
-        self._reaped = True
-        if os.WIFEXITED(status):
-            self.exit_code = os.WEXITSTATUS(status)
-        elif os.WIFSIGNALED(status):
-            self.signal = os.WTERMSIG(status)
 
     def reap(self) -> None:
         """Make sure the main process is gone and its status known; it cannot outlive its session."""
         if not self.poll():
             # Unreaped, so its pid cannot have been reused: signalling it by number is safe.
             os.kill(self.pid, signal.SIGKILL)
-            self._record(os.waitpid(self.pid, 0)[1])
+            status = os.waitpid(self.pid, 0)[1]
+            self._exited = self._reaped = True
+            if os.WIFEXITED(status):
+                self.exit_code = os.WEXITSTATUS(status)
+            elif os.WIFSIGNALED(status):
+                self.signal = os.WTERMSIG(status)
+        if not self._reaped:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self._reaped = True
 
     def close(self) -> None:
         """Close every descriptor and empty the session keyring; the caller has made sure the process is gone."""
@@ -114,8 +128,10 @@ class AgentProcess:
             self.pidfd = None
 
 
-def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: bool) -> AgentProcess:
-    """Start one agent session; raises :class:`AgentStartError` with a line for the user."""
+def spawn_agent(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: bool, cgroup: SessionCgroup | None = None
+) -> AgentProcess:
+    """Start one agent session, in ``cgroup`` if given; raises :class:`AgentStartError` with a line for the user."""
     _refuse_nul_bytes(argv, env)
     program = pexpect.which(argv[0], env=dict(env))
     if program is None:
@@ -131,10 +147,11 @@ def spawn_agent(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: 
     # The child inherits the harness's session keyring: a new one for every session.
     keyring = join_fresh_session_keyring()
     try:
-        if POSIX_SPAWN_GIVES_A_TERMINAL:
-            pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live)
-        else:
-            pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live)
+        with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
+            if POSIX_SPAWN_GIVES_A_TERMINAL:
+                pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live)
+            else:
+                pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live)
     except OSError as exc:
         os.close(stderr_read)
         raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
