@@ -31,6 +31,7 @@ from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_lo
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.sandbox_setup import check_sandbox, session_sandbox
 from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.sessions.cgroup import tracking_line
 from pytest_recall.suites.suite_file import is_suite_dir
 from pytest_recall.task_graders import TaskGraders
 
@@ -106,6 +107,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if settings.shard is not None:
         lines.append(f"recall: shard {settings.shard[0]} of {settings.shard[1]}")
     lines.extend(f"recall: {note}" for note in settings.created_outside)
+    if settings.argv:
+        lines.append(f"recall: {tracking_line()}")
     for given, resolved in settings.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines

@@ -31,7 +31,15 @@ import pytest
 
 from pytest_recall.options import Settings
 from pytest_recall.sessions.case_flow import SessionRooms
-from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv
+from pytest_recall.sessions.sandbox import (
+    Network,
+    SandboxSpec,
+    absolute_path,
+    check_bwrap,
+    check_pasta,
+    unique,
+    wrap_argv,
+)
 from pytest_recall.sessions.spawn import AgentStartError
 
 PROBE_TIMEOUT_S = 15.0
@@ -48,6 +56,7 @@ class SessionSandbox:
 
     binds: tuple[Path, ...]
     hide: tuple[Path, ...]
+    network: Network = "host"
 
     def __call__(self, argv: list[str], rooms: SessionRooms) -> list[str]:
         spec = SandboxSpec(
@@ -57,6 +66,7 @@ class SessionSandbox:
             binds=self.binds,
             cost_file_dir=rooms.harness,
             hide=self.hide,
+            network=self.network,
         )
         try:
             return wrap_argv(argv, spec)
@@ -91,7 +101,7 @@ def session_sandbox(config: pytest.Config, settings: Settings, case_folders: Ite
                     "(its objects hold the answers); bind only the agent's own folder"
                 )
     hide = [*folders, *repositories, *hidden_paths(config, settings)]
-    return SessionSandbox(binds=settings.sandbox_binds, hide=unique(hide))
+    return SessionSandbox(binds=settings.sandbox_binds, hide=unique(hide), network=_network(settings))
 
 
 def repository_dirs(folder: Path) -> tuple[Path, ...]:
@@ -144,6 +154,11 @@ def check_sandbox(config: pytest.Config, settings: Settings) -> None:
     problem = check_bwrap()
     if problem is not None:
         raise pytest.UsageError(f"--recall-sandbox=bwrap: {problem}")
+    if settings.sandbox_net == "private" and (problem := check_pasta()) is not None:
+        raise pytest.UsageError(
+            f"--recall-sandbox-net=private: {problem}; or pass --recall-sandbox-net=host to share the network "
+            "(concurrent sessions can then reach each other) or =none for no network"
+        )
     hidden = {Path(os.path.realpath(path)) for path in hidden_paths(config, settings)}
     for bind in settings.sandbox_binds:
         if Path(os.path.realpath(bind)) in hidden:
@@ -152,10 +167,14 @@ def check_sandbox(config: pytest.Config, settings: Settings) -> None:
                 f"--recall-sandbox-bind: {bind} is also a path agents must not see (cases given to pytest, "
                 "reports, logs, basetemp or the temporary root); bind a narrower folder"
             )
-    _check_reachable(settings.argv[0], settings.sandbox_binds)
+    _check_reachable(settings.argv[0], settings.sandbox_binds, _network(settings))
 
 
-def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:
+def _network(settings: Settings) -> Network:
+    return "private" if settings.sandbox_net == "private" else "none" if settings.sandbox_net == "none" else "host"
+
+
+def _check_reachable(program: str, binds: tuple[Path, ...], network: Network) -> None:
     """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too."""
     __tracebackhide__ = True
     found = shutil.which(program) if os.sep not in program else program
@@ -165,7 +184,7 @@ def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:
     with tempfile.TemporaryDirectory(prefix="recall-sandbox-probe-") as probe_dir:
         rooms = SessionRooms(workdir=Path(probe_dir), scope=Path(probe_dir), home=None, harness=Path(probe_dir))
         try:
-            argv = SessionSandbox(binds, ())([sys.executable, "-I", "-c", _REACHABLE_PROBE, *needed], rooms)
+            argv = SessionSandbox(binds, (), network)([sys.executable, "-I", "-c", _REACHABLE_PROBE, *needed], rooms)
             probe = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False)
         except (AgentStartError, OSError, subprocess.TimeoutExpired) as exc:
             raise pytest.UsageError(f"--recall-sandbox=bwrap: could not probe the sandbox: {exc}") from None

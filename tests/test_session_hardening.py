@@ -8,12 +8,14 @@ agent or the fault managed to do.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -253,3 +255,65 @@ def test_no_process_outruns_the_default_mode_reaper(pytester: pytest.Pytester, m
     finally:
         survivors(marker, settle_s=0)
     assert alive == [], f"{len(alive)} processes outlived their sessions"
+
+
+# -- item 4: sessions that meet over abstract sockets, and the model server on the host's loopback --
+
+
+def simple_case(pytester: pytest.Pytester, name: str, steps: tuple[str, ...], answer: str = "48213.57") -> None:
+    folder = pytester.path / "cases" / "suite" / name
+    folder.mkdir(parents=True)
+    for number, text in enumerate(steps, start=1):
+        (folder / f"step{number}.txt").write_text(text, encoding="utf-8")
+    expected = {"id": name, "category": "recall", "answer": answer, "answer_kind": "money"}
+    (folder / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
+
+
+@needs_bwrap
+@pytest.mark.parametrize(("net", "recovered"), [("private", False), ("none", False), ("host", True)])
+def test_concurrent_sessions_cannot_relay_over_abstract_sockets(
+    pytester: pytest.Pytester, net: str, recovered: bool
+) -> None:
+    simple_case(pytester, "case_a_keeper", ("keep", "keep"))
+    simple_case(pytester, "case_b", ("Remember the balance 48213.57.", "What was the balance?"))
+    pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        f"--recall-cmd={hostile('relay', f'recall-relay-{uuid.uuid4().hex[:12]}')}",
+        "--recall-concurrency=2",
+        *SANDBOX_ARGS,
+        f"--recall-sandbox-net={net}",
+        f"--recall-report={pytester.path / 'report.json'}",
+        timeout=120,
+    )
+    records = {r["id"]: r for r in json.loads((pytester.path / "report.json").read_text())["cases"]}
+    answer = records["case_b"]["steps"][-1]["stdout"].strip()
+    assert (answer == "48213.57") is recovered, records["case_b"]["steps"]
+
+
+@needs_bwrap
+def test_a_sandboxed_agent_reaches_a_server_on_the_hosts_loopback(pytester: pytest.Pytester) -> None:
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"48213.57"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        simple_case(pytester, "case_http", ("Remember the balance 48213.57.", "What was the balance?"))
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", f"--recall-cmd={hostile('fetcher', url)}", *SANDBOX_ARGS, timeout=120
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    result.assert_outcomes(passed=1)
