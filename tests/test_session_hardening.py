@@ -269,8 +269,15 @@ def simple_case(pytester: pytest.Pytester, name: str, steps: tuple[str, ...], an
     (folder / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
 
 
-@needs_bwrap
-@pytest.mark.parametrize(("net", "recovered"), [("private", False), ("none", False), ("host", True)])
+RELAY_MODES = [
+    pytest.param("private", False, marks=needs_bwrap),
+    pytest.param("none", False, marks=needs_bwrap),
+    pytest.param("host", True, marks=needs_bwrap),
+    pytest.param("default-mode", True),
+]
+
+
+@pytest.mark.parametrize(("net", "recovered"), RELAY_MODES)
 def test_concurrent_sessions_cannot_relay_over_abstract_sockets(
     pytester: pytest.Pytester, net: str, recovered: bool
 ) -> None:
@@ -281,8 +288,7 @@ def test_concurrent_sessions_cannot_relay_over_abstract_sockets(
         "no:cacheprovider",
         f"--recall-cmd={hostile('relay', f'recall-relay-{uuid.uuid4().hex[:12]}')}",
         "--recall-concurrency=2",
-        *SANDBOX_ARGS,
-        f"--recall-sandbox-net={net}",
+        *(() if net == "default-mode" else (*SANDBOX_ARGS, f"--recall-sandbox-net={net}")),
         f"--recall-report={pytester.path / 'report.json'}",
         timeout=120,
     )
