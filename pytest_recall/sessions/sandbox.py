@@ -182,8 +182,14 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
     # Host values would point at paths that do not exist inside.
     command += ["--setenv", "HOME", str(home), "--setenv", "TMPDIR", "/tmp"]
     if spec.network == "private":
-        # pasta makes the namespace and runs bwrap in it.
-        return [*pasta_argv(), "--", *command, "--", *argv]
+        # pasta makes the namespace and runs bwrap in it. What pasta itself says (as root: that it
+        # could not map users, which it need not) would land in every session's stderr: it goes to
+        # /dev/null, and the agent gets the real stderr back, kept on descriptor 3 meanwhile.
+        # check_pasta has shown at configure time that pasta works here.
+        return [
+            *("/bin/sh", "-c", 'exec 3>&2 2>/dev/null; exec "$@"', "sh", *pasta_argv(), "--"),
+            *("/bin/sh", "-c", 'exec 2>&3 3>&-; exec "$@"', "sh", *command, "--", *argv),
+        ]
     return [*command, "--", *argv]
 
 
