@@ -323,3 +323,28 @@ def test_a_sandboxed_agent_reaches_a_server_on_the_hosts_loopback(pytester: pyte
         server.shutdown()
         server.server_close()
     result.assert_outcomes(passed=1)
+
+
+# Where no cgroup can be made (not root, no delegation): the run falls back to the group and token scan.
+NO_CGROUP_CONFTEST = """
+from pytest_recall.sessions import cgroup
+
+cgroup.SessionCgroup.create = classmethod(lambda cls, name: None)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@AS_ROOT
+def test_without_cgroups_a_daemon_that_changed_uid_is_still_killed_by_its_token(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(NO_CGROUP_CONFTEST)
+    marker = f"escaper-{uuid.uuid4().hex[:12]}"
+    simple_case(pytester, "case_uid", ("Say 1.00", "Say 12345.67"), answer=ANSWER)
+    try:
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", f"--recall-cmd={hostile('escaper', marker, 'uid')}", timeout=120
+        )
+        result.assert_outcomes(passed=1)
+        alive = survivors(marker)
+    finally:
+        survivors(marker, settle_s=0)
+    assert alive == []
