@@ -2,8 +2,9 @@
 
 The driver (:mod:`pytest_recall.sessions.driver`) feeds each session the
 events of its descriptors; this module decides what they mean. The session
-ends when its main process exits: whatever it left behind is killed then
-(:mod:`pytest_recall.sessions.reaper`).
+ends when its main process exits: whatever it left behind is killed then,
+through the session's cgroup (:mod:`pytest_recall.sessions.cgroup`) where
+there is one, else by group and token (:mod:`pytest_recall.sessions.reaper`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ starts. It reads top to bottom:
    cheaper than ptyprocess's ``fork`` of the whole pytest process. Right
    after ``setsid`` the child opens the terminal by name, which makes it its
    controlling terminal exactly as ``pty.fork`` would. Where that does not
-   hold (outside Linux), ptyprocess's public ``spawn`` starts it instead;
+   hold (outside Linux), ptyprocess's public ``spawn`` starts it instead.
+   The child is born in the session's cgroup where there is one
+   (:mod:`pytest_recall.sessions.cgroup`), with a new session keyring
+   (:mod:`pytest_recall.sessions.keyring`);
 5. hand the terminal to pexpect's ``fdspawn``, through which live turns
    are sent, and watch the process through a pidfd.
 
