@@ -31,15 +31,8 @@ import pytest
 
 from pytest_recall.options import Settings
 from pytest_recall.sessions.case_flow import SessionRooms
-from pytest_recall.sessions.sandbox import (
-    Network,
-    SandboxSpec,
-    absolute_path,
-    check_bwrap,
-    check_pasta,
-    unique,
-    wrap_argv,
-)
+from pytest_recall.sessions.network import Network, check_pasta
+from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv
 from pytest_recall.sessions.spawn import AgentStartError
 
 PROBE_TIMEOUT_S = 15.0

@@ -23,7 +23,7 @@ carries state into the next session. The sandbox closes those channels:
   but the agent has no controlling terminal: opening ``/dev/tty`` fails.
 * All capabilities are dropped, and bwrap sets no_new_privs, so even root inside
   the sandbox cannot unmount a mask or mount the host's disks.
-* The network is private by default: pasta (:func:`pasta_argv`) gives every
+* The network is private by default: pasta (:mod:`pytest_recall.sessions.network`) gives every
   session a network namespace of its own with outbound access, because agents
   call their model APIs, and with the host's loopback ports, where a local model
   server listens. Abstract UNIX sockets belong to a network namespace, so
@@ -44,7 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-__all__ = ["SandboxSpec", "check_bwrap", "check_pasta", "default_binds", "pasta_argv", "wrap_argv"]
+from pytest_recall.sessions.network import Network, in_private_network
+
+__all__ = ["SandboxSpec", "check_bwrap", "default_binds", "wrap_argv"]
 
 # Read-only system directories. Merged-/usr distributions make some of them symlinks,
 # and those are recreated as symlinks. /usr/local lives under /usr.
@@ -63,7 +65,6 @@ PROBE_TIMEOUT_SECONDS = 15.0
 
 _T = TypeVar("_T")
 _MountKind = Literal["tmpfs", "ro", "hide", "rw"]
-Network = Literal["private", "host", "none"]
 # Order for mounts at the same path. A later mount covers an earlier one: hiding beats
 # a read-only bind, and the session's own read-write dirs beat everything.
 _KIND_ORDER: dict[_MountKind, int] = {"tmpfs": 0, "ro": 1, "hide": 2, "rw": 3}
@@ -182,52 +183,8 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
     # Host values would point at paths that do not exist inside.
     command += ["--setenv", "HOME", str(home), "--setenv", "TMPDIR", "/tmp"]
     if spec.network == "private":
-        # pasta makes the namespace and runs bwrap in it. What pasta itself says (as root: that it
-        # could not map users, which it need not) would land in every session's stderr: it goes to
-        # /dev/null, and the agent gets the real stderr back, kept on descriptor 3 meanwhile.
-        # check_pasta has shown at configure time that pasta works here.
-        return [
-            *("/bin/sh", "-c", 'exec 3>&2 2>/dev/null; exec "$@"', "sh", *pasta_argv(), "--"),
-            *("/bin/sh", "-c", 'exec 2>&3 3>&-; exec "$@"', "sh", *command, "--", *argv),
-        ]
+        return in_private_network([*command, "--", *argv])
     return [*command, "--", *argv]
-
-
-def pasta_argv() -> list[str]:
-    """pasta (from passt): a new network namespace with user-mode networking for the command it runs.
-
-    Outbound TCP and UDP go out through the host's stack (``--config-net``
-    copies the host's addresses and routes); ``-T auto`` and ``-U auto`` make the
-    host's loopback ports answer on the namespace's loopback, so a model server on
-    the host's 127.0.0.1 is reached at the same address. Nothing is forwarded
-    inwards (``-t none -u none``): a port a session listens on is seen by nobody,
-    so two sessions cannot meet over the host's loopback either. As root, pasta
-    would make a user namespace and switch to nobody, where bwrap cannot work:
-    it keeps the harness's user namespace then (``--netns-only``, ``--runas 0``).
-    """
-    command = ["pasta", "--config-net", "--quiet", "--foreground", "-t", "none", "-u", "none", "-T", "auto"]
-    command += ["-U", "auto"]
-    if os.geteuid() == 0:
-        command += ["--runas", "0", "--netns-only"]
-    return command
-
-
-@functools.cache
-def check_pasta() -> str | None:
-    """None when pasta can give a session a private network here; otherwise one line saying what to do."""
-    pasta = shutil.which("pasta")
-    if pasta is None:
-        return "pasta not found on PATH: install passt (apt-get install passt / dnf install passt)"
-    try:
-        probe = subprocess.run(
-            [*pasta_argv(), "--", "true"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"pasta at {pasta} could not run: {exc}"
-    if probe.returncode == 0:
-        return None
-    detail = next((line.strip() for line in reversed(probe.stderr.splitlines()) if line.strip()), "")
-    return f"pasta at {pasta} failed to make a network namespace: {detail or f'exit {probe.returncode}'}"
 
 
 @functools.cache
