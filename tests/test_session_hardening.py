@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from processes import processes_with
 
+from pytest_recall.sessions.cgroup import available as cgroups_available
+from pytest_recall.sessions.cgroup import cgroup2_home as cgroup_home
 from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
@@ -348,3 +350,29 @@ def test_without_cgroups_a_daemon_that_changed_uid_is_still_killed_by_its_token(
     finally:
         survivors(marker, settle_s=0)
     assert alive == []
+
+
+@pytest.mark.skipif(not cgroups_available(), reason="no writable cgroup v2 here")
+def test_what_a_killed_harness_left_in_its_cgroups_is_killed_and_swept_by_the_next_run(
+    pytester: pytest.Pytester,
+) -> None:
+    home = cgroup_home()
+    assert home is not None
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    left = home / f"recall-{int(dead.stdout)}" / "session"
+    left.mkdir(parents=True)
+    marker = f"left-by-a-dead-harness-{uuid.uuid4().hex[:12]}"
+    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker])
+    try:
+        (left / "cgroup.procs").write_text(str(orphan.pid))
+        simple_case(pytester, "case_ok", ("Say 1.00", "Say 12345.67"), answer=ANSWER)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", f"--recall-cmd={hostile('escaper', marker + '-agent', 'race')}", timeout=120
+        )
+        result.assert_outcomes(passed=1)
+        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        assert not left.parent.exists()
+    finally:
+        orphan.kill()
+        orphan.wait()
+        survivors(marker, settle_s=0)

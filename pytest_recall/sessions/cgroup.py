@@ -5,7 +5,8 @@ uid or by dropping its environment, and ``cgroup.kill`` kills every member at
 once, including the ones forked while it runs. So where the harness may make
 cgroups (root, or a delegated subtree), every session gets one:
 
-1. ``mkdir`` a cgroup beside the harness's own;
+1. ``mkdir`` a cgroup under ``recall-<harness pid>``, beside the harness's own
+   cgroup (the folder of a harness that was killed is swept by the next run);
 2. move the harness into it for the instant of the spawn, and back
    (``posix_spawn`` cannot place a child in a cgroup; the child stays where it
    was born);
@@ -18,6 +19,7 @@ every process that carries the session token (:mod:`pytest_recall.sessions.reape
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -31,7 +33,7 @@ EMPTY_TIMEOUT_S = 5.0
 
 
 @functools.cache
-def _cgroup2_home() -> Path | None:
+def cgroup2_home() -> Path | None:
     """The directory of the harness's own cgroup on the cgroup v2 hierarchy, or None."""
     try:
         mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
@@ -64,11 +66,12 @@ class SessionCgroup:
 
     @classmethod
     def create(cls, name: str) -> SessionCgroup | None:
-        """A new, empty cgroup beside the harness's own; None where cgroups cannot be made or used here."""
-        home = _cgroup2_home()
-        if home is None or not available():
+        """A new, empty cgroup for one session; None where cgroups cannot be made or used here."""
+        home = cgroup2_home()
+        parent = _run_cgroup()
+        if home is None or parent is None:
             return None
-        path = home / f"recall-{name}"
+        path = parent / name
         try:
             path.mkdir()
         except OSError:
@@ -100,6 +103,45 @@ class SessionCgroup:
         _wait_empty(self.path / "cgroup.events", EMPTY_TIMEOUT_S)
         with contextlib.suppress(OSError):
             self.path.rmdir()
+
+
+@functools.cache
+def _run_cgroup() -> Path | None:
+    """``recall-<pid>`` beside the harness's cgroup: this process's sessions live under it.
+
+    Made once, removed at exit. Folders of harnesses that no longer run (a
+    killed xdist worker, say) are swept first: whatever still runs in them is
+    what a dead harness left behind, and is killed.
+    """
+    home = cgroup2_home()
+    if home is None or not available():
+        return None
+    _sweep(home)
+    parent = home / f"recall-{os.getpid()}"
+    try:
+        parent.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    atexit.register(_remove_tree, parent)
+    return parent
+
+
+def _sweep(home: Path) -> None:
+    for folder in home.glob("recall-*"):
+        pid = folder.name.removeprefix("recall-")
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            _remove_tree(folder)
+
+
+def _remove_tree(parent: Path) -> None:
+    """Kill, empty and remove every session cgroup under ``parent``, then ``parent``."""
+    with contextlib.suppress(OSError):
+        for session in parent.iterdir():
+            if session.is_dir():
+                ended = SessionCgroup(session, parent)
+                ended.kill()
+                ended.remove()
+        parent.rmdir()
 
 
 def _wait_empty(events: Path, timeout_s: float) -> None:
@@ -136,10 +178,10 @@ def _write(path: Path, text: str) -> None:
 @functools.cache
 def available() -> bool:
     """True when this process can make a cgroup with ``cgroup.kill``, enter it and leave it again (probed once)."""
-    home = _cgroup2_home()
+    home = cgroup2_home()
     if home is None:
         return False
-    probe = home / f"recall-probe-{os.getpid()}"
+    probe = home / f"recall-probe-{os.getpid()}-{time.monotonic_ns()}"
     try:
         probe.mkdir()
     except OSError:
@@ -162,7 +204,7 @@ def available() -> bool:
 def tracking_line() -> str:
     """How sessions are tracked here, for the header: the strength of the 'nothing left running' promise."""
     if available():
-        return f"sessions are tracked by a cgroup v2 each, under {_cgroup2_home()}, and killed with cgroup.kill"
+        return f"sessions are tracked by a cgroup v2 each, under {cgroup2_home()}, and ended with cgroup.kill"
     return (
         "no writable cgroup v2 here: leftovers are found by process group and session token, which a process "
         "that both leaves its group and drops its environment or outruns the scan can escape"
