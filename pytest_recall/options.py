@@ -173,6 +173,14 @@ OPTIONS = (
         "Python installation, such as the agent's own install or source checkout.",
     ),
     Option(
+        "recall_sandbox_net",
+        "With --recall-sandbox=bwrap, each session's network: 'private' (default) gives every session a network "
+        "namespace of its own, with outbound connections and the host's loopback ports through pasta (Debian's "
+        "passt), so sessions cannot reach each other over abstract sockets or loopback; 'host' shares the "
+        "harness's network; 'none' gives no network at all.",
+        "private",
+    ),
+    Option(
         "recall_session",
         "Run every case in this session mode, whatever its case.toml or suite.toml says: 'fresh' starts a new "
         "process per step with the prompt in argv; 'continue' sends every step, in turn, to one live process on "
@@ -265,6 +273,7 @@ class Settings:
     shard_durations_path: Path | None = None
     sandbox: str = "none"
     sandbox_binds: tuple[Path, ...] = ()
+    sandbox_net: str = "private"
     session: str | None = None
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
@@ -282,6 +291,7 @@ class Settings:
         return {
             "sandbox": self.sandbox,
             "sandbox_binds": [str(path) for path in self.sandbox_binds],
+            "sandbox_net": self.sandbox_net if self.sandbox != "none" else None,
             "home": self.home_mode,
             "home_copy": [f"{copy.source}:{copy.dest}" for copy in self.home_copy],
             "workdir": self.workdir_mode,
@@ -509,6 +519,7 @@ def _check_suite_scope(config: pytest.Config, settings: Settings) -> None:
 
 
 SANDBOXES = ("none", "bwrap")
+NETWORKS = ("private", "host", "none")
 
 
 def _sandbox(config: pytest.Config) -> dict[str, Any]:
@@ -520,7 +531,7 @@ def _sandbox(config: pytest.Config) -> dict[str, Any]:
     for bind in binds:
         if sandbox != "none" and not bind.exists():
             raise pytest.UsageError(f"--recall-sandbox-bind: {bind} does not exist; fix the path or drop it")
-    return {"sandbox": sandbox, "sandbox_binds": binds}
+    return {"sandbox": sandbox, "sandbox_binds": binds, "sandbox_net": _choice(config, "recall_sandbox_net", NETWORKS)}
 
 
 def resolve_command_paths(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:

@@ -33,6 +33,7 @@ from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.sandbox_setup import check_sandbox
 from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.sessions.cgroup import tracking_line
 from pytest_recall.signals import TerminationSignals
 from pytest_recall.suites.suite_file import is_suite_dir
 from pytest_recall.task_graders import TaskGraders
@@ -127,6 +128,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines.extend(f"recall: {note}" for note in settings.created_outside)
     if settings.home_mode == "user" and settings.argv:
         lines.append(f"recall: {shared_home_warning(settings.sandbox == 'bwrap')}")
+    if settings.argv:
+        lines.append(f"recall: {tracking_line()}")
     for given, resolved in settings.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.options import Settings
+from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.rooms import SessionRooms
 from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv
 from pytest_recall.sessions.spawn import AgentStartError
@@ -48,6 +49,7 @@ class SessionSandbox:
 
     binds: tuple[Path, ...]
     hide: tuple[Path, ...]
+    network: Network = "host"
 
     def __call__(self, argv: list[str], rooms: SessionRooms) -> list[str]:
         spec = SandboxSpec(
@@ -57,6 +59,7 @@ class SessionSandbox:
             binds=self.binds,
             cost_file_dir=rooms.harness,
             hide=self.hide,
+            network=self.network,
         )
         try:
             return wrap_argv(argv, spec)
@@ -75,14 +78,52 @@ def session_sandbox(config: pytest.Config, settings: Settings, case_folders: Ite
     if settings.sandbox != "bwrap":
         return None
     folders = unique([absolute_path(folder) for folder in case_folders])
+    repositories = unique(git_dir for folder in folders for git_dir in repository_dirs(folder))
     for bind in settings.sandbox_binds:
+        real_bind = Path(os.path.realpath(bind))
         for folder in folders:
-            if bind == folder or folder in bind.parents:
+            if _within(real_bind, Path(os.path.realpath(folder))):
                 raise pytest.UsageError(
                     f"--recall-sandbox-bind: {bind} lies in the case folder {folder}, which agents must not see; "
                     "bind only the agent's own folder"
                 )
-    return SessionSandbox(binds=settings.sandbox_binds, hide=unique([*folders, *hidden_paths(config, settings)]))
+        for git_dir in repositories:
+            if _within(real_bind, git_dir):
+                raise pytest.UsageError(
+                    f"--recall-sandbox-bind: {bind} lies in {git_dir}, the git repository that holds the cases "
+                    "(its objects hold the answers); bind only the agent's own folder"
+                )
+    hide = [*folders, *repositories, *hidden_paths(config, settings)]
+    return SessionSandbox(binds=settings.sandbox_binds, hide=unique(hide), network=_network(settings))
+
+
+def repository_dirs(folder: Path) -> tuple[Path, ...]:
+    """The git directories of the repository that holds ``folder``: its ``.git``, and for a worktree or
+    submodule (a ``.git`` file) the directory it names and that one's common directory, where objects live."""
+    for parent in (Path(os.path.realpath(folder)), *Path(os.path.realpath(folder)).parents):
+        dot_git = parent / ".git"
+        if dot_git.is_dir():
+            return (dot_git,)
+        if dot_git.is_file():
+            found = [dot_git]
+            try:
+                line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return tuple(found)
+            if line.startswith("gitdir:"):
+                git_dir = Path(os.path.realpath(parent / line.removeprefix("gitdir:").strip()))
+                found.append(git_dir)
+                try:
+                    common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+                    found.append(Path(os.path.realpath(git_dir / common)))
+                except OSError:
+                    pass
+            return tuple(path for path in found if path.exists())
+    return ()
+
+
+def _within(path: Path, ancestor: Path) -> bool:
+    return path == ancestor or ancestor in path.parents
 
 
 def hidden_paths(config: pytest.Config, settings: Settings) -> tuple[Path, ...]:
@@ -106,18 +147,27 @@ def check_sandbox(config: pytest.Config, settings: Settings) -> None:
     problem = check_bwrap()
     if problem is not None:
         raise pytest.UsageError(f"--recall-sandbox=bwrap: {problem}")
-    hidden = hidden_paths(config, settings)
+    if settings.sandbox_net == "private" and (problem := check_pasta()) is not None:
+        raise pytest.UsageError(
+            f"--recall-sandbox-net=private: {problem}; or pass --recall-sandbox-net=host to share the network "
+            "(concurrent sessions can then reach each other) or =none for no network"
+        )
+    hidden = {Path(os.path.realpath(path)) for path in hidden_paths(config, settings)}
     for bind in settings.sandbox_binds:
-        if bind in hidden:
+        if Path(os.path.realpath(bind)) in hidden:
             # Hiding a path covers whatever is bound at that same path, so the two cannot both hold.
             raise pytest.UsageError(
                 f"--recall-sandbox-bind: {bind} is also a path agents must not see (cases given to pytest, "
                 "reports, logs, basetemp or the temporary root); bind a narrower folder"
             )
-    _check_reachable(settings.argv[0], settings.sandbox_binds)
+    _check_reachable(settings.argv[0], settings.sandbox_binds, _network(settings))
 
 
-def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:
+def _network(settings: Settings) -> Network:
+    return "private" if settings.sandbox_net == "private" else "none" if settings.sandbox_net == "none" else "host"
+
+
+def _check_reachable(program: str, binds: tuple[Path, ...], network: Network) -> None:
     """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too.
 
     Both the path as given and the file a symlink ends at are checked: binding
@@ -131,7 +181,7 @@ def _check_reachable(program: str, binds: tuple[Path, ...]) -> None:
     with tempfile.TemporaryDirectory(prefix="recall-sandbox-probe-") as probe_dir:
         rooms = SessionRooms(workdir=Path(probe_dir), scope=Path(probe_dir), home=None, harness=Path(probe_dir))
         try:
-            argv = SessionSandbox(binds, ())([sys.executable, "-I", "-c", _REACHABLE_PROBE, *needed], rooms)
+            argv = SessionSandbox(binds, (), network)([sys.executable, "-I", "-c", _REACHABLE_PROBE, *needed], rooms)
             probe = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False)
         except (AgentStartError, OSError, subprocess.TimeoutExpired) as exc:
             raise pytest.UsageError(f"--recall-sandbox=bwrap: could not probe the sandbox: {exc}") from None

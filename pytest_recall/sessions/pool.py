@@ -35,6 +35,8 @@ Flow = Generator[SessionSpec | Pause, SessionResult, CaseRun]
 class _InFlight:
     flow: Flow
     outcome: CaseRun | None = None
+    # An exception the case's own flow raised: it belongs to that case's item, whichever item was running.
+    failure: BaseException | None = None
 
 
 class CasePool:
@@ -67,6 +69,9 @@ class CasePool:
             except StopIteration as stop:
                 state.outcome = stop.value
                 return
+            except Exception as exc:
+                state.failure = exc
+                return
             if isinstance(spec, Pause):
                 self._paused[key] = spec.until
                 return
@@ -75,22 +80,37 @@ class CasePool:
             except AgentStartError as exc:
                 pending, result = exc, None
                 continue
+            except Exception as exc:
+                # Whatever else goes wrong starting a session (no descriptors left, no memory
+                # for the pty): the case cannot run now, and it says so as its own error.
+                text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+                pending, result = AgentStartError(f"could not start a session: {text}"), None
+                continue
             self._owner[session] = key
             return
 
     def wait(self, key: str) -> CaseRun:
         """Drive every case in flight until ``key`` is done, then hand it over."""
         state = self._flows[key]
-        while state.outcome is None:
+        while state.outcome is None and state.failure is None:
             now = time.monotonic()
             if self._resume_due(now, key):
                 continue
+            if key not in self._owner.values() and key not in self._paused:
+                # No session of this case is in flight and it is not paused, so no event can ever
+                # advance it: a bug, not a wait.
+                state.failure = RuntimeError(f"case {key} has no session in flight and no outcome")
+                break
             next_resume = min(self._paused.values(), default=None)
             for session in self.driver.step(max_wait_s=None if next_resume is None else next_resume - now):
                 owner = self._owner.pop(session)
                 assert session.finished is not None
                 self._advance(owner, session.finished)
         del self._flows[key]
+        if state.failure is not None:
+            state.flow.close()
+            raise state.failure
+        assert state.outcome is not None
         return state.outcome
 
     def _resume_due(self, now: float, key: str) -> bool:

@@ -52,12 +52,40 @@ def kill_tagged_processes(
         # The substring test is cheap and almost always false; only a hit is split to confirm it.
         if environ is not None and marker in environ and marker in environ.split(b"\0"):
             counted = uncounted_group is None or process_group(entry) != uncounted_group
-            try:
-                os.kill(int(entry), signal.SIGKILL)
-                killed += counted
-            except OSError:
-                pass
+            if _kill_if_tagged(int(entry), marker) and counted:
+                killed += 1
     return killed
+
+
+def _kill_if_tagged(pid: int, marker: bytes) -> bool:
+    """SIGKILL ``pid`` through a pidfd, if the process the pidfd holds still carries ``marker``.
+
+    The pidfd pins one process: read after it is opened, ``/proc/<pid>/environ``
+    is that process's while it lives, and the signal reaches it or nothing, never
+    a newcomer that was given the pid after the first read.
+    """
+    opener, sender = getattr(os, "pidfd_open", None), getattr(signal, "pidfd_send_signal", None)
+    if opener is None or sender is None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            return True
+        except OSError:
+            return False
+    try:
+        pidfd = opener(pid)
+    except OSError:
+        return False
+    try:
+        environ = _environ_of(str(pid), None)
+        sender(pidfd, 0)  # still the process whose environ was just read
+        if environ is None or marker not in environ.split(b"\0"):
+            return False
+        sender(pidfd, signal.SIGKILL)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(pidfd)
 
 
 def process_group(pid: str) -> int | None:
@@ -100,19 +128,21 @@ def _proc_int(path: str) -> int | None:
 PID_MAX = _proc_int("/proc/sys/kernel/pid_max")
 
 
-def _environ_of(pid: str, uid: int) -> bytes | None:
+def _environ_of(pid: str, uid: int | None) -> bytes | None:
     """The environment block of process ``pid`` if it runs as ``uid``; None when unreadable or not ours.
 
     This runs for every process on the machine at the end of every session,
     so it uses bare descriptors: the file's owner is the process's owner,
     which saves a ``stat`` of the directory and the cost of a file object.
+    For root (``uid`` 0) and for None every readable process counts: a
+    daemon that changed its uid still carries the token it was started with.
     """
     try:
         fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
     except OSError:
         return None
     try:
-        if os.fstat(fd).st_uid != uid:
+        if uid and os.fstat(fd).st_uid != uid:
             return None
         chunks = []
         while chunk := os.read(fd, ENVIRON_CHUNK):

@@ -203,12 +203,14 @@ def remove_tree(path: Path) -> None:
     """Remove a directory an agent may have made hard to remove (read-only dirs)."""
 
     def make_writable_and_retry(function: Callable[..., Any], target: str, _exc: object) -> None:
+        """Once more after making it writable; best effort, since removal must never hide why a case failed
+        (with no descriptors left, say, even the walk fails, and rmtree's failing call may need more arguments)."""
         try:
             os.chmod(os.path.dirname(target), stat.S_IRWXU)
             os.chmod(target, stat.S_IRWXU)
-        except OSError:
+            function(target)
+        except (OSError, TypeError):
             pass
-        function(target)
 
     try:
         # Many steps leave their directory empty: one rmdir then, instead of rmtree's walk

@@ -23,7 +23,12 @@ carries state into the next session. The sandbox closes those channels:
   but the agent has no controlling terminal: opening ``/dev/tty`` fails.
 * All capabilities are dropped, and bwrap sets no_new_privs, so even root inside
   the sandbox cannot unmount a mask or mount the host's disks.
-* The network is shared on purpose, because agents call their model APIs.
+* The network is private by default: pasta (:mod:`pytest_recall.sessions.network`) gives every
+  session a network namespace of its own with outbound access, because agents
+  call their model APIs, and with the host's loopback ports, where a local model
+  server listens. Abstract UNIX sockets belong to a network namespace, so
+  concurrent sessions cannot meet there. ``host`` shares the harness's network;
+  ``none`` gives none.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
+
+from pytest_recall.sessions.network import Network, in_private_network
 
 __all__ = ["SandboxSpec", "check_bwrap", "default_binds", "wrap_argv"]
 
@@ -82,6 +89,8 @@ class SandboxSpec:
     binds: tuple[Path, ...]
     cost_file_dir: Path | None
     hide: tuple[Path, ...] = ()
+    # "private": a network namespace of its own, given outbound access by pasta; "host": the harness's; "none".
+    network: Network = "host"
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +159,8 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
     system_links, read_only = _system_dirs()
     read_only += [*_resolver_dirs(), *default_binds(), *user_binds]
     read_only = [path for path in unique(read_only) if not _covered_by(path, read_only)]
-    hidden = [path for path in unique(map(absolute_path, hide)) if _must_hide(path, read_only)]
+    spellings = [spelling for path in unique(map(absolute_path, hide)) for spelling in _spellings(path, read_only)]
+    hidden = [path for path in unique(spellings) if _must_hide(path, read_only)]
 
     mounts = [_Mount("tmpfs", Path("/tmp"))]
     if spec.home is None:
@@ -159,7 +169,11 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
     mounts += [_Mount("hide", path) for path in hidden]
     mounts += [_Mount("rw", path) for path in unique(read_write)]
 
-    command = ["bwrap", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    # A user namespace even as root (where bwrap makes none unless asked): a user keyring of its own.
+    command = ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    command += ["--cap-drop", "ALL"]
+    if spec.network == "none":
+        command.append("--unshare-net")
     for link in system_links:
         command += ["--symlink", os.readlink(link), str(link)]
     command += ["--proc", "/proc", "--dev", "/dev"]
@@ -168,6 +182,8 @@ def wrap_argv(argv: Sequence[str], spec: SandboxSpec) -> list[str]:
     command += ["--remount-ro", "/", "--chdir", str(read_write[0])]
     # Host values would point at paths that do not exist inside.
     command += ["--setenv", "HOME", str(home), "--setenv", "TMPDIR", "/tmp"]
+    if spec.network == "private":
+        return in_private_network([*command, "--", *argv])
     return [*command, "--", *argv]
 
 
@@ -250,6 +266,22 @@ def _usual_home() -> Path:
     if home == Path("/") or any(_within(system_dir, home) for system_dir in SYSTEM_DIRS):
         return FALLBACK_HOME
     return home
+
+
+def _spellings(path: Path, binds: Iterable[Path]) -> list[Path]:
+    """Every path at which ``path`` shows inside the sandbox.
+
+    That is the spelling given, its real path, and its place under each bind
+    that reaches it through another spelling (a bind of ``real`` shows the cases
+    given to pytest as ``link/cases`` at ``real/cases``, and the other way round).
+    """
+    real = Path(os.path.realpath(path))
+    found = [path, real]
+    for bind in binds:
+        bind_real = Path(os.path.realpath(bind))
+        if _within(real, bind_real):
+            found.append(bind / real.relative_to(bind_real))
+    return found
 
 
 def _must_hide(path: Path, read_only: Iterable[Path]) -> bool:

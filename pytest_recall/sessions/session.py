@@ -2,8 +2,9 @@
 
 The driver (:mod:`pytest_recall.sessions.driver`) feeds each session the
 events of its descriptors; this module decides what they mean. The session
-ends when its main process exits: whatever it left behind is killed then
-(:mod:`pytest_recall.sessions.reaper`).
+ends when its main process exits: whatever it left behind is killed then,
+through the session's cgroup (:mod:`pytest_recall.sessions.cgroup`) where
+there is one, else by group and token (:mod:`pytest_recall.sessions.reaper`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from pathlib import Path
 
 from pytest_recall.cases.runs import SessionResult, TurnResult
 from pytest_recall.sessions.capture import HeadTailBuffer
-from pytest_recall.sessions.reaper import SESSION_TOKEN_VAR, kill_tagged_processes, pids_allocated_since, signal_group
+from pytest_recall.sessions.cgroup import SessionCgroup
+from pytest_recall.sessions.reaper import (
+    SESSION_TOKEN_VAR,
+    kill_tagged_processes,
+    pids_allocated_since,
+    process_group,
+    signal_group,
+)
 from pytest_recall.sessions.spawn import AgentProcess, spawn_agent
 
 READ_CHUNK = 1 << 16
@@ -79,13 +87,22 @@ class RunningSession:
         self.kill_at: float | None = None
         self.timed_out = False
         self.finished: SessionResult | None = None
+        # Where the machine allows it, the session's processes are born in a cgroup of their own.
+        self.cgroup = SessionCgroup.create(self.token)
         try:
             self.child: AgentProcess = spawn_agent(
-                spec.argv, cwd=str(spec.cwd), env=env, live=bool(spec.turns), stdin_pipe=spec.stdin is not None
+                spec.argv,
+                cwd=str(spec.cwd),
+                env=env,
+                live=bool(spec.turns),
+                stdin_pipe=spec.stdin is not None,
+                cgroup=self.cgroup,
             )
         except BaseException:
             # Ctrl-C between the spawn and its return: the child exists but no one holds it yet.
-            kill_tagged_processes(self.token)
+            self._kill_everything()
+            if self.cgroup is not None:
+                self.cgroup.remove()
             raise
         self.pidfd = self.child.pidfd
         self.stdout_fd: int | None = self.child.terminal_fd
@@ -249,11 +266,17 @@ class RunningSession:
         # Leftovers are counted before the group is killed, so the count says what the agent
         # left running rather than how fast the kernel reaped it. After a timeout the group
         # has been signalled already: only processes that left it count then.
-        leftovers = kill_tagged_processes(
-            self.token,
-            uncounted_group=self.child.pid if self.timed_out else None,
-            candidates=pids_allocated_since(self.child.pid, self.started),
-        )
+        uncounted_group = self.child.pid if self.timed_out else None
+        if self.cgroup is not None:
+            leftovers = self._cgroup_leftovers(uncounted_group)
+            self.cgroup.kill()
+        else:
+            leftovers = kill_tagged_processes(
+                self.token,
+                uncounted_group=uncounted_group,
+                candidates=pids_allocated_since(self.child.pid, self.started),
+            )
+        # The main process is a zombie until reaped below, so the group's id is still this session's.
         signal_group(self.child.pid, signal.SIGKILL)
         # Everything that could write is dead now, so draining terminates.
         if self.stdout_fd is not None:
@@ -264,6 +287,9 @@ class RunningSession:
                 pass
         self.child.reap()
         self.child.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         if self._in_flight is not None:
             # The session ended mid-turn: what the agent said so far, its ready prompt cut off if it shows.
             text = self._since_send.decode("utf-8", "replace")
@@ -289,9 +315,23 @@ class RunningSession:
     def abort(self) -> None:
         """Used on interrupt: nothing of the agent may outlive the harness."""
         signal_group(self.child.pid, signal.SIGKILL)
-        kill_tagged_processes(self.token)
+        self._kill_everything()
         with contextlib.suppress(Exception):
             self.finish()
+
+    def _kill_everything(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.kill()
+        else:
+            kill_tagged_processes(self.token)
+
+    def _cgroup_leftovers(self, uncounted_group: int | None) -> int:
+        """The processes still in the session's cgroup besides the main one, counted before they are killed."""
+        assert self.cgroup is not None
+        pids = [pid for pid in self.cgroup.pids() if pid != self.child.pid]
+        if uncounted_group is None:
+            return len(pids)
+        return sum(process_group(str(pid)) != uncounted_group for pid in pids)
 
 
 def _readable_now(fd: int) -> bool:

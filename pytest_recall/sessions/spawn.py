@@ -11,7 +11,10 @@ starts. It reads top to bottom:
    cheaper than ptyprocess's ``fork`` of the whole pytest process. Right
    after ``setsid`` the child opens the terminal by name, which makes it its
    controlling terminal exactly as ``pty.fork`` would. Where that does not
-   hold (outside Linux), ptyprocess's public ``spawn`` starts it instead;
+   hold (outside Linux), ptyprocess's public ``spawn`` starts it instead.
+   The child is born in the session's cgroup where there is one
+   (:mod:`pytest_recall.sessions.cgroup`), with a new session keyring
+   (:mod:`pytest_recall.sessions.keyring`);
 5. hand the terminal to pexpect's ``fdspawn``, through which live turns
    are sent, and watch the process through a pidfd.
 
@@ -25,6 +28,7 @@ line discipline has (4095 bytes a line), and no size limit, which argv has
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -39,6 +43,9 @@ from typing import Any
 import pexpect
 import pexpect.fdpexpect
 import ptyprocess  # type: ignore[import-untyped]
+
+from pytest_recall.sessions.cgroup import SessionCgroup
+from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
 
 # Rows and columns of every session's terminal: wide, so answers are not wrapped.
 TERMINAL_SIZE = (24, 200)
@@ -70,6 +77,9 @@ class AgentProcess:
         self.eof_byte = _eof_byte(terminal_fd)
         self.exit_code: int | None = None
         self.signal: int | None = None
+        # The session keyring this process was started with, cleared when the session ends.
+        self.keyring: int | None = None
+        self._exited = False
         self._reaped = False
 
     def close_stdin(self) -> None:
@@ -83,36 +93,49 @@ class AgentProcess:
         return int(self.terminal.send(data))
 
     def poll(self) -> bool:
-        """True once the main process has exited (and was reaped, so its status is known)."""
-        if self._reaped:
+        """True once the main process has exited; its status is known then.
+
+        It is not reaped here (``WNOWAIT``): until :meth:`reap`, it stays a
+        zombie, which keeps its pid, and so its process group's id, from being
+        reused, and signalling the group by number stays safe.
+        """
+        if self._exited:
             return True
         try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
-            self._reaped = True
+            self._exited = self._reaped = True
             return True
-        if pid == 0:
+        if info is None or info.si_pid == 0:
             return False
-        self._record(status)
+        self._exited = True
+        if info.si_code == os.CLD_EXITED:
+            self.exit_code = info.si_status
+        else:
+            self.signal = info.si_status
         return True
-
-    def _record(self, status: int) -> None:
-        self._reaped = True
-        if os.WIFEXITED(status):
-            self.exit_code = os.WEXITSTATUS(status)
-        elif os.WIFSIGNALED(status):
-            self.signal = os.WTERMSIG(status)
 
     def reap(self) -> None:
         """Make sure the main process is gone and its status known; it cannot outlive its session."""
         if not self.poll():
             # Unreaped, so its pid cannot have been reused: signalling it by number is safe.
             os.kill(self.pid, signal.SIGKILL)
-            self._record(os.waitpid(self.pid, 0)[1])
+            status = os.waitpid(self.pid, 0)[1]
+            self._exited = self._reaped = True
+            if os.WIFEXITED(status):
+                self.exit_code = os.WEXITSTATUS(status)
+            elif os.WIFSIGNALED(status):
+                self.signal = os.WTERMSIG(status)
+        if not self._reaped:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self._reaped = True
 
     def close(self) -> None:
-        """Close every descriptor; the caller has made sure the process is gone."""
+        """Close every descriptor and empty the session keyring; the caller has made sure the process is gone."""
         self.close_stdin()
+        clear_keyring(self.keyring)
+        self.keyring = None
         self.terminal.close()
         os.close(self.stderr_fd)
         if self.pidfd is not None:
@@ -121,25 +144,38 @@ class AgentProcess:
 
 
 def spawn_agent(
-    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], live: bool, stdin_pipe: bool = False
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    live: bool,
+    stdin_pipe: bool = False,
+    cgroup: SessionCgroup | None = None,
 ) -> AgentProcess:
-    """Start one agent session; raises :class:`AgentStartError` with a line for the user."""
+    """Start one agent session, in ``cgroup`` if given; raises :class:`AgentStartError` with a line for the user."""
     _refuse_nul_bytes(argv, env)
     program = pexpect.which(argv[0], env=dict(env))
     if program is None:
         if os.sep in argv[0] and os.path.isfile(argv[0]):
             raise AgentStartError(f"agent command {argv[0]!r} is not executable; check its permissions or --recall-cmd")
         raise AgentStartError(f"agent command {argv[0]!r} was not found on PATH; check --recall-cmd")
-    stderr_read, stderr_write = os.pipe()
+    try:
+        stderr_read, stderr_write = os.pipe()
+        stdin_read, stdin_write = os.pipe() if stdin_pipe else (None, None)
+    except OSError as exc:
+        # EMFILE, ENFILE: this case cannot run now; the error is its own, not the run's.
+        raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
     os.set_blocking(stderr_read, False)
-    stdin_read, stdin_write = os.pipe() if stdin_pipe else (None, None)
     if stdin_write is not None:
         os.set_blocking(stdin_write, False)
+    # The child inherits the harness's session keyring: a new one for every session.
+    keyring = join_fresh_session_keyring()
     try:
-        if POSIX_SPAWN_GIVES_A_TERMINAL:
-            pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
-        else:
-            pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
+        with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
+            if POSIX_SPAWN_GIVES_A_TERMINAL:
+                pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
+            else:
+                pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
     except BaseException as exc:
         for fd in (stderr_read, stdin_write):
             if fd is not None:
@@ -153,6 +189,7 @@ def spawn_agent(
             if fd is not None:
                 os.close(fd)
     process = AgentProcess(pid, terminal_fd, stderr_read, stdin_write)
+    process.keyring = keyring
     if not live:
         # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
         # ("press enter"); end of file there too, or it waits for a person until the timeout.
