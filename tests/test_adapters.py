@@ -296,3 +296,28 @@ def test_adapter_exits_non_zero_when_the_model_is_unreachable(adapter_run, monke
 
     assert result.ret not in (0, 127)
     assert result.outlines == [], "a failed step printed an answer"
+
+
+@pytest.mark.parametrize("cli", ["llm", "codex"])
+def test_preflight_stops_the_run_before_any_case_when_the_model_server_is_down(adapter_run, cli):
+    run = adapter_run(cli, "memory")
+    run.server.close()
+
+    result = run.pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        str(run.pytester.path / "cases"),
+        f"--recall-cmd={shlex.join([str(Path(sys.executable).with_name(run.adapter.script)), *run.wiring.extra_args])}",
+        f"--recall-home-copy={','.join(run.wiring.home_files)}",
+        f"--recall-report={run.report_path}",
+        "--recall-preflight",
+        "--recall-timeout=120",
+        timeout=600,
+    )
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--recall-preflight: the agent failed on a trivial prompt, so no case was run*", "*unreachable*"]
+    )
+    assert not run.report_path.exists(), "a case ran after the preflight failed"
+    assert run.requests() == [], "the server was down: no request can have reached it"
