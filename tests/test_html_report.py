@@ -202,3 +202,15 @@ def test_a_report_without_statistics_gets_them_computed() -> None:
 def test_a_nearly_empty_report_still_renders() -> None:
     parsed = parse(render_html({"passed": False}))
     assert parsed.problems == [] and parsed.stack == []
+
+
+def test_escaping_is_a_type_so_plain_text_is_escaped_wherever_it_lands():
+    from markupsafe import Markup
+
+    from pytest_recall.reporting import html
+
+    row = html._row("td", ["<script>alert(1)</script>", Markup("<b>kept</b>")])
+    assert isinstance(row, Markup)
+    assert "&lt;script&gt;" in row and "<b>kept</b>" in row
+    label = html._tag("text", "<tspan onload=x>")
+    assert "<tspan" not in label and "&lt;tspan" in label

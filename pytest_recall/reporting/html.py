@@ -5,18 +5,22 @@ carries everything inline: CSS in a ``<style>``, charts as SVG drawn here, no
 script at all (``<details>`` does the folding), and a Content-Security-Policy
 that blocks any script or remote load that escaping might ever let through.
 Agent output is hostile by assumption: every string is cleaned of characters
-HTML forbids and escaped before it reaches the page.
+HTML forbids and escaped before it reaches the page. Escaping is a type, not a
+convention: every piece of markup is a ``markupsafe.Markup``, and any plain
+string that meets one is escaped on the way in, so raw text can never be
+mistaken for markup.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from markupsafe import Markup, escape
 
 from pytest_recall.reporting.summary import counted, run_unit
 from pytest_recall.scoring.stats import summarize
@@ -57,15 +61,16 @@ def render_html(report: Mapping[str, Any]) -> str:
             "Control runs", "Only the last step, in a fresh scope: what the agent scores without memory.", control
         ),
     ]
-    body = "\n".join(s for s in sections if s)
-    return (
+    body = Markup("\n").join(s for s in sections if s)
+    title = f"pytest-recall: {'PASS' if report.get('passed') else 'FAIL'} {_percent(_number(report.get('score')))}"
+    page = Markup(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         'img-src data:">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<link rel="icon" href="data:,">\n'
-        f"<title>pytest-recall: {'PASS' if report.get('passed') else 'FAIL'} {_percent(_number(report.get('score')))}"
-        f"</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n"
-    )
+        "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n{}\n</main>\n</body>\n</html>\n"
+    ).format(title, Markup(CSS), body)
+    return str(page)
 
 
 def _summary(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -75,15 +80,15 @@ def _summary(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) ->
     return summarize(records)
 
 
-def clean(value: Any) -> str:
+def clean(value: Any) -> Markup:
     """Text safe to place anywhere in the page: forbidden characters made visible, then escaped."""
     if value is None:
-        return ""
+        return Markup("")
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     text = _FORBIDDEN.sub(_visible, _CARRIAGE_RETURN.sub("\n", strip_escapes(text)))
     if _ASTRAL.search(text):
         text = _ASTRAL_NONCHARACTERS.sub("\ufffd", text)
-    return html.escape(text, quote=True)
+    return escape(text)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -126,7 +131,7 @@ def _interval_text(interval: Mapping[str, Any] | None) -> str:
     )
 
 
-def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str:
+def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Markup:
     passed = bool(report.get("passed"))
     score, threshold = _number(report.get("score")), _number(report.get("threshold"))
     interval = stats.get("confidence")
@@ -148,15 +153,20 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str
         ("total time", _seconds(_ms(report.get("latency_ms_total")))),
         ("cost", _usd(_number(report.get("cost_usd_total")))),
     ]
+    head = Markup(
+        '<header class="verdict {}">\n<div class="badge">{}</div>\n<div>\n'
+        '<h1>Recall score {}</h1>\n<p class="interval">{}</p>\n'
+    ).format(verdict.lower(), verdict, _percent(score), clean(_interval_text(interval)))
     return (
-        f'<header class="verdict {verdict.lower()}">\n<div class="badge">{verdict}</div>\n<div>\n'
-        f'<h1>Recall score {_percent(score)}</h1>\n<p class="interval">{clean(_interval_text(interval))}</p>\n'
-        + "".join(f"<p>{clean(note)}</p>\n" for note in notes if note)
-        + "</div>\n</header>\n"
+        head
+        + Markup("").join(Markup("<p>{}</p>\n").format(clean(note)) for note in notes if note)
+        + Markup("</div>\n</header>\n")
         + _bars_svg([gauge_row], domain=(0.0, 1.0), threshold=threshold, label="Score with its interval and threshold")
-        + '\n<dl class="tiles">'
-        + "".join(f"<div><dt>{clean(name)}</dt><dd>{clean(value)}</dd></div>" for name, value in tiles)
-        + f'</dl>\n<p class="command">Command: <code>{clean(report.get("command") or "–")}</code></p>'
+        + Markup('\n<dl class="tiles">')
+        + Markup("").join(
+            Markup("<div><dt>{}</dt><dd>{}</dd></div>").format(clean(name), clean(value)) for name, value in tiles
+        )
+        + Markup('</dl>\n<p class="command">Command: <code>{}</code></p>').format(clean(report.get("command") or "–"))
     )
 
 
@@ -212,30 +222,35 @@ class _Bar:
     tone: str = "neutral"
 
 
-def _tag(name: str, content: str = "", **attributes: str | float) -> str:
+def _tag(name: str, content: Markup | str = "", **attributes: str | float) -> Markup:
     """One element; attribute values are escaped and numbers rounded so output is stable and safe.
 
     A trailing underscore lets ``class_`` through Python's keywords and other
     underscores become dashes, so ``text_anchor`` writes ``text-anchor``.
     """
-    attrs = "".join(f' {key.rstrip("_").replace("_", "-")}="{_attribute(value)}"' for key, value in attributes.items())
-    return f"<{name}{attrs}>{content}</{name}>" if content or name not in _EMPTY_ELEMENTS else f"<{name}{attrs}/>"
+    attrs = Markup("").join(
+        Markup(' {}="{}"').format(key.rstrip("_").replace("_", "-"), _attribute(value))
+        for key, value in attributes.items()
+    )
+    if content or name not in _EMPTY_ELEMENTS:
+        return Markup("<{0}{1}>{2}</{0}>").format(name, attrs, content)
+    return Markup("<{}{}/>").format(name, attrs)
 
 
 _EMPTY_ELEMENTS = frozenset({"line", "rect", "path"})
 
 
-def _attribute(value: str | float) -> str:
+def _attribute(value: str | float) -> Markup | str:
     if isinstance(value, float):
         return f"{value:.1f}"
     return clean(value) if isinstance(value, str) else str(value)
 
 
-def _svg(width: int, height: int, label: str, parts: Sequence[str]) -> str:
+def _svg(width: int, height: int, label: str, parts: Sequence[Markup]) -> Markup:
     title = _tag("title", clean(label))
     return _tag(
         "svg",
-        title + "".join(parts),
+        title + Markup("").join(parts),
         class_="chart",
         viewBox=f"0 0 {width} {height}",
         width=width,
@@ -245,11 +260,13 @@ def _svg(width: int, height: int, label: str, parts: Sequence[str]) -> str:
     )
 
 
-def _section(title: str, hint: str, content: str) -> str:
-    return f'<section>\n<h2>{clean(title)}</h2>\n<p class="hint">{clean(hint)}</p>\n{content}\n</section>'
+def _section(title: str, hint: str, content: Markup) -> Markup:
+    return Markup('<section>\n<h2>{}</h2>\n<p class="hint">{}</p>\n{}\n</section>').format(
+        clean(title), clean(hint), content
+    )
 
 
-def _bars_svg(rows: Sequence[_Bar], *, domain: tuple[float, float], threshold: float | None, label: str) -> str:
+def _bars_svg(rows: Sequence[_Bar], *, domain: tuple[float, float], threshold: float | None, label: str) -> Markup:
     """Horizontal bars with interval whiskers; shared by the score gauge, categories and lift."""
     width, height = LABEL_W + PLOT_W + VALUE_W, AXIS_H + ROW_H * len(rows) + 6
     start, end = domain
@@ -270,7 +287,7 @@ def _bars_svg(rows: Sequence[_Bar], *, domain: tuple[float, float], threshold: f
     return _svg(width, height, label, parts)
 
 
-def _bar_row(row: _Bar, y: float, x: Callable[[float], float]) -> str:
+def _bar_row(row: _Bar, y: float, x: Callable[[float], float]) -> Markup:
     name = row.label if len(row.label) <= 26 else row.label[:25] + "…"
     out = [
         _tag(
@@ -290,10 +307,10 @@ def _bar_row(row: _Bar, y: float, x: Callable[[float], float]) -> str:
         path = f"M{lo:.1f} {y:.1f}H{hi:.1f}M{lo:.1f} {y - 6:.1f}V{y + 6:.1f}M{hi:.1f} {y - 6:.1f}V{y + 6:.1f}"
         out.append(_tag("path", class_="whisker", d=path))
     out.append(_tag("text", clean(row.text), class_="value", x=LABEL_W + PLOT_W + 10, y=y + 4))
-    return "".join(out)
+    return Markup("").join(out)
 
 
-def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> str:
+def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Markup:
     intervals: Mapping[str, Any] = stats.get("by_category_confidence") or {}
     scores: Mapping[str, Any] = report.get("by_category") or {}
     rows = []
@@ -307,15 +324,15 @@ def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> st
         text = f"{_percent(score)} [{_percent(low, 0)}–{_percent(high, 0)}]{count}"
         rows.append(_Bar(str(category), score, low, high, text))
     if not rows:
-        return ""
+        return Markup("")
     chart = _bars_svg(rows, domain=(0.0, 1.0), threshold=_number(report.get("threshold")), label="Score by category")
     return _section("By category", "Bars are scores, whiskers their intervals, the dashed line the threshold.", chart)
 
 
-def _lift_section(stats: Mapping[str, Any]) -> str:
+def _lift_section(stats: Mapping[str, Any]) -> Markup:
     control = stats.get("control")
     if not control:
-        return ""
+        return Markup("")
     lift = _number(control.get("lift"))
     significant = bool(control.get("lift_significant"))
     test: Mapping[str, Any] = control.get("lift_test") or {}
@@ -328,29 +345,41 @@ def _lift_section(stats: Mapping[str, Any]) -> str:
         f"p = {_p_value(test.get('p_value'))} ({test.get('method', '–')}). * marks a significant lift."
     )
     tone = "good" if significant and (lift or 0) > 0 else "warn"
-    lead = f'<p class="lead {tone}">{clean(_lift_message(test, significant))}</p>'
+    lead = Markup('<p class="lead {}">{}</p>').format(tone, clean(_lift_message(test, significant)))
     chart = (
-        _bars_svg(rows, domain=(-1.0, 1.0), threshold=None, label="Memory lift by category, in points") if rows else ""
+        _bars_svg(rows, domain=(-1.0, 1.0), threshold=None, label="Memory lift by category, in points")
+        if rows
+        else Markup("")
     )
     return _section("Memory lift", detail, lead + chart)
 
 
-def _help_harm_section(report: Mapping[str, Any]) -> str:
+def _help_harm_section(report: Mapping[str, Any]) -> Markup:
     """Every case memory helped and every case it harmed, by name: harm is never averaged away."""
     effect = report.get("help_harm")
     if not isinstance(effect, Mapping):
-        return ""
-    rows = []
-    for category, entry in sorted((effect.get("by_category") or {}).items()):
-        cells = [category, *(_case_list(entry.get(side) or []) for side in ("helped", "harmed"))]
-        cells.append(_p_value(entry.get("p_value")))
-        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in [clean(cells[0]), *cells[1:3], clean(cells[3])]))
-    table = (
-        "<table><thead><tr><th>category</th><th>helped (control failed, memory passed)</th>"
-        "<th>harmed (control passed, memory failed)</th><th>exact McNemar p</th></tr></thead><tbody>"
-        + "".join(f"{row}</tr>" for row in rows)
-        + "</tbody></table>"
+        return Markup("")
+    rows = [
+        _row(
+            "td",
+            [
+                clean(category),
+                *(_case_list(entry.get(side) or []) for side in ("helped", "harmed")),
+                _p_value(entry.get("p_value")),
+            ],
+        )
+        for category, entry in sorted((effect.get("by_category") or {}).items())
+    ]
+    head = _row(
+        "th",
+        [
+            "category",
+            "helped (control failed, memory passed)",
+            "harmed (control passed, memory failed)",
+            "exact McNemar p",
+        ],
     )
+    table = Markup("<table><thead>{}</thead><tbody>{}</tbody></table>").format(head, Markup("").join(rows))
     detail = (
         f"Over {effect.get('n', 0)} cases run both ways, memory helped {len(effect.get('helped') or [])} and "
         f"harmed {len(effect.get('harmed') or [])} (exact McNemar p = {_p_value(effect.get('p_value'))})."
@@ -358,10 +387,11 @@ def _help_harm_section(report: Mapping[str, Any]) -> str:
     return _section("Helped and harmed", detail, table)
 
 
-def _case_list(names: Sequence[Any]) -> str:
+def _case_list(names: Sequence[Any]) -> Markup:
     if not names:
-        return "–"
-    return f"{len(names)}: " + ", ".join(f"<code>{clean(name)}</code>" for name in names)
+        return Markup("–")
+    codes = Markup(", ").join(Markup("<code>{}</code>").format(clean(name)) for name in names)
+    return Markup("{}: {}").format(len(names), codes)
 
 
 def _lift_message(test: Mapping[str, Any], significant: bool) -> str:
@@ -397,10 +427,10 @@ def _p_value(value: Any) -> str:
     return "–" if p is None else f"{p:.3f}"
 
 
-def _latency_section(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+def _latency_section(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Markup:
     durations = sorted(d for d in (_number(r.get("duration_s")) for r in records) if d is not None)
     if not durations:
-        return ""
+        return Markup("")
     median, p95 = _ms(report.get("latency_ms_median")), _ms(report.get("latency_ms_p95"))
     caption = (
         f"{len(durations)} runs · median {_seconds(median)} · p95 {_seconds(p95)} · slowest {_seconds(durations[-1])}"
@@ -408,7 +438,7 @@ def _latency_section(report: Mapping[str, Any], records: Sequence[Mapping[str, A
     return _section("Latency", caption, _histogram_svg(durations, {"median": median, "p95": p95}))
 
 
-def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None]) -> str:
+def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None]) -> Markup:
     """Sorted durations binned on [0, slowest]: the shape shows timeouts and stragglers at a glance."""
     bins = min(MAX_HISTOGRAM_BINS, max(1, math.ceil(math.sqrt(len(values)))))
     top = max(values[-1], 1e-9)
@@ -445,17 +475,17 @@ def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None])
     return _svg(width, height, "Histogram of run durations in seconds", parts)
 
 
-def _epoch_section(stats: Mapping[str, Any]) -> str:
+def _epoch_section(stats: Mapping[str, Any]) -> Markup:
     per_case = stats.get("per_case")
     if not per_case:
-        return ""
+        return Markup("")
     k = stats.get("epochs")
     summary = (
         f"pass@{k} (solved in at least one of {k} epochs): {_percent(_number(stats.get('pass_at_k')))} · "
         f"pass^{k} (solved in every epoch): {_percent(_number(stats.get('pass_all_k')))} · spread is best minus worst"
     )
     head = _row("th", ["case", "category", "mean", f"pass@{k}", f"pass^{k}", "spread", "scores by epoch"])
-    body = "".join(
+    body = Markup("").join(
         _row(
             "td",
             [
@@ -465,23 +495,25 @@ def _epoch_section(stats: Mapping[str, Any]) -> str:
                 _yes(case.get("pass_at_k")),
                 _yes(case.get("pass_all_k")),
                 _percent(_number(case.get("spread")), 0),
-                " ".join(_pill(_number(s), None, f"{_number(s) or 0:.2f}") for s in case.get("scores") or []),
+                Markup(" ").join(_pill(_number(s), None, f"{_number(s) or 0:.2f}") for s in case.get("scores") or []),
             ],
         )
         for case in per_case
     )
-    return _section(
-        "Consistency across epochs", summary, f"<table>\n<thead>{head}</thead>\n<tbody>{body}</tbody>\n</table>"
+    table = Markup("<table>\n<thead>{}</thead>\n<tbody>{}</tbody>\n</table>").format(head, body)
+    return _section("Consistency across epochs", summary, table)
+
+
+def _row(cell: str, contents: Sequence[Markup | str]) -> Markup:
+    """A table row; a plain string among the contents is escaped, markup is kept."""
+    cells = Markup("").join(Markup("<{0}>{1}</{0}>").format(cell, content) for content in contents)
+    return Markup("<tr>{}</tr>\n").format(cells)
+
+
+def _case_cell(record: Mapping[str, Any]) -> Markup:
+    return Markup('<b>{}</b><br><span class="hint suite">{}</span>').format(
+        clean(record.get("id")), clean(record.get("suite"))
     )
-
-
-def _row(cell: str, contents: Sequence[str]) -> str:
-    """A table row from already-escaped cell contents."""
-    return "<tr>" + "".join(f"<{cell}>{content}</{cell}>" for content in contents) + "</tr>\n"
-
-
-def _case_cell(record: Mapping[str, Any]) -> str:
-    return f'<b>{clean(record.get("id"))}</b><br><span class="hint suite">{clean(record.get("suite"))}</span>'
 
 
 def _yes(flag: Any) -> str:
@@ -497,19 +529,21 @@ def _status(score: float | None, error: Any) -> tuple[str, str]:
     return ("PARTIAL", "warn") if score > 0 else ("FAIL", "bad")
 
 
-def _pill(score: float | None, error: Any, text: str) -> str:
-    return f'<span class="pill {_status(score, error)[1]}">{clean(text)}</span>'
+def _pill(score: float | None, error: Any, text: str) -> Markup:
+    return Markup('<span class="pill {}">{}</span>').format(_status(score, error)[1], clean(text))
 
 
 _STATUS_ORDER = {"ERROR": 0, "FAIL": 1, "PARTIAL": 2, "PASS": 3, "NO GOLD": 4}
 _CASE_COLUMNS = ("outcome", "case", "category", "epoch", "expected", "reported", "reason", "memory", "time", "cost")
 
 
-def _cases_section(title: str, hint: str, records: Sequence[Mapping[str, Any]]) -> str:
+def _cases_section(title: str, hint: str, records: Sequence[Mapping[str, Any]]) -> Markup:
     if not records:
-        return ""
-    rows = "".join(_case_rows(r) for r in sorted(records, key=_case_order))
-    table = f'<table class="cases">\n<thead>{_row("th", _CASE_COLUMNS)}</thead>\n<tbody>\n{rows}</tbody>\n</table>'
+        return Markup("")
+    rows = Markup("").join(_case_rows(r) for r in sorted(records, key=_case_order))
+    table = Markup('<table class="cases">\n<thead>{}</thead>\n<tbody>\n{}</tbody>\n</table>').format(
+        _row("th", _CASE_COLUMNS), rows
+    )
     return _section(f"{title} ({len(records)})", hint, table)
 
 
@@ -526,7 +560,7 @@ def _case_order(record: Mapping[str, Any]) -> tuple[int, float, str, str, int]:
     )
 
 
-def _case_rows(record: Mapping[str, Any]) -> str:
+def _case_rows(record: Mapping[str, Any]) -> Markup:
     score = _number(record.get("score"))
     label = _status(score, record.get("error"))[0] + ("" if score is None else f" {score:.2f}")
     steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
@@ -535,8 +569,8 @@ def _case_rows(record: Mapping[str, Any]) -> str:
         _case_cell(record),
         clean(record.get("category")),
         clean(record.get("epoch", "")),
-        f'<span class="mono">{clean(record.get("expected"))}</span>',
-        f'<span class="mono">{clean(record.get("reported"))}</span>',
+        Markup('<span class="mono">{}</span>').format(clean(record.get("expected"))),
+        Markup('<span class="mono">{}</span>').format(clean(record.get("reported"))),
         clean(record.get("error") or record.get("reason") or ""),
         _bytes(record.get("memory_bytes")),
         _seconds(_number(record.get("duration_s"))),
@@ -544,11 +578,15 @@ def _case_rows(record: Mapping[str, Any]) -> str:
     ]
     where = f"{record.get('nodeid') or ''} · content hash {record.get('content_hash') or '–'}"
     evidence = (
-        f'<details><summary>evidence: {len(steps)} step(s)</summary>\n<p class="hint mono">{clean(where)}</p>\n'
-        + "".join(_step(step) for step in steps)
-        + "</details>"
+        Markup('<details><summary>evidence: {} step(s)</summary>\n<p class="hint mono">{}</p>\n').format(
+            len(steps), clean(where)
+        )
+        + Markup("").join(_step(step) for step in steps)
+        + Markup("</details>")
     )
-    return _row("td", cells) + f'<tr class="evidence"><td colspan="{len(_CASE_COLUMNS)}">{evidence}</td></tr>\n'
+    return _row("td", cells) + Markup('<tr class="evidence"><td colspan="{}">{}</td></tr>\n').format(
+        len(_CASE_COLUMNS), evidence
+    )
 
 
 def _bytes(value: Any) -> str:
@@ -560,37 +598,46 @@ def _bytes(value: Any) -> str:
     return f"{value / 1024:.1f} KB" if value < 1 << 20 else f"{value / (1 << 20):.1f} MB"
 
 
-def _memory_listing(step: Mapping[str, Any]) -> str:
+def _memory_listing(step: Mapping[str, Any]) -> Markup:
     """The files the agent kept after this step: path, size and digest, never the content."""
     files = step.get("memory")
     if not isinstance(files, list):
-        return ""
-    rows = "".join(
+        return Markup("")
+    rows = Markup("").join(
         _row(
             "td",
-            [clean(f.get("path")), _bytes(f.get("size")), f'<span class="mono">{clean(f.get("sha256"))[:16]}</span>'],
+            [
+                clean(f.get("path")),
+                _bytes(f.get("size")),
+                Markup('<span class="mono">{}</span>').format(clean(str(f.get("sha256"))[:16])),
+            ],
         )
         for f in files
         if isinstance(f, Mapping)
     )
     count, size = clean(step.get("memory_files")), _bytes(step.get("memory_bytes"))
-    head = f"<h4>memory after this step: {count} file(s), {size}</h4>"
-    return head + (f'<table class="memory">{rows}</table>' if rows else '<p class="hint">(empty)</p>')
+    head = Markup("<h4>memory after this step: {} file(s), {}</h4>").format(count, size)
+    return head + (Markup('<table class="memory">{}</table>').format(rows) if rows else _EMPTY)
 
 
-def _pre(text: Any) -> str:
-    return f"<pre>{clean(text)}</pre>" if text else '<p class="hint">(empty)</p>'
+_EMPTY = Markup('<p class="hint">(empty)</p>')
+
+
+def _pre(text: Any) -> Markup:
+    return Markup("<pre>{}</pre>").format(clean(text)) if text else _EMPTY
 
 
 _STEP_TEXTS = (("prompt", "prompt"), ("stdout", "stdout (tail)"), ("stderr", "stderr (tail)"))
 
 
-def _step(step: Mapping[str, Any]) -> str:
+def _step(step: Mapping[str, Any]) -> Markup:
     flags = [f"exit {step.get('exit_code', '–')}", _seconds(_number(step.get("duration_s")))]
     flags += ["timed out"] * bool(step.get("timed_out")) + ["output truncated"] * bool(step.get("truncated"))
     summary = clean(f"step {step.get('step', '?')} · " + " · ".join(flags))
-    blocks = "".join(f"<h4>{name}</h4>{_pre(step.get(key))}" for key, name in _STEP_TEXTS) + _memory_listing(step)
-    return f'<details class="step"><summary>{summary}</summary>{blocks}</details>\n'
+    blocks = Markup("").join(
+        Markup("<h4>{}</h4>{}").format(name, _pre(step.get(key))) for key, name in _STEP_TEXTS
+    ) + _memory_listing(step)
+    return Markup('<details class="step"><summary>{}</summary>{}</details>\n').format(summary, blocks)
 
 
 CSS = """
