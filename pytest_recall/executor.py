@@ -55,8 +55,11 @@ class CaseExecutor:
         concurrency: int,
         resume: ResumeIndex | None = None,
         shared_scope: bool = False,
+        full_prompts: bool = False,
     ) -> None:
         self.config = config
+        # --recall-transcripts=all: records carry each prompt whole, not by reference.
+        self.full_prompts = full_prompts
         if shared_scope:
             run_settings = replace(run_settings, shared_scope=open_shared_scope(run_settings))
         self.run_settings = run_settings

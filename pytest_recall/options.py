@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds, session_fields
+from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TRANSCRIPT_MODES
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S
@@ -71,7 +72,8 @@ OPTIONS = (
     Option(
         "recall_concurrency",
         "Cases run at once inside one pytest process (default 1). Agents mostly wait on I/O, so this can far "
-        "exceed the core count; it is cheaper than as many xdist workers. Ignored inside xdist workers.",
+        "exceed the core count; it is cheaper than as many xdist workers. Under xdist it applies in each worker: "
+        "-n W runs W x N cases at once.",
         "1",
     ),
     Option(
@@ -134,6 +136,13 @@ OPTIONS = (
         "case",
     ),
     Option("recall_html", "Write the run report as one self-contained HTML page to this path at session end."),
+    Option(
+        "recall_transcripts",
+        "Which cases keep their steps' stdout and stderr in the report: 'failed' (default) those that did not "
+        "score 1.0, 'all' every case (and full prompts instead of references), 'none' no case. The run log "
+        "always keeps everything.",
+        DEFAULT_TRANSCRIPTS,
+    ),
     Option(
         "recall_sandbox",
         "How agents are confined: 'none' (default) relies on fresh processes and directories; 'bwrap' runs every "
@@ -214,6 +223,7 @@ class Settings:
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
     scope: str = "case"
+    transcripts: str = DEFAULT_TRANSCRIPTS
     # (as written, absolute) for every relative path in --recall-cmd made absolute.
     resolved_paths: tuple[tuple[str, str], ...] = ()
     # One line per output whose missing folders will be made outside the working tree.
@@ -244,6 +254,7 @@ class Settings:
             control=_switch(config, "recall_control"),
             html_path=_path(config, "recall_html"),
             scope=_choice(config, "recall_scope", SCOPES),
+            transcripts=_choice(config, "recall_transcripts", TRANSCRIPT_MODES),
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),

@@ -180,6 +180,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         concurrency=1 if in_worker else settings.concurrency,
         resume=session.config.stash.get(RESUME_KEY, None),
         shared_scope=settings.scope == "suite",
+        full_prompts=settings.transcripts == "all",
     )
     executor.plan(case_items)
     session.config.stash[EXECUTOR_KEY] = executor

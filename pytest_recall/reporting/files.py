@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -18,10 +18,42 @@ def write_json_atomic(path: Path, document: Any) -> None:
     """
 
     def fill(handle: TextIO) -> None:
-        json.dump(document, handle, indent=2, ensure_ascii=False)
+        dump_streaming(document, handle)
         handle.write("\n")
 
     _write_atomic(path, fill)
+
+
+def _streamed(value: Any) -> bool:
+    """A sequence that is not a list: records read off disk one at a time (see ``reporting.spool``)."""
+    return isinstance(value, Sequence) and not isinstance(value, (list, tuple, str, bytes))
+
+
+def dump_streaming(document: Any, handle: TextIO) -> None:
+    """``json.dump(document, handle, indent=2)``, byte for byte, without holding a streamed list whole.
+
+    A top-level value that is a lazy sequence is written one element at a
+    time, so a report of 100,000 cases never has them all in memory at once.
+    """
+    if not isinstance(document, Mapping) or not any(_streamed(value) for value in document.values()):
+        json.dump(document, handle, indent=2, ensure_ascii=False)
+        return
+    if not document:
+        handle.write("{}")
+        return
+    handle.write("{")
+    for position, (key, value) in enumerate(document.items()):
+        handle.write(("\n  " if position == 0 else ",\n  ") + json.dumps(str(key), ensure_ascii=False) + ": ")
+        if not _streamed(value):
+            handle.write(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  "))
+            continue
+        empty = True
+        for element in value:
+            text = json.dumps(element, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+            handle.write(("[\n    " if empty else ",\n    ") + text)
+            empty = False
+        handle.write("[]" if empty else "\n  ]")
+    handle.write("\n}")
 
 
 def write_text_atomic(path: Path, text: str) -> None:

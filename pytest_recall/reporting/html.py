@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.reporting.summary import counted, run_unit
+from pytest_recall.reporting.transcripts import prompt_text
 from pytest_recall.scoring.stats import summarize
 from pytest_recall.terminal_text import strip_escapes
 
@@ -531,7 +532,10 @@ def _step(step: Mapping[str, Any]) -> str:
     flags = [f"exit {step.get('exit_code', '–')}", _seconds(_number(step.get("duration_s")))]
     flags += ["timed out"] * bool(step.get("timed_out")) + ["output truncated"] * bool(step.get("truncated"))
     summary = clean(f"step {step.get('step', '?')} · " + " · ".join(flags))
-    blocks = "".join(f"<h4>{name}</h4>{_pre(step.get(key))}" for key, name in _STEP_TEXTS)
+    blocks = "".join(
+        f"<h4>{name}</h4>{_pre(prompt_text(step.get(key)) if key == 'prompt' else step.get(key))}"
+        for key, name in _STEP_TEXTS
+    )
     return f'<details class="step"><summary>{summary}</summary>{blocks}</details>\n'
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_KEY
+from pytest_recall.reporting.transcripts import prompt_field
 from pytest_recall.scoring.verdict import Verdict
 
 RECORD_PROPERTY = "recall_record"
@@ -35,8 +36,13 @@ def _tail(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[-limit:]
 
 
-def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) -> dict[str, Any]:
-    """The one record of a case: what the report, the log and the JUnit file say of it."""
+def case_record(
+    run: CaseRun, verdict: Verdict, *, nodeid: str, command: str, full_prompts: bool = False
+) -> dict[str, Any]:
+    """The one record of a case: what the report, the log and the JUnit file say of it.
+
+    Prompts go by reference (see ``reporting.transcripts``) unless ``full_prompts``.
+    """
     case = run.case
     costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
     return {
@@ -64,7 +70,7 @@ def case_record(run: CaseRun, verdict: Verdict, *, nodeid: str, command: str) ->
                 "signal": step.result.signal,
                 "timed_out": step.result.timed_out,
                 "duration_s": round(step.result.duration_s, 4),
-                "prompt": step.prompt,
+                "prompt": prompt_field(step.prompt, full=full_prompts),
                 "stdout": _tail(step.stdout),
                 "stderr": _tail(step.stderr),
                 "stdout_bytes": step.result.stdout_bytes,
