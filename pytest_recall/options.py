@@ -107,7 +107,9 @@ OPTIONS = (
     Option(
         "recall_shard",
         "Run only shard K of N (e.g. 2/4): a deterministic, balanced share of the collected tests, so N jobs "
-        "run every case exactly once. Merge their reports with 'pytest-recall merge'.",
+        "run every case exactly once. Merge their reports with 'pytest-recall merge'. 'auto' reads K and N from "
+        "RECALL_SHARD_INDEX/RECALL_SHARD_TOTAL, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or a Kubernetes Indexed "
+        "Job's JOB_COMPLETION_INDEX (from 0) with RECALL_SHARD_TOTAL.",
     ),
     Option(
         "recall_shard_durations",
@@ -356,12 +358,18 @@ def _home_copy(config: pytest.Config, home_mode: str) -> tuple[str, ...]:
 def _scale_out(config: pytest.Config) -> dict[str, Any]:
     """Options for parallel, resumable and sharded runs."""
     __tracebackhide__ = True
-    from pytest_recall.reporting.shard import ShardError, parse_shard
+    from pytest_recall.reporting.shard import AUTO, ShardError, parse_shard, shard_from_environment
 
     home_mode = _choice(config, "recall_home", ("user", "case"))
     shard_text = raw_value(config, "recall_shard")
+    # An xdist worker (on another machine, maybe) takes the controller's reading of the environment.
+    handed: Any = getattr(config, "workerinput", {}).get(SHARD_INPUT)
+    shard: tuple[int, int] | None
     try:
-        shard = parse_shard(shard_text) if shard_text else None
+        if shard_text is not None and shard_text.strip() == AUTO:
+            shard = (int(handed[0]), int(handed[1])) if handed else shard_from_environment(os.environ)
+        else:
+            shard = parse_shard(shard_text) if shard_text else None
     except ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
     durations = _path(config, "recall_shard_durations")
@@ -379,6 +387,8 @@ def _scale_out(config: pytest.Config) -> dict[str, Any]:
 
 
 SCOPES = ("case", "suite")
+# The workerinput key that carries the controller's shard to xdist workers.
+SHARD_INPUT = "recall_shard"
 
 
 def _check_suite_scope(config: pytest.Config, settings: Settings) -> None:
