@@ -21,7 +21,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     reports = [load_report(Path(path)) for path in args.reports]
     merged = merge_reports(reports, threshold=args.threshold)
-    write_json_atomic(Path(args.output), merged)
+    write_json_atomic(Path(args.output), merged, line_each="cases")
     print(f"merged {len(reports)} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
     return 0
 

@@ -140,9 +140,9 @@ OPTIONS = (
     Option("recall_html", "Write the run report as one self-contained HTML page to this path at session end."),
     Option(
         "recall_transcripts",
-        "Which cases keep their steps' stdout and stderr in the report: 'failed' (default) those that did not "
-        "score 1.0, 'all' every case (and full prompts instead of references), 'none' no case. The run log "
-        "always keeps everything.",
+        "Which cases keep their steps' prompt references, stdout and stderr in the report: 'failed' (default) "
+        "those that did not score 1.0, 'all' every case (with whole prompts instead of references), 'none' no "
+        "case. The run log always keeps everything.",
         DEFAULT_TRANSCRIPTS,
     ),
     Option(

@@ -112,7 +112,7 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
         if self.settings.report_path is not None:
             try:
-                write_json_atomic(self.settings.report_path, self.report)
+                write_json_atomic(self.settings.report_path, self.report, line_each="cases")
             except OSError as exc:
                 self.write_error = f"could not write the report to {self.settings.report_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

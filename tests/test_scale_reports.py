@@ -16,7 +16,7 @@ from pytest_recall.reporting.transcripts import PROMPT_EDGE_CHARS, prompt_refere
 # A step long enough that its reference keeps only a head and a tail.
 FILLER = "ignore this line of filler\n" * 60
 PASSING = ("remember 12345.67\n" + FILLER, "recall\n")
-FAILING = ("say nothing kept\n", "say 1.00\n")
+FAILING = ("say nothing kept\n" + FILLER, "say 1.00\n")
 
 
 def two_cases(recall_suite: Any) -> None:
@@ -46,8 +46,10 @@ def test_a_prompt_is_named_by_size_and_sha256_with_its_head_and_tail(recall_suit
 
     recall_suite.run("--recall-transcripts=failed").assert_outcomes(passed=1, failed=1)
 
-    prompt = recall_suite.records()["passes"]["steps"][0]["prompt"]
-    text = PASSING[0]
+    # A failing case keeps the references; a passing one's prompts are pinned by its content_hash.
+    assert all("prompt" not in step for step in recall_suite.records()["passes"]["steps"])
+    prompt = recall_suite.records()["fails"]["steps"][0]["prompt"]
+    text = FAILING[0]
     assert prompt == {
         "size": len(text.encode()),
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
@@ -71,7 +73,7 @@ def test_all_keeps_every_transcript_and_whole_prompts_and_none_keeps_none(
     records = recall_suite.records()
     assert all(("stdout" in step) is passing_has_stdout for step in records["passes"]["steps"])
     assert all(("stdout" in step) is failing_has_stdout for step in records["fails"]["steps"])
-    assert (records["passes"]["steps"][0]["prompt"] == PASSING[0]) is full_prompts
+    assert (records["passes"]["steps"][0].get("prompt") == PASSING[0]) is full_prompts
 
 
 def test_the_ini_twin_sets_it_and_a_bad_value_is_one_usage_line(recall_suite, monkeypatch):
@@ -111,10 +113,16 @@ class Lazy(Sequence[Any]):
 
 
 @pytest.mark.parametrize("cases", [[], [{"id": "a", "steps": [{"n": 1, "t": "x\ny"}], "e": {}}, {"id": "é", "s": []}]])
-def test_a_streamed_report_is_byte_for_byte_what_json_dump_writes(cases):
+def test_a_streamed_report_is_json_dump_with_one_case_a_line(cases):
     document = {"schema_version": 1, "by_category": {"x": 0.5}, "cases": cases, "task_grader": {"a": [1]}}
-    streamed = io.StringIO()
+    streamed, listed = io.StringIO(), io.StringIO()
 
     dump_streaming({**document, "cases": Lazy(cases)}, streamed)
+    dump_streaming(document, listed, line_each="cases")
 
-    assert streamed.getvalue() == json.dumps(document, indent=2, ensure_ascii=False)
+    assert json.loads(streamed.getvalue()) == document
+    assert streamed.getvalue() == listed.getvalue()
+    lines = streamed.getvalue().splitlines()
+    if cases:
+        start = lines.index('  "cases": [') + 1
+        assert [json.loads(line.strip().rstrip(",")) for line in lines[start : start + len(cases)]] == cases

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 
-def write_json_atomic(path: Path, document: Any) -> None:
+def write_json_atomic(path: Path, document: Any, *, line_each: str | None = None) -> None:
     """Write, fsync and rename, so a reader never sees half a file.
 
     The document is streamed into the file rather than built as one string
@@ -18,7 +18,7 @@ def write_json_atomic(path: Path, document: Any) -> None:
     """
 
     def fill(handle: TextIO) -> None:
-        dump_streaming(document, handle)
+        dump_streaming(document, handle, line_each=line_each)
         handle.write("\n")
 
     _write_atomic(path, fill)
@@ -29,13 +29,20 @@ def _streamed(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (list, tuple, str, bytes))
 
 
-def dump_streaming(document: Any, handle: TextIO) -> None:
-    """``json.dump(document, handle, indent=2)``, byte for byte, without holding a streamed list whole.
+def dump_streaming(document: Any, handle: TextIO, *, line_each: str | None = None) -> None:
+    """``json.dump(document, handle, indent=2)``, except that a streamed list is written one element a line.
 
     A top-level value that is a lazy sequence is written one element at a
-    time, so a report of 100,000 cases never has them all in memory at once.
+    time, so a report of 100,000 cases never has them all in memory at once;
+    each element (a case record) is one compact line, which a report of
+    100,000 cases needs to stay near 1 KB a case, and which ``grep`` reads.
+    The list under the top-level key ``line_each`` is written the same way.
     """
-    if not isinstance(document, Mapping) or not any(_streamed(value) for value in document.values()):
+
+    def one_a_line(key: Any, value: Any) -> bool:
+        return _streamed(value) or (key == line_each and isinstance(value, list))
+
+    if not isinstance(document, Mapping) or not any(one_a_line(key, value) for key, value in document.items()):
         json.dump(document, handle, indent=2, ensure_ascii=False)
         return
     if not document:
@@ -44,12 +51,12 @@ def dump_streaming(document: Any, handle: TextIO) -> None:
     handle.write("{")
     for position, (key, value) in enumerate(document.items()):
         handle.write(("\n  " if position == 0 else ",\n  ") + json.dumps(str(key), ensure_ascii=False) + ": ")
-        if not _streamed(value):
+        if not one_a_line(key, value):
             handle.write(json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  "))
             continue
         empty = True
         for element in value:
-            text = json.dumps(element, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+            text = json.dumps(element, ensure_ascii=False, separators=(",", ":"))
             handle.write(("[\n    " if empty else ",\n    ") + text)
             empty = False
         handle.write("[]" if empty else "\n  ]")

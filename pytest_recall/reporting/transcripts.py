@@ -5,9 +5,10 @@ its suite.toml), and a ``long_haystack`` prompt is about a megabyte; a
 record names it by size and sha256 with its head and tail, so a reader can
 recognise it and check it, without a copy per case. ``--recall-transcripts``
 then decides which cases keep their stdout and stderr in the report:
-``failed`` (the default) keeps them where they explain a failure, ``all``
-keeps everything (full prompts too), ``none`` keeps only scalars and step
-summaries. The run log always holds the whole record.
+``failed`` (the default) keeps them, and the prompt references, where they
+explain a failure; ``all`` keeps everything (full prompts too); ``none``
+keeps only scalars and step summaries. A passing case's ``content_hash``
+still pins its prompts. The run log always holds the whole record.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ TRANSCRIPT_MODES = ("failed", "all", "none")
 DEFAULT_TRANSCRIPTS = "failed"
 # Characters of a prompt's start and end a reference keeps: enough to recognise it.
 PROMPT_EDGE_CHARS = 300
-_STREAMS = ("stdout", "stderr")
+# What a step loses where its transcript is not kept: a passing case's prompts are pinned by its content_hash.
+_TRANSCRIPT_KEYS = ("prompt", "stdout", "stderr")
 
 
 def prompt_reference(prompt: str) -> dict[str, Any]:
@@ -69,7 +71,9 @@ def transcripts_view(mode: str) -> Callable[[Mapping[str, Any]], Mapping[str, An
             return record
         kept = dict(record)
         kept["steps"] = [
-            {key: value for key, value in step.items() if key not in _STREAMS} if isinstance(step, Mapping) else step
+            {key: value for key, value in step.items() if key not in _TRANSCRIPT_KEYS}
+            if isinstance(step, Mapping)
+            else step
             for step in steps
         ]
         return kept
