@@ -105,11 +105,13 @@ class CaseExecutor:
     def run(self, item: RunnableItem) -> CaseRun:
         if item.nodeid not in self._started:
             self._submit(item)
-        start = self._position.get(item.nodeid)
+        # Each item runs once: what tracked it goes as it starts, so a long run holds nothing per finished case.
+        start = self._position.pop(item.nodeid, None)
         if start is not None and self.concurrency > 1:
             for ahead in self._queue[start + 1 : start + self.concurrency]:
                 if ahead.nodeid not in self._started:
                     self._submit(ahead)
+        self._started.discard(item.nodeid)
         return self.pool.wait(item.nodeid)
 
     def verdict(self, run: CaseRun, changed_case_files: Sequence[str]) -> Verdict:

@@ -24,7 +24,7 @@ from pytest_recall.reporting.files import write_json_atomic, write_text_atomic
 from pytest_recall.reporting.html import render_html
 from pytest_recall.reporting.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
-from pytest_recall.reporting.spool import RecordSpool, StreamedCases, summary_of
+from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
 from pytest_recall.reporting.summary import error_lines, format_summary
 from pytest_recall.reporting.transcripts import transcripts_view
 
@@ -36,7 +36,7 @@ class Recorder:
         self.spool = RecordSpool()
         config.add_cleanup(self.spool.close)
         # Per case only the scalars the aggregates read; the full records wait in the spool.
-        self.records: dict[str, dict[str, Any]] = self.spool.summaries
+        self.records: dict[str, CaseSummary] = self.spool.summaries
         self.unrecorded_failures: dict[str, str] = {}
         self.report: dict[str, Any] | None = None
         self.write_error: str | None = None
@@ -44,7 +44,7 @@ class Recorder:
         self.collection_errors = 0
         self.planned_runs: int | None = None
         self.html_error: str | None = None
-        self.summaries: list[dict[str, Any]] = []
+        self.summaries: list[CaseSummary] = []
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from pytest_recall.scoring.abstain import says_not_given
+
 # What the aggregates read of a record (grader.aggregate, stats.summarize, the false-abstention
 # rate, the error lines, the progress line and the report order); everything else stays on disk.
 SUMMARY_KEYS = (
@@ -37,19 +39,53 @@ SUMMARY_KEYS = (
     "content_hash",
 )
 # Values that repeat across cases; one shared string each instead of one per case.
-_SHARED_TEXT = ("suite", "category", "answer_kind", "error")
+_SHARED_TEXT = frozenset({"suite", "category", "answer_kind", "error"})
+_POSITION = {key: index for index, key in enumerate(SUMMARY_KEYS)}
+_CONTENT_HASH = _POSITION["content_hash"]
+_REPORTED = _POSITION["reported"]
+# Only a hash in lower-case hex comes back from its bytes as written.
+_LOWER_HEX = frozenset("0123456789abcdef")
 
 RecordView = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
-def summary_of(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The scalars of a record that the aggregates read, with repeated strings shared."""
-    summary = {key: record.get(key) for key in SUMMARY_KEYS}
-    for key in _SHARED_TEXT:
-        value = summary[key]
-        if isinstance(value, str):
-            summary[key] = sys.intern(value)
-    return summary
+class CaseSummary(Mapping[str, Any]):
+    """A record's scalars for the aggregates, read like the record: about 300 bytes, not a 1 KB dict.
+
+    A hex content hash is kept as its 32 bytes. ``reported`` is kept only
+    when it abstains (``NOT GIVEN``), the one thing the aggregates ask of it.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        values: list[Any] = []
+        for key in SUMMARY_KEYS:
+            value = record.get(key)
+            if isinstance(value, str) and key in _SHARED_TEXT:
+                value = sys.intern(value)
+            values.append(value)
+        content_hash = values[_CONTENT_HASH]
+        if isinstance(content_hash, str) and len(content_hash) == 64 and _LOWER_HEX.issuperset(content_hash):
+            values[_CONTENT_HASH] = bytes.fromhex(content_hash)
+        if not says_not_given(str(values[_REPORTED] or "")):
+            values[_REPORTED] = None
+        self._values = tuple(values)
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._values[_POSITION[key]]
+        return value.hex() if isinstance(value, bytes) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SUMMARY_KEYS)
+
+    def __len__(self) -> int:
+        return len(SUMMARY_KEYS)
+
+
+def summary_of(record: Mapping[str, Any]) -> CaseSummary:
+    """The scalars of a record that the aggregates read."""
+    return CaseSummary(record)
 
 
 class RecordSpool:
@@ -61,8 +97,9 @@ class RecordSpool:
     def __init__(self) -> None:
         self._folder: Path | None = None
         self._handle: Any = None
+        # Per node id, where its full record starts in the file, and its summary.
         self._offsets: dict[str, int] = {}
-        self.summaries: dict[str, dict[str, Any]] = {}
+        self.summaries: dict[str, CaseSummary] = {}
 
     def add(self, record: Mapping[str, Any]) -> None:
         if self._handle is None:
