@@ -137,6 +137,10 @@ class CaseItem(pytest.Item):
         self.record = None
         self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_PROPERTY]
 
+    def forget(self) -> None:
+        """Once the teardown report holds them, the per-case scalars are of no more use to the item."""
+        self.user_properties[:] = [p for p in self.user_properties if not str(p[0]).startswith("recall_")]
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)

@@ -225,6 +225,14 @@ def _planned_here(session: pytest.Session, case_items: list[CaseItem], concurren
     return [item for index, item in enumerate(session.items) if index in share and isinstance(item, CaseItem)], batch
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "teardown" and isinstance(item, CaseItem):
+        item.forget()
+    return report
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> Any:
     malformed = session.config.stash.get(MALFORMED_KEY, 0)

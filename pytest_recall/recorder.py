@@ -52,11 +52,13 @@ class Recorder:
         yield
         # pytest keeps every report to the end (the terminal reporter's stats); once every plugin has
         # seen this one, its per-case scalars would only cost memory per case. The JUnit writer has them.
-        report.user_properties = [p for p in report.user_properties if p[0] not in CASE_PROPERTY_NAMES]
+        if any(p[0] in CASE_PROPERTY_NAMES for p in report.user_properties):
+            report.user_properties = [p for p in report.user_properties if p[0] not in CASE_PROPERTY_NAMES]
 
     def _take_record(self, report: pytest.TestReport) -> None:
         record = record_from_properties(report.user_properties)
-        report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
+        if record is not None:
+            report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
         place_case_figures(self.config, report)
         if record is not None:
             self.spool.add(record)
