@@ -33,9 +33,9 @@ import itertools
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from _common import (
     ROOT,
@@ -58,6 +58,7 @@ from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.records import case_record
+from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, transcripts_view
 from pytest_recall.scoring.judge import judge_answer, judge_steps
 from pytest_recall.scoring.verdict import decide
 from pytest_recall.suites import ledger
@@ -199,13 +200,15 @@ def realistic_records(count: int) -> list[dict[str, Any]]:
 def report_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
     records = realistic_records(counts[-1])
     with scratch("report") as root:
+        view = transcripts_view(DEFAULT_TRANSCRIPTS)
 
         def harness(n: int) -> float:
-            return timed(
-                lambda: write_json_atomic(
-                    root / f"report-{n}.json", build_report(records[:n], threshold=0.5, command="my-agent")
-                )
-            )
+            def write() -> None:
+                report = build_report(records[:n], threshold=0.5, command="my-agent")
+                report["cases"] = [view(record) for record in report["cases"]]
+                write_json_atomic(root / f"report-{n}.json", report, line_each="cases")
+
+            return timed(write)
 
         def baseline(n: int) -> float:
             def dump() -> None:
@@ -327,7 +330,48 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
     return rows
 
 
+class PassingCases(Sequence[dict[str, Any]]):
+    """``count`` passing records, made as they are read: the realistic ones, cycled, each its own node id."""
+
+    def __init__(self, pool: list[dict[str, Any]], count: int) -> None:
+        self.pool, self.count = pool, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        record = self.pool[index % len(self.pool)]
+        return {**record, "nodeid": f"{record['nodeid']}-{index}"}
+
+
+def report_size_row(count: int) -> Row:
+    """The report of ``count`` passing ledger cases, written as the plugin writes it, by default transcripts."""
+    view = transcripts_view(DEFAULT_TRANSCRIPTS)
+    passing = [dict(view(record)) for record in realistic_records(1_000) if record["score"] == 1.0]
+    with scratch("report-size") as root:
+        path = root / "report.json"
+        report = build_report(passing, threshold=0.5, command="my-agent --model x")
+        report["cases"] = PassingCases(passing, count)
+        spent = timed(lambda: write_json_atomic(path, report, line_each="cases"))
+        size_mb = path.stat().st_size / 1e6
+    goal = f"<= 100 MB at 100,000 {'met' if size_mb * 100_000 / count <= 100 else 'NOT MET'}"
+    return Row(
+        f"report of {count} passing cases", f"{size_mb:.1f} MB", (secs(spent),), "KB/case", size_mb * 1000 / count, goal
+    )
+
+
 def more_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--report-cases", type=int, default=None, help="only the size of a report of N passing cases")
     parser.add_argument("--memory-only", action="store_true", help="only the memory table")
     parser.add_argument(
         "--memory-counts", default=None, help="comma-separated case counts for the memory table (default 1000,10000)"
@@ -338,6 +382,9 @@ def more_args(parser: argparse.ArgumentParser) -> None:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], more=more_args)
     counts = QUICK_COUNTS if args.quick else COUNTS
+    if args.report_cases:
+        print_table("scale: report size", ("write time",), [report_size_row(args.report_cases)])
+        return
     memory_counts = tuple(int(n) for n in args.memory_counts.split(",")) if args.memory_counts else counts
     print_table(
         "scale: memory, one run each",
