@@ -258,6 +258,9 @@ def _linear_row(what: str, large_seconds: float, growth: float, large: int, smal
     )
 
 
+# Real runs, so slow: 10,000 cases take minutes on a busy 2-core machine.
+MEMORY_COUNTS = (1_000, 10_000)
+QUICK_MEMORY_COUNTS = (20, 60)
 # The marginal memory a case may cost above a parametrized pytest item, in KB.
 MEMORY_GOAL_KB = 2.0
 BENCH_JUDGE = """def pytest_recall_judge(stdout, expected, config):
@@ -385,7 +388,9 @@ def main() -> None:
     if args.report_cases:
         print_table("scale: report size", ("write time",), [report_size_row(args.report_cases)])
         return
-    memory_counts = tuple(int(n) for n in args.memory_counts.split(",")) if args.memory_counts else counts
+    memory_counts = tuple(int(n) for n in args.memory_counts.split(",")) if args.memory_counts else MEMORY_COUNTS
+    if args.quick:
+        memory_counts = QUICK_MEMORY_COUNTS
     print_table(
         "scale: memory, one run each",
         ("plain pytest", "pytest over the Case objects"),
