@@ -27,8 +27,12 @@ PYTHON = sys.executable
 ANSWER = "1234.56"
 
 
-def parse_args(description: str, *, repeat: int = 3) -> argparse.Namespace:
+def parse_args(
+    description: str, *, repeat: int = 3, more: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
+    if more is not None:
+        more(parser)
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one attempt: proves the script works")
     parser.add_argument("--repeat", type=int, default=None, help=f"attempts per timing, best kept (default {repeat})")
     args = parser.parse_args()

@@ -18,6 +18,8 @@ once; the agents are not included).
     python bench/concurrency.py               # 64 cases, 1 s per session: -n 32, concurrency 32 and 64
     python bench/concurrency.py --repeat 3    # best of three per configuration, on a shared machine
     python bench/concurrency.py --quick       # a few seconds, for CI: checks it runs, prints the same table
+    python bench/concurrency.py --cases 96 --workers 2 --concurrency --mixed 2:16
+                                              # -n 2 alone against -n 2 --recall-concurrency=16 (32 at once)
 """
 
 from __future__ import annotations
@@ -243,6 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--concurrency", type=int, nargs="*", default=None, help="--recall-concurrency values (default 32 64)"
     )
+    parser.add_argument(
+        "--mixed",
+        nargs="*",
+        default=[],
+        metavar="W:C",
+        help="-n W --recall-concurrency=C together: C sessions in flight in each of W workers",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="attempts per configuration; the fastest is kept")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args(argv)
@@ -258,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         build_suite(root, cases)
         configs = [(f"-n {n}", ["-n", str(n)], n) for n in workers]
         configs += [(f"--recall-concurrency={c}", [f"--recall-concurrency={c}"], c) for c in concurrency]
+        for pair in args.mixed:
+            n, c = (int(part) for part in pair.split(":"))
+            configs.append((f"-n {n} --recall-concurrency={c}", ["-n", str(n), f"--recall-concurrency={c}"], n * c))
         outcomes = []
         for label, extra, parallel in configs:
             # Noise from other processes only ever adds time: the fastest attempt is the measurement.
@@ -266,6 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print_table(outcomes, cases, sleep_s)
+    alone = {o.label: o for o in outcomes}
+    for o in outcomes:
+        workers_only = alone.get(o.label.split(" --recall-concurrency")[0]) if " --recall-" in o.label else None
+        if workers_only is not None and o.wall_s:
+            print(f"{o.label}: {o.wall_s / workers_only.wall_s:.3f} of the time of {workers_only.label} alone")
     if args.json is not None:
         figures = [{**o.__dict__, "ratio": round(o.ratio, 3)} for o in outcomes]
         args.json.write_text(json.dumps({"cases": cases, "sleep_s": sleep_s, "runs": figures}, indent=2))

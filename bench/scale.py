@@ -11,18 +11,31 @@
   (two steps, the real ledger prompts, transcripts), against ``json.dump`` of
   the same records to a file.
 
+- memory: the peak RSS of a real run (``--recall-concurrency=8``, an agent
+  that is one ``sh`` printing a value, a judge that passes every answer, so
+  no failure text adds to pytest's own bookkeeping) over a ``suite.toml`` of
+  N ledger cases, against pytest running N parametrized no-op tests in the
+  same sitting: the difference per case, overall and between two sizes (the
+  marginal cost, with the plugin's fixed start-up cost taken off), and the
+  size of the report it wrote.
+
 Goals: seconds, not minutes, at 10,000; and linear, so 10x the cases costs
-about 10x the time.
+about 10x the time. Memory: at most 2 KB per case above pytest's own.
+
+    python bench/scale.py                                    # everything, 1,000 and 10,000
+    python bench/scale.py --memory-only --memory-counts 1000,10000,100000
 """
 
 from __future__ import annotations
 
+import argparse
+import itertools
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from _common import (
     ROOT,
@@ -32,6 +45,7 @@ from _common import (
     parse_args,
     print_table,
     pytest_argv,
+    run_measured,
     scratch,
     secs,
     timed,
@@ -44,6 +58,7 @@ from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.records import case_record
+from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, transcripts_view
 from pytest_recall.scoring.judge import judge_answer, judge_steps
 from pytest_recall.scoring.verdict import decide
 from pytest_recall.suites import ledger
@@ -185,13 +200,15 @@ def realistic_records(count: int) -> list[dict[str, Any]]:
 def report_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
     records = realistic_records(counts[-1])
     with scratch("report") as root:
+        view = transcripts_view(DEFAULT_TRANSCRIPTS)
 
         def harness(n: int) -> float:
-            return timed(
-                lambda: write_json_atomic(
-                    root / f"report-{n}.json", build_report(records[:n], threshold=0.5, command="my-agent")
-                )
-            )
+            def write() -> None:
+                report = build_report(records[:n], threshold=0.5, command="my-agent")
+                report["cases"] = [view(record) for record in report["cases"]]
+                write_json_atomic(root / f"report-{n}.json", report, line_each="cases")
+
+            return timed(write)
 
         def baseline(n: int) -> float:
             def dump() -> None:
@@ -241,9 +258,146 @@ def _linear_row(what: str, large_seconds: float, growth: float, large: int, smal
     )
 
 
+# Real runs, so slow: 10,000 cases take minutes on a busy 2-core machine.
+MEMORY_COUNTS = (1_000, 10_000)
+QUICK_MEMORY_COUNTS = (20, 60)
+# The marginal memory a case may cost above a parametrized pytest item, in KB.
+MEMORY_GOAL_KB = 2.0
+BENCH_JUDGE = """def pytest_recall_judge(stdout, expected, config):
+    return {"score": 1.0, "reason": "bench: every answer passes", "reported": stdout.strip()}
+"""
+
+
+def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
+    """Peak RSS of a real run against pytest's own items, per case, at each size."""
+    peaks: dict[int, tuple[float, float, float, float, float]] = {}
+    with scratch("memory") as root:
+        (root / "conftest.py").write_text(BENCH_JUDGE)
+        for count in counts:
+            suite = root / f"suite-{count}" / "ledger"
+            suite.mkdir(parents=True)
+            (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED}\ncount = {count}\n')
+            plain = root / f"plain-{count}"
+            plain.mkdir()
+            (plain / "test_plain.py").write_text(
+                f"import pytest\n\n\n@pytest.mark.parametrize('n', range({count}))\ndef test_n(n):\n    pass\n"
+            )
+            with_data = root / f"data-{count}"
+            with_data.mkdir()
+            (with_data / "test_data.py").write_text(
+                "import pytest\nfrom pytest_recall.suites import ledger\n\n\n"
+                f"@pytest.mark.parametrize('case', ledger.generate({SEED}, {count}))\ndef test_case(case):\n    pass\n"
+            )
+            report = root / f"report-{count}.json"
+            recall_s, recall_mb = run_measured(
+                pytest_argv(
+                    root / f"suite-{count}",
+                    "--recall-cmd=sh -c 'echo 1234.56' agent",
+                    "--recall-concurrency=8",
+                    f"--recall-transcripts={transcripts}",
+                    f"--recall-report={report}",
+                ),
+                cwd=root,
+            )
+            _, plain_mb = run_measured(pytest_argv(plain), cwd=root)
+            _, data_mb = run_measured(pytest_argv(with_data), cwd=root)
+            peaks[count] = (recall_mb, plain_mb, report.stat().st_size / 1e6, recall_s, data_mb)
+            report.unlink()
+    rows = []
+    for count in counts:
+        recall_mb, plain_mb, report_mb, recall_s, data_mb = peaks[count]
+        per_case_kb = (recall_mb - plain_mb) * 1000 / count
+        rows.append(
+            Row(
+                f"{count} cases: peak RSS, report {report_mb:.1f} MB ({report_mb * 1000 / count:.2f} KB/case)",
+                f"{recall_mb:.0f} MB in {recall_s:.0f} s",
+                (f"{plain_mb:.0f} MB", f"{data_mb:.0f} MB"),
+                "KB/case above pytest",
+                per_case_kb,
+            )
+        )
+    for small, large in itertools.pairwise(counts):
+        grown = (peaks[large][0] - peaks[large][1]) - (peaks[small][0] - peaks[small][1])
+        marginal_kb = grown * 1000 / (large - small)
+        over_data = (peaks[large][0] - peaks[large][4]) - (peaks[small][0] - peaks[small][4])
+        rows.append(
+            Row(
+                f"{small} -> {large} cases: marginal",
+                f"{grown:+.1f} MB",
+                ("-", f"{over_data * 1000 / (large - small):.2f} KB/case above"),
+                "KB/case above pytest",
+                marginal_kb,
+                f"<= {MEMORY_GOAL_KB:g} {'met' if marginal_kb <= MEMORY_GOAL_KB else 'NOT MET'}",
+            )
+        )
+    return rows
+
+
+class PassingCases(Sequence[dict[str, Any]]):
+    """``count`` passing records, made as they are read: the realistic ones, cycled, each its own node id."""
+
+    def __init__(self, pool: list[dict[str, Any]], count: int) -> None:
+        self.pool, self.count = pool, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        record = self.pool[index % len(self.pool)]
+        return {**record, "nodeid": f"{record['nodeid']}-{index}"}
+
+
+def report_size_row(count: int) -> Row:
+    """The report of ``count`` passing ledger cases, written as the plugin writes it, by default transcripts."""
+    view = transcripts_view(DEFAULT_TRANSCRIPTS)
+    passing = [dict(view(record)) for record in realistic_records(1_000) if record["score"] == 1.0]
+    with scratch("report-size") as root:
+        path = root / "report.json"
+        report = build_report(passing, threshold=0.5, command="my-agent --model x")
+        report["cases"] = PassingCases(passing, count)
+        spent = timed(lambda: write_json_atomic(path, report, line_each="cases"))
+        size_mb = path.stat().st_size / 1e6
+    goal = f"<= 100 MB at 100,000 {'met' if size_mb * 100_000 / count <= 100 else 'NOT MET'}"
+    return Row(
+        f"report of {count} passing cases", f"{size_mb:.1f} MB", (secs(spent),), "KB/case", size_mb * 1000 / count, goal
+    )
+
+
+def more_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--report-cases", type=int, default=None, help="only the size of a report of N passing cases")
+    parser.add_argument("--memory-only", action="store_true", help="only the memory table")
+    parser.add_argument(
+        "--memory-counts", default=None, help="comma-separated case counts for the memory table (default 1000,10000)"
+    )
+    parser.add_argument("--transcripts", default="failed", help="--recall-transcripts for the memory runs")
+
+
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args(__doc__.splitlines()[0], more=more_args)
     counts = QUICK_COUNTS if args.quick else COUNTS
+    if args.report_cases:
+        print_table("scale: report size", ("write time",), [report_size_row(args.report_cases)])
+        return
+    memory_counts = tuple(int(n) for n in args.memory_counts.split(",")) if args.memory_counts else MEMORY_COUNTS
+    if args.quick:
+        memory_counts = QUICK_MEMORY_COUNTS
+    print_table(
+        "scale: memory, one run each",
+        ("plain pytest", "pytest over the Case objects"),
+        memory_rows(memory_counts, args.transcripts),
+    )
+    if args.memory_only:
+        return
     print_table(f"scale: collection, best of {args.repeat}", ("plain pytest",), collection_rows(counts, args.repeat))
     print_table(f"scale: judging, best of {args.repeat}", ("naive",), judge_rows(counts, args.repeat))
     print_table(f"scale: report, best of {args.repeat}", ("json.dump",), report_rows(counts, args.repeat))

@@ -46,7 +46,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     reports = _load_reports(args.reports)
     merged = merge_reports(reports, threshold=args.threshold)
-    write_json_atomic(Path(args.output), merged)
+    write_json_atomic(Path(args.output), merged, line_each="cases")
     print(f"merged {len(reports)} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
     print(format_summary(merged)[0])
     return merged_exit_status(merged, args.gate)

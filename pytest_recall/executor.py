@@ -70,10 +70,13 @@ class CaseExecutor:
         shared_scope: bool = False,
         retries: int = 0,
         retry_delay_s: float = DEFAULT_RETRY_DELAY_S,
+        full_prompts: bool = False,
     ) -> None:
         self.config = config
         self.retries = retries
         self.retry_delay_s = retry_delay_s
+        # --recall-transcripts=all: records carry each prompt whole, not by reference.
+        self.full_prompts = full_prompts
         if shared_scope:
             run_settings = replace(run_settings, shared_scope=open_shared_scope(run_settings))
         self.run_settings = run_settings
@@ -120,11 +123,13 @@ class CaseExecutor:
         if item.nodeid not in self.pool:
             # Not in flight: its first run, or a rerun (pytest-rerunfailures) after the first was taken.
             self._submit(item)
-        start = self._position.get(item.nodeid)
+        # Each item runs once: what tracked it goes as it starts, so a long run holds nothing per finished case.
+        start = self._position.pop(item.nodeid, None)
         if start is not None and self.concurrency > 1:
             for ahead in self._queue[start + 1 : start + self.concurrency]:
                 if ahead.nodeid not in self._started:
                     self._submit(ahead)
+        self._started.discard(item.nodeid)
         return self.pool.wait(item.nodeid)
 
     def verdict(self, run: CaseRun, changed_case_files: Sequence[str]) -> Verdict:

@@ -22,7 +22,7 @@ from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
-from pytest_recall.reporting.records import case_record, record_properties, task_properties
+from pytest_recall.reporting.records import RECORD_PROPERTY, case_record, record_properties, task_properties
 from pytest_recall.scoring.verdict import Verdict
 from pytest_recall.sessions.case_flow import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, suite_cases
@@ -118,7 +118,12 @@ class CaseItem(pytest.Item):
         assert self.run is not None
         executor = self._executor()
         record = case_record(
-            self.run, verdict, nodeid=self.nodeid, command=executor.command, run_mode=executor.run_mode
+            self.run,
+            verdict,
+            nodeid=self.nodeid,
+            command=executor.command,
+            run_mode=executor.run_mode,
+            full_prompts=executor.full_prompts,
         )
         self._publish(record)
         # A trap task's grader wants the verdict its own judge gave, whole; it travels beside the record.
@@ -131,6 +136,17 @@ class CaseItem(pytest.Item):
         self.user_properties.extend(record_properties(record))
         self._executor().finished(record)
         return record
+
+    def teardown(self) -> None:
+        # The record left with the setup or call report; kept here it would cost memory per case all run long.
+        # The scalars stay: pytest's JUnit writer reads them off the teardown report.
+        self.run = None
+        self.record = None
+        self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_PROPERTY]
+
+    def forget(self) -> None:
+        """Once the teardown report holds them, the per-case scalars are of no more use to the item."""
+        self.user_properties[:] = [p for p in self.user_properties if not str(p[0]).startswith("recall_")]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | Any:
         if isinstance(excinfo.value, CaseFailed):

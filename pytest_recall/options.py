@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds, session_fields
+from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TRANSCRIPT_MODES
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S, PROMPT_MODES
@@ -75,7 +76,8 @@ OPTIONS = (
     Option(
         "recall_concurrency",
         "Cases run at once inside one pytest process (default 1). Agents mostly wait on I/O, so this can far "
-        "exceed the core count; it is cheaper than as many xdist workers. Ignored inside xdist workers.",
+        "exceed the core count; it is cheaper than as many xdist workers. Under xdist it applies in each worker: "
+        "-n W runs W x N cases at once.",
         "1",
     ),
     Option(
@@ -131,7 +133,9 @@ OPTIONS = (
     Option(
         "recall_shard",
         "Run only shard K of N (e.g. 2/4): a deterministic, balanced share of the collected tests, so N jobs "
-        "run every case exactly once. Merge their reports with 'pytest-recall merge'.",
+        "run every case exactly once. Merge their reports with 'pytest-recall merge'. 'auto' reads K and N from "
+        "RECALL_SHARD_INDEX/RECALL_SHARD_TOTAL, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or a Kubernetes Indexed "
+        "Job's JOB_COMPLETION_INDEX (from 0) with RECALL_SHARD_TOTAL.",
     ),
     Option(
         "recall_shard_durations",
@@ -160,6 +164,13 @@ OPTIONS = (
         "case",
     ),
     Option("recall_html", "Write the run report as one self-contained HTML page to this path at session end."),
+    Option(
+        "recall_transcripts",
+        "Which cases keep their steps' prompt references, stdout and stderr in the report: 'failed' (default) "
+        "those that did not score 1.0, 'all' every case (with whole prompts instead of references), 'none' no "
+        "case. The run log always keeps everything.",
+        DEFAULT_TRANSCRIPTS,
+    ),
     Option(
         "recall_sandbox",
         "How agents are confined: 'none' (default) relies on fresh processes and directories; 'bwrap' runs every "
@@ -281,6 +292,7 @@ class Settings:
     preflight: bool = False
     retries: int = 0
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
+    transcripts: str = DEFAULT_TRANSCRIPTS
     # (as written, absolute) for every relative path in --recall-cmd made absolute.
     resolved_paths: tuple[tuple[str, str], ...] = ()
     # One line per output whose missing folders will be made outside the working tree.
@@ -331,6 +343,7 @@ class Settings:
             preflight=_switch(config, "recall_preflight"),
             retries=_whole(config, "recall_retries", minimum=0),
             retry_delay_s=_seconds(config, "recall_retry_delay"),
+            transcripts=_choice(config, "recall_transcripts", TRANSCRIPT_MODES),
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),
@@ -469,12 +482,18 @@ def _env(config: pytest.Config) -> tuple[tuple[str, str | None], ...]:
 def _scale_out(config: pytest.Config) -> dict[str, Any]:
     """Options for parallel, resumable and sharded runs."""
     __tracebackhide__ = True
-    from pytest_recall.reporting.shard import ShardError, parse_shard
+    from pytest_recall.reporting.shard import AUTO, ShardError, parse_shard, shard_from_environment
 
     home_mode = _choice(config, "recall_home", HOME_MODES)
     shard_text = raw_value(config, "recall_shard")
+    # An xdist worker (on another machine, maybe) takes the controller's reading of the environment.
+    handed: Any = getattr(config, "workerinput", {}).get(SHARD_INPUT)
+    shard: tuple[int, int] | None
     try:
-        shard = parse_shard(shard_text) if shard_text else None
+        if shard_text is not None and shard_text.strip() == AUTO:
+            shard = (int(handed[0]), int(handed[1])) if handed else shard_from_environment(os.environ)
+        else:
+            shard = parse_shard(shard_text) if shard_text else None
     except ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
     durations = _path(config, "recall_shard_durations")
@@ -495,6 +514,8 @@ def _scale_out(config: pytest.Config) -> dict[str, Any]:
 
 
 SCOPES = ("case", "suite")
+# The workerinput key that carries the controller's shard to xdist workers.
+SHARD_INPUT = "recall_shard"
 
 
 def _check_suite_scope(config: pytest.Config, settings: Settings) -> None:

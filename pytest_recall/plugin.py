@@ -23,7 +23,7 @@ from pytest_recall.items import (
     TrapTaskDirectory,
     seeded_order,
 )
-from pytest_recall.options import NO_COMMAND, Settings, add_options, check_command_starts
+from pytest_recall.options import NO_COMMAND, SHARD_INPUT, Settings, add_options, check_command_starts
 from pytest_recall.preflight import preflight
 from pytest_recall.progress import register_progress
 from pytest_recall.recorder import Recorder
@@ -103,6 +103,25 @@ class WorkerHandoff:
     def pytest_configure_node(self, node: Any) -> None:
         index = self.config.stash.get(RESUME_KEY, None)
         node.workerinput[RESUME_RECORDS_INPUT] = index.records() if index is not None else None
+        node.workerinput[SHARD_INPUT] = self.config.stash[SETTINGS_KEY].shard
+        if self._batch() is not None:
+            from pytest_recall.xdist_batches import BATCH_INPUT
+
+            node.workerinput[BATCH_INPUT] = self._batch()
+
+    def _batch(self) -> int | None:
+        """The batch each worker is dealt: --recall-concurrency, when above 1 and xdist balances load."""
+        concurrency = self.config.stash[SETTINGS_KEY].concurrency
+        return concurrency if concurrency > 1 and self.config.getoption("dist", None) == "load" else None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        batch = self._batch()
+        if batch is None:
+            return None
+        from pytest_recall.xdist_batches import BatchScheduling
+
+        return BatchScheduling(config, log, batch)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -190,20 +209,49 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             return
         raise pytest.UsageError(NO_COMMAND)
     run_settings = run_settings_for(session.config, settings, (item.path for item in case_items))
-    in_worker = hasattr(session.config, "workerinput")
+    planned, concurrency = _planned_here(session, case_items, settings.concurrency)
     executor = CaseExecutor(
         session.config,
         run_settings,
         command=settings.command or "",
-        concurrency=1 if in_worker else settings.concurrency,
+        concurrency=concurrency,
         resume=session.config.stash.get(RESUME_KEY, None),
         run_mode=settings.run_mode(),
         shared_scope=settings.scope == "suite",
         retries=settings.retries,
         retry_delay_s=settings.retry_delay_s,
+        full_prompts=settings.transcripts == "all",
     )
-    executor.plan(case_items)
+    executor.plan(planned)
     session.config.stash[EXECUTOR_KEY] = executor
+
+
+def _planned_here(session: pytest.Session, case_items: list[CaseItem], concurrency: int) -> tuple[list[CaseItem], int]:
+    """The items this process will run, for the executor's look-ahead, and how many at once.
+
+    A plain run runs them all. An xdist worker knows its share only when the
+    controller dealt it in batches (see ``xdist_batches``); otherwise it
+    runs one case at a time, since any look-ahead could start another
+    worker's case.
+    """
+    worker_input = getattr(session.config, "workerinput", None)
+    if worker_input is None:
+        return case_items, concurrency
+    from pytest_recall.xdist_batches import BATCH_INPUT, batch_share, worker_position
+
+    batch, position = worker_input.get(BATCH_INPUT), worker_position(worker_input)
+    if not batch or position is None:
+        return case_items, 1
+    share = set(batch_share(len(session.items), *position, batch))
+    return [item for index, item in enumerate(session.items) if index in share and isinstance(item, CaseItem)], batch
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "teardown" and isinstance(item, CaseItem):
+        item.forget()
+    return report
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

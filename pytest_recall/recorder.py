@@ -5,30 +5,39 @@ exists (the controller, or a plain run), it collects in
 ``pytest_runtest_logreport`` and writes in ``pytest_sessionfinish``. Records
 arrive as a JSON string in ``user_properties``; it takes them out there, so
 the JUnit file carries the readable scalars and not the whole record.
+
+Memory stays flat however many cases run: each record goes straight to a
+spool file, memory keeps only the scalars the verdict needs, and the report
+streams the records back from disk when it is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from typing import Any
 
 import pytest
 
 from pytest_recall.options import Settings
-from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.document import build_report, sort_records
 from pytest_recall.reporting.files import write_json_atomic, write_text_atomic
 from pytest_recall.reporting.html import render_html
-from pytest_recall.reporting.junit import add_run_properties, place_case_figures, shorten_failure
+from pytest_recall.reporting.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
 from pytest_recall.reporting.runlog import LOG_ERROR_PROPERTY, log_error_lines
+from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
 from pytest_recall.reporting.summary import error_lines, format_summary
+from pytest_recall.reporting.transcripts import transcripts_view
 
 
 class Recorder:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
-        self.records: dict[str, dict[str, Any]] = {}
+        self.spool = RecordSpool()
+        config.add_cleanup(self.spool.close)
+        # Per case only the scalars the aggregates read; the full records wait in the spool.
+        self.records: dict[str, CaseSummary] = self.spool.summaries
         self.unrecorded_failures: dict[str, str] = {}
         self.report: dict[str, Any] | None = None
         self.write_error: str | None = None
@@ -38,18 +47,28 @@ class Recorder:
         self.html_error: str | None = None
         # Run-log append failures, by message, with how many records each cost.
         self.log_errors: dict[str, int] = {}
+        self.summaries: list[CaseSummary] = []
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        self._take_record(report)
+        yield
+        # pytest keeps every report to the end (the terminal reporter's stats); once every plugin has
+        # seen this one, its per-case scalars would only cost memory per case. The JUnit writer has them.
+        if any(p[0] in CASE_PROPERTY_NAMES for p in report.user_properties):
+            report.user_properties = [p for p in report.user_properties if p[0] not in CASE_PROPERTY_NAMES]
+
+    def _take_record(self, report: pytest.TestReport) -> None:
         record = record_from_properties(report.user_properties)
         for name, why in report.user_properties:
             if name == LOG_ERROR_PROPERTY:
                 self.log_errors[str(why)] = self.log_errors.get(str(why), 0) + 1
         carried = (RECORD_PROPERTY, LOG_ERROR_PROPERTY)
-        report.user_properties = [p for p in report.user_properties if p[0] not in carried]
+        if any(p[0] in carried for p in report.user_properties):
+            report.user_properties = [p for p in report.user_properties if p[0] not in carried]
         place_case_figures(self.config, report)
         if record is not None:
-            self.records[report.nodeid] = record
+            self.spool.add(record)
             shorten_failure(report, record)
             self.unrecorded_failures.pop(report.nodeid, None)
         elif report.failed and report.nodeid not in self.records and _looks_like_case(report.nodeid):
@@ -69,12 +88,16 @@ class Recorder:
         self.planned_runs = _main_runs(ids)
 
     def build(self, interrupted: bool) -> dict[str, Any]:
-        records = list(self.records.values())
+        """The report, with its ``cases`` streamed from the spool when read or written."""
         command = self.settings.command
-        records += [
-            lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()
-        ]
-        report = build_report(records, threshold=self.settings.threshold, command=command, interrupted=interrupted)
+        lost = [lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()]
+        summaries = [*self.records.values(), *(summary_of(record) for record in lost)]
+        self.summaries = summaries
+        report = build_report(summaries, threshold=self.settings.threshold, command=command, interrupted=interrupted)
+        lost_by_node = {str(record["nodeid"]): record for record in lost}
+        order = (str(summary["nodeid"]) for summary in sort_records(summaries))
+        entries = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
+        report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.settings.transcripts))
         if interrupted and self.planned_runs:
             report["n_planned"] = self.planned_runs
         if self.collection_errors:
@@ -98,7 +121,7 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
         if self.settings.report_path is not None:
             try:
-                write_json_atomic(self.settings.report_path, self.report)
+                write_json_atomic(self.settings.report_path, self.report, line_each="cases")
             except OSError as exc:
                 self.write_error = f"could not write the report to {self.settings.report_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
@@ -121,7 +144,7 @@ class Recorder:
         if self.report is None:
             return
         verbosity = self.config.get_verbosity()
-        verdict, *details = format_summary(self.report)
+        verdict, *details = format_summary(self.report, self.summaries)
         if verbosity >= 0:
             terminalreporter.section("pytest-recall", sep="=", bold=True)
         terminalreporter.write_line(verdict, green=bool(self.report["passed"]), red=not self.report["passed"])
@@ -129,7 +152,7 @@ class Recorder:
             return
         for line in details if verbosity >= 0 else ():
             terminalreporter.write_line(line)
-        for line in error_lines(self.report["cases"]):
+        for line in error_lines(self.summaries):
             terminalreporter.write_line(line, red=True)
         if self.report.get("interrupted"):
             terminalreporter.write_line(f"  {self.resume_hint()}", yellow=True)

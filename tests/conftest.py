@@ -102,6 +102,20 @@ class RecallSuite:
         return loaded
 
 
+@pytest.fixture(autouse=True)
+def _whole_transcripts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs keep every transcript and full prompts, as reports did before --recall-transcripts.
+
+    The tests that read a passing case's stdout or prompt out of a report stay
+    as they were; the tests of --recall-transcripts pass the flag themselves,
+    and a flag on the command line wins. pytester clears PYTEST_ADDOPTS when it
+    starts, so this sets it after.
+    """
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")
+        monkeypatch.setenv("PYTEST_ADDOPTS", "--recall-transcripts=all")
+
+
 @pytest.fixture
 def recall_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> RecallSuite:
     probe_dir = pytester.path / "probes"

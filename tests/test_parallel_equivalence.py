@@ -49,7 +49,15 @@ def test_serial_xdist_and_concurrent_runs_report_the_same(recall_suite, without_
     options = ("--recall-grace=0.2",)
 
     reports = {}
-    for mode in (("-n", "0"), ("-n", "2"), ("--recall-concurrency=4",)):
+    modes = (
+        ("-n", "0"),
+        ("-n", "2"),
+        ("--recall-concurrency=4",),
+        # Concurrency inside xdist workers: each worker dealt its share in batches, run at once.
+        ("-n", "2", "--recall-concurrency=3"),
+        ("-n", "4", "--recall-concurrency=16"),
+    )
+    for mode in modes:
         result = recall_suite.run(*options, *mode)
         result.assert_outcomes(passed=5, failed=4)
         reports[" ".join(mode)] = without_timing(recall_suite.report())

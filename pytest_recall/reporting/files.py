@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_recall.reporting.schema import without_non_finite
 
 
-def write_json_atomic(path: Path, document: Any) -> None:
+def write_json_atomic(path: Path, document: Any, *, line_each: str | None = None) -> None:
     """Write, fsync and rename, so a reader never sees half a file.
 
     The document is streamed into the file rather than built as one string
@@ -21,15 +21,54 @@ def write_json_atomic(path: Path, document: Any) -> None:
 
     def fill(handle: TextIO) -> None:
         try:
-            json.dump(document, handle, indent=2, ensure_ascii=False, allow_nan=False)
+            dump_streaming(document, handle, line_each=line_each)
         except ValueError:
             # A NaN somewhere (an agent's cost, a judge's score): JSON has none, so it is written as null.
             handle.seek(0)
             handle.truncate()
-            json.dump(without_non_finite(document), handle, indent=2, ensure_ascii=False, allow_nan=False)
+            dump_streaming(without_non_finite(document), handle, line_each=line_each)
         handle.write("\n")
 
     _write_atomic(path, fill)
+
+
+def _streamed(value: Any) -> bool:
+    """A sequence that is not a list: records read off disk one at a time (see ``reporting.spool``)."""
+    return isinstance(value, Sequence) and not isinstance(value, (list, tuple, str, bytes))
+
+
+def dump_streaming(document: Any, handle: TextIO, *, line_each: str | None = None) -> None:
+    """``json.dump(document, handle, indent=2)``, except that a streamed list is written one element a line.
+
+    A top-level value that is a lazy sequence is written one element at a
+    time, so a report of 100,000 cases never has them all in memory at once;
+    each element (a case record) is one compact line, which a report of
+    100,000 cases needs to stay near 1 KB a case, and which ``grep`` reads.
+    The list under the top-level key ``line_each`` is written the same way.
+    """
+
+    def one_a_line(key: Any, value: Any) -> bool:
+        return _streamed(value) or (key == line_each and isinstance(value, list))
+
+    if not isinstance(document, Mapping) or not any(one_a_line(key, value) for key, value in document.items()):
+        json.dump(document, handle, indent=2, ensure_ascii=False, allow_nan=False)
+        return
+    if not document:
+        handle.write("{}")
+        return
+    handle.write("{")
+    for position, (key, value) in enumerate(document.items()):
+        handle.write(("\n  " if position == 0 else ",\n  ") + json.dumps(str(key), ensure_ascii=False) + ": ")
+        if not one_a_line(key, value):
+            handle.write(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n  "))
+            continue
+        empty = True
+        for element in value:
+            text = json.dumps(element, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            handle.write(("[\n    " if empty else ",\n    ") + text)
+            empty = False
+        handle.write("[]" if empty else "\n  ]")
+    handle.write("\n}")
 
 
 def write_text_atomic(path: Path, text: str) -> None:

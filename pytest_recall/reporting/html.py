@@ -23,6 +23,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from pytest_recall.reporting.summary import counted, run_unit
+from pytest_recall.reporting.transcripts import prompt_text
 from pytest_recall.scoring.stats import summarize
 from pytest_recall.terminal_text import strip_escapes
 
@@ -635,7 +636,8 @@ def _step(step: Mapping[str, Any]) -> Markup:
     flags += ["timed out"] * bool(step.get("timed_out")) + ["output truncated"] * bool(step.get("truncated"))
     summary = clean(f"step {step.get('step', '?')} · " + " · ".join(flags))
     blocks = Markup("").join(
-        Markup("<h4>{}</h4>{}").format(name, _pre(step.get(key))) for key, name in _STEP_TEXTS
+        Markup("<h4>{}</h4>{}").format(name, _pre(prompt_text(step.get(key)) if key == "prompt" else step.get(key)))
+        for key, name in _STEP_TEXTS
     ) + _memory_listing(step)
     return Markup('<details class="step"><summary>{}</summary>{}</details>\n').format(summary, blocks)
 

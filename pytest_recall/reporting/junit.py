@@ -26,7 +26,7 @@ from pytest_recall.reporting.records import JUNIT_CASE_FIELDS, property_text
 
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
 FIGURES_HEADER = "[pytest-recall]"
-_CASE_PROPERTY_NAMES = frozenset(f"recall_{name}" for name in JUNIT_CASE_FIELDS)
+CASE_PROPERTY_NAMES = frozenset(f"recall_{name}" for name in JUNIT_CASE_FIELDS)
 # Characters XML 1.0 cannot hold at all; an agent may print them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -98,10 +98,10 @@ def place_case_figures(config: pytest.Config, report: pytest.TestReport) -> None
     writers = [w for w in junit_writers(config) if getattr(w, "family", "xunit1") == "xunit2"]
     if not writers:
         return
-    figures = [(n, v) for n, v in report.user_properties if n in _CASE_PROPERTY_NAMES]
+    figures = [(n, v) for n, v in report.user_properties if n in CASE_PROPERTY_NAMES]
     if not figures:
         return
-    report.user_properties = [(n, v) for n, v in report.user_properties if n not in _CASE_PROPERTY_NAMES]
+    report.user_properties = [(n, v) for n, v in report.user_properties if n not in CASE_PROPERTY_NAMES]
     if report.when != "teardown":
         return
     for writer in writers:

@@ -16,6 +16,7 @@ from typing import Any
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, StepRun
 from pytest_recall.cases.traptask import TASK_KEY
+from pytest_recall.reporting.transcripts import prompt_field
 from pytest_recall.scoring.verdict import Verdict
 
 RECORD_PROPERTY = "recall_record"
@@ -42,12 +43,14 @@ def case_record(
     nodeid: str,
     command: str,
     run_mode: Mapping[str, Any] | None = None,
+    full_prompts: bool = False,
 ) -> dict[str, Any]:
     """The one record of a case: what the report, the log and the JUnit file say of it.
 
     ``run_mode`` is how the run was made where that changes what is measured
     (sandbox, HOME, workdir, prompt delivery, environment): resume reuses a
-    record only for the same mode.
+    record only for the same mode. Prompts go by reference (see
+    ``reporting.transcripts``) unless ``full_prompts``.
     """
     case = run.case
     costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
@@ -85,7 +88,7 @@ def case_record(
                 "signal": step.result.signal,
                 "timed_out": step.result.timed_out,
                 "duration_s": round(step.result.duration_s, 4),
-                "prompt": step.prompt,
+                "prompt": prompt_field(step.prompt, full=full_prompts),
                 "stdout": _tail(step.stdout),
                 "stderr": _tail(step.stderr),
                 "stdout_bytes": step.result.stdout_bytes,

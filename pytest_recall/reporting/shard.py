@@ -80,3 +80,70 @@ def shard_members(
     """The node ids shard ``K`` of ``N`` runs."""
     index, count = shard
     return {nodeid for nodeid, owner in assign_shards(nodeids, count, durations).items() if owner == index}
+
+
+# --recall-shard=auto reads these. GitHub Actions has no variable of its own for a matrix entry, so the
+# workflow passes the matrix value in; GitLab sets CI_NODE_* for a job with `parallel:`; a Kubernetes
+# Indexed Job sets JOB_COMPLETION_INDEX (0-based) and the job spec sets the count.
+SHARD_INDEX_VAR = "RECALL_SHARD_INDEX"
+SHARD_TOTAL_VAR = "RECALL_SHARD_TOTAL"
+GITLAB_INDEX_VAR = "CI_NODE_INDEX"
+GITLAB_TOTAL_VAR = "CI_NODE_TOTAL"
+KUBERNETES_INDEX_VAR = "JOB_COMPLETION_INDEX"
+AUTO = "auto"
+
+
+def _whole_number(environ: Mapping[str, str], name: str) -> int:
+    text = environ[name].strip()
+    if not text.isdigit():
+        raise ShardError(f"--recall-shard=auto: {name}={environ[name]!r} is not a whole number")
+    return int(text)
+
+
+def shard_from_environment(environ: Mapping[str, str]) -> tuple[int, int]:
+    """``(K, N)`` for ``--recall-shard=auto`` from the CI system's variables, K from 1.
+
+    - ``JOB_COMPLETION_INDEX`` (Kubernetes Indexed Job, from 0) with ``RECALL_SHARD_TOTAL``;
+    - ``RECALL_SHARD_INDEX`` (from 1) and ``RECALL_SHARD_TOTAL``, e.g. a GitHub Actions matrix;
+    - ``CI_NODE_INDEX`` and ``CI_NODE_TOTAL`` (GitLab ``parallel:``, from 1).
+
+    Each source found must be whole, and sources found together must agree.
+    """
+    found: list[tuple[str, tuple[int, int]]] = []
+    if KUBERNETES_INDEX_VAR in environ:
+        if SHARD_TOTAL_VAR not in environ:
+            raise ShardError(
+                f"--recall-shard=auto: {KUBERNETES_INDEX_VAR} is set but {SHARD_TOTAL_VAR} is not; "
+                f"set {SHARD_TOTAL_VAR} in the job spec to the job's completions"
+            )
+        index = _whole_number(environ, KUBERNETES_INDEX_VAR) + 1
+        found.append((f"{KUBERNETES_INDEX_VAR}+1/{SHARD_TOTAL_VAR}", (index, _whole_number(environ, SHARD_TOTAL_VAR))))
+    pairs = ((SHARD_INDEX_VAR, SHARD_TOTAL_VAR), (GITLAB_INDEX_VAR, GITLAB_TOTAL_VAR))
+    for index_var, total_var in pairs:
+        if index_var == SHARD_INDEX_VAR and KUBERNETES_INDEX_VAR in environ and index_var not in environ:
+            continue
+        present = [name for name in (index_var, total_var) if name in environ]
+        if not present:
+            continue
+        if len(present) == 1:
+            missing = total_var if present == [index_var] else index_var
+            raise ShardError(f"--recall-shard=auto: {present[0]} is set but {missing} is not; set both")
+        shard = (_whole_number(environ, index_var), _whole_number(environ, total_var))
+        found.append((f"{index_var}/{total_var}", shard))
+    if not found:
+        raise ShardError(
+            f"--recall-shard=auto found no shard in the environment: set {SHARD_INDEX_VAR} (from 1) and "
+            f"{SHARD_TOTAL_VAR}, or run as a GitLab `parallel:` job ({GITLAB_INDEX_VAR}/{GITLAB_TOTAL_VAR}) or a "
+            f"Kubernetes Indexed Job ({KUBERNETES_INDEX_VAR} with {SHARD_TOTAL_VAR})"
+        )
+    (source, shard), *others = found
+    for other_source, other in others:
+        if other != shard:
+            raise ShardError(
+                f"--recall-shard=auto: {source} says {shard[0]}/{shard[1]} but {other_source} says "
+                f"{other[0]}/{other[1]}; unset one"
+            )
+    index, count = shard
+    if not 1 <= index <= count:
+        raise ShardError(f"--recall-shard=auto: {source} gives shard {index} of {count}; it must be from 1 to {count}")
+    return shard

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
-def format_summary(report: Mapping[str, Any]) -> list[str]:
+def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
     lines = [verdict_line(report)]
-    modes = [record.get("run_mode") or {} for record in report.get("cases") or []]
-    shared = [mode for mode in modes if mode.get("home") == "user"]
+    # The recorder passes its per-case summaries; a report read from a file has its records.
+    listed = list(records if records is not None else report.get("cases") or [])
+    shared = [record for record in listed if _home_of(record) == "user"]
     if shared:
-        lines.append(f"  {shared_home_warning(shared[0].get('sandbox') == 'bwrap')}")
-    lines += failure_lines(report.get("cases") or [])
+        lines.append(f"  {shared_home_warning(_sandbox_of(shared[0]) == 'bwrap')}")
+    lines += failure_lines(listed)
     lines += _trust_lines(report)
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
@@ -48,6 +49,16 @@ def shared_home_warning(sandboxed: bool) -> str:
     )
 
 
+def _home_of(record: Mapping[str, Any]) -> Any:
+    mode = record.get("run_mode")
+    return mode.get("home") if isinstance(mode, Mapping) else record.get("run_home")
+
+
+def _sandbox_of(record: Mapping[str, Any]) -> Any:
+    mode = record.get("run_mode")
+    return mode.get("sandbox") if isinstance(mode, Mapping) else None
+
+
 def failure_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """Identical agent failures on one line each: they are no memory result, and must never read as one.
 
@@ -55,9 +66,9 @@ def failure_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """
     groups: dict[str, int] = {}
     for record in records:
-        if record.get("control") or record.get("outcome") not in ("agent_failed", "timed_out"):
+        if record.get("control") or record.get("outcome") not in FAILURE_OUTCOMES_SHOWN:
             continue
-        key = _failure_text(record)
+        key = record.get("failure_text") or failure_text(record)
         groups[key] = groups.get(key, 0) + 1
     if not groups:
         return []
@@ -66,7 +77,11 @@ def failure_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _failure_text(record: Mapping[str, Any]) -> str:
+FAILURE_OUTCOMES_SHOWN = ("agent_failed", "timed_out")
+
+
+def failure_text(record: Mapping[str, Any]) -> str:
+    """Where and how a run's agent failed, with the last line it wrote on stderr."""
     steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
     failed = next(
         (s for s in steps if s.get("timed_out") or s.get("signal") is not None or s.get("exit_code") not in (0, None)),

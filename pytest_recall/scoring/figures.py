@@ -36,7 +36,7 @@ def control_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What the control runs cost, and whether their HOME was shared with the memory runs'."""
     controls = [r for r in records if r.get("control")]
     costs = [float(r["cost_usd"]) for r in controls if isinstance(r.get("cost_usd"), (int, float))]
-    homes = {str((r.get("run_mode") or {}).get("home")) for r in records}
+    homes = {str((r.get("run_mode") or {}).get("home") or r.get("run_home")) for r in records}
     return {
         "cost_usd_total": round(sum(costs), 4) if costs else None,
         "tokens_in_total": _total(controls, "tokens_in"),

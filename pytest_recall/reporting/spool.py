@@ -1,0 +1,181 @@
+"""Case records on disk, not in memory: the controller's spool and the report's streamed case list.
+
+A run of 100,000 cases cannot hold 100,000 full records (transcripts,
+prompt references, step summaries) in the process that writes the report.
+Each record goes to a spool file in a private temporary folder the moment it
+arrives; memory keeps only the few scalars the verdict, the statistics and
+the terminal summary read (:data:`SUMMARY_KEYS`), plus where the full record
+sits in the file. The report then streams the records back, one at a time,
+in report order.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
+from pytest_recall.scoring.abstain import says_not_given
+
+# What the aggregates read of a record (grader.aggregate, stats.summarize, the false-abstention
+# rate, the error lines, the progress line and the report order); everything else stays on disk.
+SUMMARY_KEYS = (
+    "id",
+    "suite",
+    "nodeid",
+    "category",
+    "answer_kind",
+    "score",
+    "reported",
+    "error",
+    "epoch",
+    "control",
+    "duration_s",
+    "cost_usd",
+    "content_hash",
+    "outcome",
+    "tokens_in",
+    "tokens_out",
+    "memory_bytes",
+    "workspace",
+    # Derived: the HOME mode of the run, and the one-line account of an agent failure.
+    "run_home",
+    "failure_text",
+)
+# Values that repeat across cases; one shared string each instead of one per case.
+_SHARED_TEXT = frozenset({"suite", "category", "answer_kind", "error", "outcome", "workspace", "run_home"})
+_POSITION = {key: index for index, key in enumerate(SUMMARY_KEYS)}
+_CONTENT_HASH = _POSITION["content_hash"]
+_REPORTED = _POSITION["reported"]
+# Only a hash in lower-case hex comes back from its bytes as written.
+_LOWER_HEX = frozenset("0123456789abcdef")
+
+RecordView = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+class CaseSummary(Mapping[str, Any]):
+    """A record's scalars for the aggregates, read like the record: about 300 bytes, not a 1 KB dict.
+
+    A hex content hash is kept as its 32 bytes. ``reported`` is kept only
+    when it abstains (``NOT GIVEN``), the one thing the aggregates ask of it.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        values: list[Any] = []
+        derived = {
+            "run_home": (record.get("run_mode") or {}).get("home")
+            if isinstance(record.get("run_mode"), Mapping)
+            else None,
+            "failure_text": failure_text(record) if record.get("outcome") in FAILURE_OUTCOMES_SHOWN else None,
+        }
+        for key in SUMMARY_KEYS:
+            value = derived[key] if key in derived else record.get(key)
+            if isinstance(value, str) and key in _SHARED_TEXT:
+                value = sys.intern(value)
+            values.append(value)
+        content_hash = values[_CONTENT_HASH]
+        if isinstance(content_hash, str) and len(content_hash) == 64 and _LOWER_HEX.issuperset(content_hash):
+            values[_CONTENT_HASH] = bytes.fromhex(content_hash)
+        if not says_not_given(str(values[_REPORTED] or "")):
+            values[_REPORTED] = None
+        self._values = tuple(values)
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._values[_POSITION[key]]
+        return value.hex() if isinstance(value, bytes) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SUMMARY_KEYS)
+
+    def __len__(self) -> int:
+        return len(SUMMARY_KEYS)
+
+
+def summary_of(record: Mapping[str, Any]) -> CaseSummary:
+    """The scalars of a record that the aggregates read."""
+    return CaseSummary(record)
+
+
+class RecordSpool:
+    """Full records in one append-only file; per case in memory, a summary and a file offset.
+
+    A node id seen twice keeps its latest record, as the in-memory dict did.
+    """
+
+    def __init__(self) -> None:
+        self._folder: Path | None = None
+        self._handle: Any = None
+        # Per node id, where its full record starts in the file, and its summary.
+        self._offsets: dict[str, int] = {}
+        self.summaries: dict[str, CaseSummary] = {}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        if self._handle is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="pytest-recall-spool-"))
+            self._handle = open(self._folder / "records.jsonl", "a+b")  # noqa: SIM115 - open for the run
+        nodeid = str(record.get("nodeid"))
+        self._handle.seek(0, 2)
+        self._offsets[nodeid] = self._handle.tell()
+        self._handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+        self.summaries[nodeid] = summary_of(record)
+
+    def __len__(self) -> int:
+        return len(self.summaries)
+
+    def read(self, nodeid: str) -> dict[str, Any]:
+        """The full record of one case, read back from the spool."""
+        assert self._handle is not None
+        self._handle.flush()
+        self._handle.seek(self._offsets[nodeid])
+        loaded: dict[str, Any] = json.loads(self._handle.readline())
+        return loaded
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+class StreamedCases(Sequence[Mapping[str, Any]]):
+    """The report's ``cases``: a sequence whose records come off disk one at a time when read.
+
+    ``entries`` are in report order; each is a record already in memory (a
+    lost case) or the node id of a spooled one. ``view`` is what the report
+    keeps of each record (see ``--recall-transcripts``).
+    """
+
+    def __init__(self, spool: RecordSpool, entries: Sequence[str | Mapping[str, Any]], view: RecordView) -> None:
+        self.spool = spool
+        self.entries = list(entries)
+        self.view = view
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def _load(self, entry: str | Mapping[str, Any]) -> Mapping[str, Any]:
+        return self.view(self.spool.read(entry) if isinstance(entry, str) else entry)
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
+        if isinstance(index, slice):
+            return [self._load(entry) for entry in self.entries[index]]
+        return self._load(self.entries[index])
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        for entry in self.entries:
+            yield self._load(entry)
