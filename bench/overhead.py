@@ -52,7 +52,7 @@ from _common import (
 
 from pytest_recall.cases.model import make_case
 from pytest_recall.cases.workspace_tree import CaseWorkspace, make_tree
-from pytest_recall.sessions.case_flow import remove_tree
+from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.workspace import WorkspaceKeeper
 
 RECIPE = ROOT / "bench" / "recipe.sh"
