@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ PREFLIGHT_NOTE_KEY = pytest.StashKey[str]()
 CONTROLLER_PLUGINS_KEY = pytest.StashKey[list[object]]()
 # The resumable records the controller read, handed to each xdist worker.
 RESUME_RECORDS_INPUT = "recall_resume_records"
+TRANSCRIPTS_INPUT = "recall_transcripts"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -64,6 +66,10 @@ def pytest_configure(config: pytest.Config) -> None:
         known_kinds=frozenset(kinds), epochs=settings.epochs, control=settings.control, prompt_mode=settings.prompt_mode
     )
     worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None and TRANSCRIPTS_INPUT in worker_input:
+        # What a record keeps is the controller's call: a remote worker sees none of its ini or environment.
+        settings = dataclasses.replace(settings, transcripts=worker_input[TRANSCRIPTS_INPUT])
+        config.stash[SETTINGS_KEY] = settings
     if worker_input is None:
         # Decided once, on the controller; workers take the outcome from workerinput.
         if settings.argv:
@@ -104,6 +110,7 @@ class WorkerHandoff:
         index = self.config.stash.get(RESUME_KEY, None)
         node.workerinput[RESUME_RECORDS_INPUT] = index.records() if index is not None else None
         node.workerinput[SHARD_INPUT] = self.config.stash[SETTINGS_KEY].shard
+        node.workerinput[TRANSCRIPTS_INPUT] = self.config.stash[SETTINGS_KEY].transcripts
         if self._batch() is not None:
             from pytest_recall.xdist_batches import BATCH_INPUT
 

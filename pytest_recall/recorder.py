@@ -53,6 +53,12 @@ class Recorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
         self._take_record(report)
         yield
+        # The run log adds a failed append to the report in its own wrapper, which runs inside this one.
+        for name, why in report.user_properties:
+            if name == LOG_ERROR_PROPERTY:
+                self.log_errors[str(why)] = self.log_errors.get(str(why), 0) + 1
+        if any(p[0] == LOG_ERROR_PROPERTY for p in report.user_properties):
+            report.user_properties = [p for p in report.user_properties if p[0] != LOG_ERROR_PROPERTY]
         # pytest keeps every report to the end (the terminal reporter's stats); once every plugin has
         # seen this one, its per-case scalars would only cost memory per case. The JUnit writer has them.
         if any(p[0] in CASE_PROPERTY_NAMES for p in report.user_properties):
@@ -60,12 +66,8 @@ class Recorder:
 
     def _take_record(self, report: pytest.TestReport) -> None:
         record = record_from_properties(report.user_properties)
-        for name, why in report.user_properties:
-            if name == LOG_ERROR_PROPERTY:
-                self.log_errors[str(why)] = self.log_errors.get(str(why), 0) + 1
-        carried = (RECORD_PROPERTY, LOG_ERROR_PROPERTY)
-        if any(p[0] in carried for p in report.user_properties):
-            report.user_properties = [p for p in report.user_properties if p[0] not in carried]
+        if record is not None:
+            report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
         place_case_figures(self.config, report)
         if record is not None:
             self.spool.add(record)
@@ -81,11 +83,15 @@ class Recorder:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.planned_runs = _main_runs(item.nodeid for item in session.items)
+        if self.planned_runs:
+            self.spool.open()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         # Under xdist the controller collects nothing itself; every worker collects the same ids.
         self.planned_runs = _main_runs(ids)
+        if self.planned_runs:
+            self.spool.open()
 
     def build(self, interrupted: bool) -> dict[str, Any]:
         """The report, with its ``cases`` streamed from the spool when read or written."""

@@ -167,7 +167,7 @@ def _network(settings: Settings) -> Network:
     return "private" if settings.sandbox_net == "private" else "none" if settings.sandbox_net == "none" else "host"
 
 
-def _check_reachable(program: str, binds: tuple[Path, ...], network: Network) -> None:
+def _check_reachable(program: str, binds: tuple[Path, ...], network: Network = "host") -> None:
     """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too.
 
     Both the path as given and the file a symlink ends at are checked: binding

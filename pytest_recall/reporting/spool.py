@@ -116,10 +116,14 @@ class RecordSpool:
         self._offsets: dict[str, int] = {}
         self.summaries: dict[str, CaseSummary] = {}
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def open(self) -> None:
+        """Make the file now, before sessions run: a run that exhausts descriptors must still keep its records."""
         if self._handle is None:
             self._folder = Path(tempfile.mkdtemp(prefix="pytest-recall-spool-"))
             self._handle = open(self._folder / "records.jsonl", "a+b")  # noqa: SIM115 - open for the run
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        self.open()
         nodeid = str(record.get("nodeid"))
         self._handle.seek(0, 2)
         self._offsets[nodeid] = self._handle.tell()
