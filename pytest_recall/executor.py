@@ -30,7 +30,6 @@ from pytest_recall.sessions.case_flow import (
     case_flow,
     effective_case,
     open_shared_scope,
-    step_failed,
 )
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
@@ -162,7 +161,7 @@ class CaseExecutor:
 def agent_failed(run: CaseRun) -> bool:
     """The run ended as the agent's failure, not as an answer: it could not start, a step exited
     non-zero, died by a signal or timed out. Those are what a retry is for (rate limits, overload)."""
-    return run.error is not None or any(step_failed(step.result) for step in run.steps)
+    return run.error is not None or any(step.result.failed for step in run.steps)
 
 
 def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float) -> Flow:

@@ -45,6 +45,11 @@ class SessionResult:
     killed_leftovers: int = 0
     turns: tuple[TurnResult, ...] = field(default_factory=tuple)
 
+    @property
+    def failed(self) -> bool:
+        """Timed out, killed or exited non-zero: a case stops here, may be retried, and is no memory result."""
+        return self.timed_out or self.signal is not None or self.exit_code not in (0, None)
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryFile:

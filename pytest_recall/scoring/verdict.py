@@ -109,11 +109,9 @@ def decide(
 
 def _outcome(run: CaseRun, score: Any, stdout: str) -> str:
     """What happened, in one word; a failed or timed-out step wins over any score."""
-    for step in run.steps:
-        if step.result.timed_out:
-            return "timed_out"
-        if step.result.signal is not None or step.result.exit_code not in (0, None):
-            return "agent_failed"
+    failed = next((step.result for step in run.steps if step.result.failed), None)
+    if failed is not None:
+        return "timed_out" if failed.timed_out else "agent_failed"
     if not isinstance(score, (int, float)) or isinstance(score, bool):
         return "error"  # a trap task's judge that gave no score
     if score >= 1.0:

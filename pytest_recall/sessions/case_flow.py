@@ -150,11 +150,6 @@ def argv_prompt_problem(case: Case) -> str | None:
     return None
 
 
-def step_failed(result: SessionResult) -> bool:
-    """A step that timed out, was killed or exited non-zero: the case stops there."""
-    return result.timed_out or result.signal is not None or result.exit_code not in (0, None)
-
-
 def effective_case(case: Case, settings: RunSettings) -> Case:
     """The case as this run runs it: every setting from one place, in one order of precedence.
 
@@ -234,7 +229,7 @@ def case_flow(
                 last = index == len(steps) - 1
                 memory = None if last else area.memory()
                 runs.append(_step_run(step.number, prompt, result, cost, memory))
-                if step_failed(result):
+                if result.failed:
                     break
     except AgentStartError as exc:
         return CaseRun(

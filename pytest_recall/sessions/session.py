@@ -121,13 +121,9 @@ class RunningSession:
         and so halves the rate at which a flood is drained.
         """
         for _ in range(self._reads_per_wakeup):
-            try:
-                chunk = os.read(self.child.terminal_fd, READ_CHUNK)
-            except BlockingIOError:
+            chunk = _read_chunk(self.child.terminal_fd)
+            if chunk is None:
                 return True
-            except OSError:
-                # Linux reports a pty whose other side is closed as EIO.
-                return False
             if not chunk:
                 return False
             self._stdout.feed(chunk)
@@ -155,12 +151,9 @@ class RunningSession:
         self.child.close_stdin()
 
     def read_stderr(self) -> bool:
-        try:
-            chunk = os.read(self.child.stderr_fd, READ_CHUNK)
-        except BlockingIOError:
+        chunk = _read_chunk(self.child.stderr_fd)
+        if chunk is None:
             return True
-        except OSError:
-            return False
         if not chunk:
             return False
         self._stderr.feed(chunk)
@@ -332,6 +325,19 @@ class RunningSession:
         if uncounted_group is None:
             return len(pids)
         return sum(process_group(str(pid)) != uncounted_group for pid in pids)
+
+
+def _read_chunk(fd: int) -> bytes | None:
+    """What the descriptor holds now: None when nothing yet, empty at end of file.
+
+    Linux reports a pty whose other side is closed as EIO, which is end of file too.
+    """
+    try:
+        return os.read(fd, READ_CHUNK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
 
 
 def _readable_now(fd: int) -> bool:
