@@ -38,6 +38,17 @@ _CLAUDE_IDLE = (
 # Its messages start with "● ", continued on lines indented by two; the last one is the answer.
 _CLAUDE_MESSAGE = r"^● (.*(?:\n  .*)*)"
 
+# Codex's idle screen: its composer ("› " and whatever placeholder) over the footer it shows once start-up
+# is done ("← for agents"; before that a turn's Enter is lost). The line above the composer comes first (the
+# answer is what comes before it): after a turn "Worked for 1s", never the "◦ Working (… esc to interrupt)"
+# status it shows while a turn runs, nor an answer's "• " line.
+_CODEX_IDLE = (
+    r"^(?![^\n]*esc to interrupt)(?![◦•] )[^\n]*\S[^\n]*\n(?:[ \t]*\n)*› [^\n]*\n(?:[ \t]*\n)*[^\n]*\n"
+    r"[ \t]*← for agents · \? for shortcuts"
+)
+# Its messages start with "• " (a tool call's too), continued on lines indented by two; the last one is the answer.
+_CODEX_MESSAGE = r"^• (.*(?:\n  .*)*)"
+
 PRESETS: dict[str, LivePreset] = {
     preset.name: preset
     for preset in (
@@ -63,8 +74,16 @@ PRESETS: dict[str, LivePreset] = {
         LivePreset(
             name="codex",
             command=("recall-codex", "--live"),
-            protocol=LiveProtocol(paste="bracketed", quit="/quit\r", ready_pattern=r"^\s*›\s*$"),
-            about="Codex's TUI; each step is one bracketed paste, and /quit ends the session",
+            # Codex takes keys typed in a burst as a paste, so "/quit\r" sent at once leaves "/quit" in the
+            # composer; Ctrl-D on the empty composer quits, exit 0.
+            protocol=LiveProtocol(
+                paste="bracketed",
+                quit="\x04",
+                ready_pattern=_CODEX_IDLE,
+                ready_idle_s=1.0,
+                answer_pattern=_CODEX_MESSAGE,
+            ),
+            about="Codex's TUI; each step is one bracketed paste, and Ctrl-D ends the session",
         ),
     )
 }
