@@ -193,8 +193,8 @@ def run_settings_for(config: pytest.Config, settings: Settings, case_folders: It
         prompt_mode=settings.prompt_mode,
         workdir_mode=settings.workdir_mode,
         session=settings.session,
-        ready_pattern=settings.ready_pattern,
-        ready_idle_s=settings.ready_idle_s,
+        live=settings.live,
+        ok_exit_codes=settings.ok_exit_codes,
         wrap_argv=session_sandbox(config, settings, case_folders),
     )
 

@@ -10,13 +10,16 @@ import dataclasses
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds, session_fields
+from pytest_recall.agents.adapters.presets import PRESETS
+from pytest_recall.cases.live_protocol import ProtocolError, decode_escapes, parse_exit_codes, protocol_fields
+from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TRANSCRIPT_MODES
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
@@ -199,8 +202,42 @@ OPTIONS = (
     ),
     Option(
         "recall_ready_pattern",
-        "Live sessions: a regular expression for the agent's prompt; the next turn is sent once it shows, and the "
-        "answer is the output before it. Cases that set ready_pattern or ready_idle themselves keep theirs.",
+        "Live sessions: a regular expression (multi-line mode) for the agent's prompt, searched on the rendered "
+        "screen lines changed since the turn was sent; the next turn goes once it shows and the screen has "
+        "settled, and the answer is what the screen shows before it. Wins over a case's own readiness.",
+    ),
+    Option(
+        "recall_live_preset",
+        "Run every case live in one session of a known CLI, driven as its adapter's tests drive it: "
+        + "; ".join(f"'{name}': {preset.about}" for name, preset in PRESETS.items())
+        + ". It sets the command (unless --recall-cmd gives one) and the turn protocol; protocol flags given as "
+        "well win over the preset's values.",
+    ),
+    Option(
+        "recall_turn_template",
+        "Live sessions: what is typed for each turn, {prompt} standing for the step's prompt without its last "
+        "newline (default '{prompt}\\n'). Escapes such as \\n, \\r and \\x03 are understood. Example: "
+        "'!multi\\n{prompt}\\n!end\\n' for llm chat.",
+    ),
+    Option(
+        "recall_paste",
+        "Live sessions: 'typed' (default) types each turn into the terminal; 'bracketed' sends it as one "
+        "bracketed paste (ESC[200~ ... ESC[201~) and then Enter, as a terminal delivers pasted text to a TUI.",
+    ),
+    Option(
+        "recall_quit",
+        "Live sessions: the keys sent after the last answer to end the session, such as '/exit\\r' (escapes as "
+        "in --recall-turn-template). Default: the terminal's end-of-file, Ctrl-D.",
+    ),
+    Option(
+        "recall_answer_after",
+        "Live sessions: a regular expression for the mark a TUI puts before the assistant's message; a turn's "
+        "answer is then only what follows its last match. Default: the whole answer after the echoed prompt.",
+    ),
+    Option(
+        "recall_ok_exit_codes",
+        "Comma-separated exit statuses that count as a session ending well (default 0), for agents that exit "
+        "with another status on a normal quit. Wins over a case's own ok_exit_codes.",
     ),
     Option(
         "recall_preflight",
@@ -225,8 +262,9 @@ OPTIONS = (
     ),
     Option(
         "recall_ready_idle",
-        "Live sessions: seconds of quiet after which the agent counts as ready for the next turn (default 1, "
-        "used when no ready pattern is given). Cases that set ready_pattern or ready_idle themselves keep theirs.",
+        "Live sessions: seconds the screen must stay still before the agent counts as ready for the next turn: "
+        "with no ready pattern, quiet alone means ready (default 1); with one, the settle after it shows "
+        "(default 0.3). Wins over a case's own readiness.",
     ),
 )
 
@@ -286,8 +324,10 @@ class Settings:
     sandbox_binds: tuple[Path, ...] = ()
     sandbox_net: str = "private"
     session: str | None = None
-    ready_pattern: str | None = None
-    ready_idle_s: float | None = None
+    # The turn-protocol fields given run-wide, by preset, flag or ini (see case_flow.effective_case).
+    live: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    live_preset: str | None = None
+    ok_exit_codes: tuple[int, ...] | None = None
     scope: str = "case"
     preflight: bool = False
     retries: int = 0
@@ -310,8 +350,11 @@ class Settings:
             "prompt": self.prompt_mode,
             "env": [f"-{name}" if value is None else f"{name}={value}" for name, value in self.env],
             "session": self.session,
-            "ready_pattern": self.ready_pattern,
-            "ready_idle_s": self.ready_idle_s,
+            "ready_pattern": self.live.get("ready_pattern"),
+            "ready_idle_s": self.live.get("ready_idle_s"),
+            "live_preset": self.live_preset,
+            "turn_protocol": {k: v for k, v in self.live.items() if k not in ("ready_pattern", "ready_idle_s")} or None,
+            "ok_exit_codes": None if self.ok_exit_codes is None else list(self.ok_exit_codes),
             "scope": self.scope,
         }
 
@@ -319,6 +362,9 @@ class Settings:
     def from_config(cls, config: pytest.Config) -> Settings:
         __tracebackhide__ = True
         command = raw_value(config, "recall_cmd")
+        preset = PRESETS.get((raw_value(config, "recall_live_preset") or "").strip())
+        if command is None and preset is not None:
+            command = shlex.join(preset.command)
         try:
             argv = tuple(shlex.split(command)) if command else ()
         except ValueError as exc:
@@ -617,23 +663,55 @@ def _check_writable(flag: str, path: Path | None, here: Path) -> str | None:
 
 
 def _live_sessions(config: pytest.Config) -> dict[str, Any]:
-    """The run-wide session mode and live-session readiness, checked as case.toml keys are."""
+    """The run-wide session mode and turn protocol: a preset's values, then the flags over them."""
     __tracebackhide__ = True
     session = raw_value(config, "recall_session")
     if session is not None and session.strip() not in SESSION_MODES:
         raise pytest.UsageError(f"--recall-session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
-    pattern = raw_value(config, "recall_ready_pattern")
-    idle = raw_value(config, "recall_ready_idle")
+    preset_name = raw_value(config, "recall_live_preset")
+    preset = None
+    if preset_name is not None:
+        preset = PRESETS.get(preset_name.strip())
+        if preset is None:
+            raise pytest.UsageError(f"--recall-live-preset must be one of {', '.join(PRESETS)}, not {preset_name!r}")
+    flags: dict[str, Any] = {}
     try:
-        pattern_fields = session_fields({"ready_pattern": pattern}, "--recall-ready-pattern")
-        idle_fields = session_fields({"ready_idle": idle}, "--recall-ready-idle")
-    except CaseError as exc:
+        for key in ("turn_template", "paste", "quit", "ready_pattern", "answer_after", "ready_idle"):
+            value = raw_value(config, f"recall_{key}")
+            if value is None:
+                continue
+            flag = f"{flag_of('recall_' + key)}: {key}"
+            if key == "ready_idle":
+                flags["ready_idle_s"] = parse_positive_seconds(value, flag)
+            else:
+                plain = key in ("ready_pattern", "answer_after")  # a regex keeps its backslashes
+                flags.update(
+                    protocol_fields({key: value if plain else decode_escapes(value)}, flag_of("recall_" + key))
+                )
+        codes = raw_value(config, "recall_ok_exit_codes")
+        ok_exit_codes = parse_exit_codes(codes, "--recall-ok-exit-codes") if codes is not None else None
+    except (CaseError, ProtocolError) as exc:
         raise pytest.UsageError(str(exc)) from None
+    live: dict[str, Any] = {}
+    if preset is not None:
+        live = {
+            field.name: getattr(preset.protocol, field.name)
+            for field in dataclasses.fields(preset.protocol)
+            if getattr(preset.protocol, field.name) != field.default
+        }
+        if ok_exit_codes is None and preset.ok_exit_codes != (0,):
+            ok_exit_codes = preset.ok_exit_codes
+        if session is None:
+            session = "continue"
+    if "ready_pattern" in flags or "ready_idle_s" in flags:
+        live.pop("ready_pattern", None)  # readiness is one rule: the flags' replaces the preset's
+        live.pop("ready_idle_s", None)
+    live.update(flags)
     return {
         "session": None if session is None else session.strip(),
-        "ready_pattern": pattern_fields["ready_pattern"],
-        # A pattern is the sharper signal, so it wins over an idle period set elsewhere (say, in the ini file).
-        "ready_idle_s": None if pattern is not None else idle_fields["ready_idle_s"],
+        "live": live,
+        "live_preset": None if preset is None else preset.name,
+        "ok_exit_codes": ok_exit_codes,
     }
 
 

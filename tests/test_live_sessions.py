@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_recall.cases.live_protocol import LiveProtocol
 from pytest_recall.sessions.driver import run_session
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.suites.audit_v2 import generate_one
@@ -55,9 +56,9 @@ def test_turn_two_carries_feedback_on_the_turn_one_answer_and_only_the_last_answ
     assert str(second["turn"]).endswith(case.steps[1].prompt)
     assert "BEGIN AUDIT TRAIL" not in str(second["turn"])
     # Each step holds its own answer; the prompt shown between turns and the farewell after EOF are not answers.
-    assert record["steps"][0]["stdout"] == WRONG + "\n"
+    assert record["steps"][0]["stdout"] == WRONG
     expected = json.dumps(dict(case.expected["answer"]), separators=(",", ":"))
-    assert record["steps"][1]["stdout"] == expected + "\n"
+    assert record["steps"][1]["stdout"] == expected
     assert record["score"] == 1.0 and record["reported"] == expected
     assert [step["exit_code"] for step in record["steps"]] == [None, 0]
 
@@ -72,7 +73,8 @@ def test_an_idle_period_tells_when_an_agent_without_a_prompt_is_ready(recall_sui
     result.assert_outcomes(passed=1)
     record = recall_suite.records()["eval-000"]
     assert record["steps"][1]["prompt"].startswith("Feedback on your PART 1 answer: score 1 of 1 (correct value")
-    assert record["steps"][1]["stdout"].count("\n") == 1
+    # One line: the answer, read from the screen, without the echo of the turn or the next prompt.
+    assert len(record["steps"][1]["stdout"].strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(("flag", "passes"), [(None, True), ("--recall-ready-pattern=never matches$", False)])
@@ -190,12 +192,20 @@ def test_bad_live_session_options_are_one_line_usage_errors(recall_suite, args, 
     result.stderr.fnmatch_lines([message])
 
 
-def test_a_case_toml_with_both_readiness_rules_is_malformed(recall_suite):
-    recall_suite.add("case_01", ["say hi", "say 12345.67"], toml='ready_pattern = "> $"\nready_idle = 1\n')
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('paste = "clipboard"\n', "*paste must be one of typed, bracketed, not 'clipboard'*"),
+        ('turn_template = "!multi"\n', "*turn_template must hold {prompt}*"),
+        ("ok_exit_codes = [0, 300]\n", "*ok_exit_codes holds 300, which is not an exit code from 0 to 255*"),
+    ],
+)
+def test_a_case_toml_with_a_broken_turn_protocol_is_malformed(recall_suite, toml, message):
+    recall_suite.add("case_01", ["say hi", "say 12345.67"], toml='session = "continue"\n' + toml)
 
     result = recall_suite.run()
 
-    result.stdout.fnmatch_lines(["*set ready_pattern or ready_idle, not both*"])
+    result.stdout.fnmatch_lines([message])
 
 
 def test_run_session_sends_each_turn_when_ready_and_then_end_of_input(tmp_path):
@@ -212,7 +222,7 @@ def test_run_session_sends_each_turn_when_ready_and_then_end_of_input(tmp_path):
         max_output_bytes=1 << 20,
         turns=("first", "second"),
         compose_turn=lambda index, previous: long_turn if index == 0 else f"after {previous.strip()!r}",
-        ready_pattern=r"> $",
+        protocol=LiveProtocol(ready_pattern=r"> $"),
     )
 
     result = run_session(spec)
@@ -220,7 +230,8 @@ def test_run_session_sends_each_turn_when_ready_and_then_end_of_input(tmp_path):
     assert (result.exit_code, result.timed_out) == (0, False)
     assert [turn.prompt for turn in result.turns] == [long_turn, "after 'UNKNOWN'"]
     assert [turn["turn"] for turn in probed_turns(probe)] == [long_turn, "after 'UNKNOWN'\n"]
-    assert [turn.answer for turn in result.turns] == [b"UNKNOWN\r\n", b"UNKNOWN\r\n"]
+    # Read from the screen: the answer alone, without the echoed turn or the prompt after it.
+    assert [turn.answer for turn in result.turns] == [b"UNKNOWN", b"UNKNOWN"]
     assert all(turn.finished for turn in result.turns)
     # The farewell after end of input is in the transcript, but in no turn's answer.
     assert result.stdout.endswith(b"bye\r\n")

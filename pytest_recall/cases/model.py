@@ -19,6 +19,14 @@ from types import MappingProxyType
 from typing import Any
 
 from pytest_recall.cases.answer_forms import answer_form_error, builtin_kind
+from pytest_recall.cases.live_protocol import (
+    DEFAULT_PROTOCOL,
+    PROTOCOL_KEYS,
+    LiveProtocol,
+    ProtocolError,
+    parse_exit_codes,
+    protocol_fields,
+)
 from pytest_recall.cases.workspace_tree import (
     WORKSPACE_MODES,
     CaseWorkspace,
@@ -42,7 +50,7 @@ _STEP_FILE = re.compile(r"^step(\d+)\.txt$")
 # What the previous step's answer is judged against, told to the agent before this step's prompt.
 _FEEDBACK_FILE = re.compile(r"^step(\d+)\.feedback\.json$")
 # Settings a case.toml may carry; anything else is a typo worth reporting.
-KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "ready_pattern", "ready_idle", "workspace"})
+KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "workspace", "ok_exit_codes", *PROTOCOL_KEYS})
 
 
 class CaseError(Exception):
@@ -74,8 +82,10 @@ class Case:
     source: str
     timeout_s: float | None = None
     session: str = "fresh"
-    ready_pattern: str | None = None
-    ready_idle_s: float | None = None
+    # How a live (continue) session's turns are typed and read; unused by fresh sessions.
+    live: LiveProtocol = DEFAULT_PROTOCOL
+    # Exit statuses that count as a session ending well (a REPL that exits 1 on quit, say).
+    ok_exit_codes: tuple[int, ...] = (0,)
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     # ``workspace/`` and ``workspace.stepN/`` of the case, and whether each step starts fresh or carries on.
     workspace: CaseWorkspace | None = None
@@ -108,6 +118,10 @@ class Case:
             payload["workspace"] = self.workspace.digest()
         if self.workspace_mode != "fresh":
             payload["workspace_mode"] = self.workspace_mode
+        if self.session == "continue" and self.live != DEFAULT_PROTOCOL:
+            payload["live"] = [self.live.turn_template, self.live.paste, self.live.quit, self.live.answer_after]
+        if self.ok_exit_codes != (0,):
+            payload["ok_exit_codes"] = list(self.ok_exit_codes)
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
 
@@ -190,23 +204,14 @@ def session_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
     """The :class:`Case` fields for how a case's sessions run, from case.toml or suite.toml keys.
 
     Keys: ``timeout`` (seconds per session), ``session`` (``fresh`` or
-    ``continue``), and for live sessions either ``ready_pattern`` (a regular
-    expression for the agent's prompt) or ``ready_idle`` (seconds of quiet).
+    ``continue``), ``ok_exit_codes``, ``workspace``, and for live sessions the
+    turn protocol (see :mod:`pytest_recall.cases.live_protocol`).
     """
     __tracebackhide__ = True
     session = str(settings.get("session", "fresh"))
     if session not in SESSION_MODES:
         raise CaseError(f"{source}: session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
     timeout = settings.get("timeout")
-    ready_idle = settings.get("ready_idle")
-    ready_pattern = settings.get("ready_pattern")
-    if ready_pattern is not None and ready_idle is not None:
-        raise CaseError(f"{source}: set ready_pattern or ready_idle, not both: the agent is ready by one rule")
-    if ready_pattern is not None:
-        try:
-            re.compile(str(ready_pattern))
-        except re.error as exc:
-            raise CaseError(f"{source}: ready_pattern is not a valid regular expression ({exc})") from None
     fields: dict[str, Any] = {}
     if "workspace" in settings:
         # Only when given: a suite.toml that sets a timeout must not reset a family's carry cases to fresh.
@@ -214,12 +219,20 @@ def session_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
         if mode not in WORKSPACE_MODES:
             raise CaseError(f"{source}: workspace must be one of {', '.join(WORKSPACE_MODES)}, not {mode!r}")
         fields["workspace_mode"] = mode
+    protocol = dict(settings)
+    if "ready_idle" in protocol:
+        protocol["ready_idle"] = parse_positive_seconds(protocol["ready_idle"], f"{source}: ready_idle")
+    try:
+        if "ok_exit_codes" in settings:
+            fields["ok_exit_codes"] = parse_exit_codes(settings["ok_exit_codes"], source)
+        live = LiveProtocol(**protocol_fields(protocol, source))
+    except ProtocolError as exc:
+        raise CaseError(str(exc)) from None
     return {
         **fields,
         "timeout_s": None if timeout is None else parse_positive_seconds(timeout, f"{source}: timeout"),
         "session": session,
-        "ready_pattern": None if ready_pattern is None else str(ready_pattern),
-        "ready_idle_s": None if ready_idle is None else parse_positive_seconds(ready_idle, f"{source}: ready_idle"),
+        "live": live,
     }
 
 
@@ -412,10 +425,14 @@ def case_files(case: Case) -> dict[str, str]:
     settings = {
         "timeout": case.timeout_s,
         "session": case.session if case.session != "fresh" else None,
-        "ready_pattern": case.ready_pattern,
-        "ready_idle": case.ready_idle_s,
         "workspace": case.workspace_mode if case.workspace_mode != "fresh" else None,
+        "ok_exit_codes": list(case.ok_exit_codes) if case.ok_exit_codes != (0,) else None,
     }
+    for key in PROTOCOL_KEYS:
+        attribute = "ready_idle_s" if key == "ready_idle" else key
+        value = getattr(case.live, attribute)
+        if value != getattr(DEFAULT_PROTOCOL, attribute):
+            settings[key] = value
     # A JSON string or number is also a valid TOML value, so no TOML writer is needed.
     lines = [
         f"{key} = {json.dumps(value, ensure_ascii=False)}\n" for key, value in settings.items() if value is not None

@@ -20,12 +20,16 @@ class TurnResult:
     The answer is the output from the send until the agent looked ready for
     more, without the ready prompt itself; ``finished`` is False for a turn
     the session ended in (exit or timeout) before the agent looked ready.
+    ``sent`` is False for the turn the session ended before sending: its
+    answer is then what the agent showed while the harness waited for it to
+    look ready (a start-up error, say), so that output is never lost.
     """
 
     prompt: str
     answer: bytes
     duration_s: float
     finished: bool
+    sent: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +48,17 @@ class SessionResult:
     start_error: str | None = None
     killed_leftovers: int = 0
     turns: tuple[TurnResult, ...] = field(default_factory=tuple)
+    # The exit statuses that mean the session ended well (``ok_exit_codes``; 0 unless a case says more).
+    ok_exit_codes: tuple[int, ...] = (0,)
 
     @property
     def failed(self) -> bool:
-        """Timed out, killed or exited non-zero: a case stops here, may be retried, and is no memory result."""
-        return self.timed_out or self.signal is not None or self.exit_code not in (0, None)
+        """Timed out, killed or exited badly: a case stops here, may be retried, and is no memory result."""
+        return (
+            self.timed_out
+            or self.signal is not None
+            or (self.exit_code is not None and self.exit_code not in self.ok_exit_codes)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +90,9 @@ class StepRun:
     memory: tuple[MemoryFile, ...] | None = None
     memory_files: int = 0
     memory_bytes: int = 0
+    # A live session's raw terminal output (escapes kept), on its last step: the answers come
+    # from the rendered screen, and this shows what that screen was made of.
+    terminal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,7 @@ def case_record(
                 "tokens_in": step.tokens_in,
                 "tokens_out": step.tokens_out,
                 **_memory_fields(step),
+                **({"terminal": _tail(step.terminal)} if step.terminal is not None else {}),
             }
             for step in run.steps
         ],

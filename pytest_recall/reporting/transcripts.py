@@ -22,7 +22,7 @@ DEFAULT_TRANSCRIPTS = "failed"
 # Characters of a prompt's start and end a reference keeps: enough to recognise it.
 PROMPT_EDGE_CHARS = 300
 # What a step loses where its transcript is not kept: a passing case's prompts are pinned by its content_hash.
-_TRANSCRIPT_KEYS = ("prompt", "stdout", "stderr")
+_TRANSCRIPT_KEYS = ("prompt", "stdout", "stderr", "terminal")
 
 
 def prompt_reference(prompt: str) -> dict[str, Any]:

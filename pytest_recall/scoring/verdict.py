@@ -83,7 +83,11 @@ def decide(
     if changed_on_disk:
         reason = f"case files changed on disk during the run: {', '.join(changed_on_disk)}"
         return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="wrong")
-    outcomes = [(step.result.exit_code, step.result.signal, step.result.timed_out) for step in run.steps]
+    # An exit status the case counts as ending well (ok_exit_codes) is judged as 0.
+    outcomes = [
+        (0 if result.exit_code in result.ok_exit_codes else result.exit_code, result.signal, result.timed_out)
+        for result in (step.result for step in run.steps)
+    ]
     planned = 1 if run.control else len(case.steps)
     if task_judge is not None:
         exit_code = outcomes[-1][0] if outcomes else None

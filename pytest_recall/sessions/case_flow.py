@@ -26,7 +26,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +71,11 @@ class RunSettings:
     prompt_mode: str = "argv"
     workdir_mode: str = "fresh"
     wrap_argv: Wrapper | None = None
-    # Run-wide live-session options: ``session`` forces every case into that mode;
-    # the readiness options apply to cases whose case.toml sets no readiness of its own.
+    # Run-wide live-session options: ``session`` forces every case into that mode, and ``live``
+    # holds the turn-protocol fields given by flag, ini or preset (see effective_case).
     session: str | None = None
-    ready_pattern: str | None = None
-    ready_idle_s: float | None = None
+    live: Mapping[str, Any] = field(default_factory=dict)
+    ok_exit_codes: tuple[int, ...] | None = None
     # ``--recall-scope=suite``: the one scope every (non-control) case of the run shares; see open_shared_scope.
     shared_scope: Path | None = None
 
@@ -153,18 +153,23 @@ def argv_prompt_problem(case: Case) -> str | None:
 def effective_case(case: Case, settings: RunSettings) -> Case:
     """The case as this run runs it: every setting from one place, in one order of precedence.
 
-    The command line, then the ini file (both arrive as ``settings``), then the
-    suite.toml or case.toml the case came from, then the built-in default. What
+    The command line, then the ini file (both arrive as ``settings``, a
+    preset's values among them), then the suite.toml or case.toml the case
+    came from, then the built-in default. Readiness is one rule, so a
+    run-wide pattern or idle period replaces the case's pair as a whole. What
     changes what is measured (the session mode, say) is then in the content
     hash that resume compares.
     """
-    run_ready = settings.ready_pattern is not None or settings.ready_idle_s is not None
+    live = dict(settings.live)
+    if "ready_pattern" in live or "ready_idle_s" in live:
+        live.setdefault("ready_pattern", None)
+        live.setdefault("ready_idle_s", None)
     return replace(
         case,
         timeout_s=settings.timeout_s or case.timeout_s or DEFAULT_TIMEOUT_S,
         session=settings.session or case.session,
-        ready_pattern=settings.ready_pattern if run_ready else case.ready_pattern,
-        ready_idle_s=settings.ready_idle_s if run_ready else case.ready_idle_s,
+        live=replace(case.live, **live) if live else case.live,
+        ok_exit_codes=settings.ok_exit_codes or case.ok_exit_codes,
     )
 
 
@@ -188,7 +193,7 @@ def case_flow(
     try:
         # A mode forced for the whole run is already in ``case`` (see CaseExecutor.effective_case).
         if case.session == "continue":
-            overlong = _overlong_turn_line(steps)
+            overlong = _overlong_turn_line(steps) if case.live.typed else None
             if overlong is not None:
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
             rooms = area.open_step()
@@ -276,6 +281,7 @@ def _step_spec(
         grace_s=settings.grace_s,
         max_output_bytes=settings.max_output_bytes,
         stdin=stdin,
+        ok_exit_codes=case.ok_exit_codes,
     )
 
 
@@ -313,9 +319,8 @@ def _live_spec(
 ) -> SessionSpec:
     """One live process for every turn, each turn composed when the agent is ready for it.
 
-    The timeout covers the whole session: the per-step timeout times the turns.
-    A case.toml that sets a readiness (pattern or idle) keeps it; otherwise the
-    run-wide one applies.
+    The timeout covers the whole session: the per-step timeout times the
+    turns. How turns are typed and read is the case's effective protocol.
     """
     argv = list(settings.argv)
     if settings.wrap_argv is not None:
@@ -333,8 +338,8 @@ def _live_spec(
         max_output_bytes=settings.max_output_bytes,
         turns=tuple(step.prompt for step in steps),
         compose_turn=compose_turn,
-        ready_pattern=case.ready_pattern,
-        ready_idle_s=case.ready_idle_s,
+        protocol=case.live,
+        ok_exit_codes=case.ok_exit_codes,
     )
 
 
@@ -356,7 +361,9 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
     A turn the agent finished answering before the last ends well; the last
     step, the turn the session ended in and any turn never sent carry the
     session's exit, signal and timeout, so the judge says where it went wrong.
-    A turn never sent has no answer. The session's stderr and cost go to the last step.
+    What the agent showed before a turn it never got is that turn's answer:
+    an exit at start-up is reported with what the agent printed. The
+    session's stderr, cost and raw terminal output go to the last step.
     """
     last = len(steps) - 1
     runs = []
@@ -364,7 +371,8 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
         turn = result.turns[index] if index < len(result.turns) else None
         answered = turn is not None and turn.finished and index < last
         answer = turn.answer if turn is not None else b""
-        part = SessionResult(
+        part = replace(
+            result,
             exit_code=None if answered else result.exit_code,
             signal=None if answered else result.signal,
             timed_out=False if answered else result.timed_out,
@@ -375,7 +383,11 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
             stderr_bytes=result.stderr_bytes if index == last else 0,
             truncated=result.truncated if index == last else False,
             killed_leftovers=result.killed_leftovers if index == last else 0,
+            turns=(),
         )
-        prompt = turn.prompt if turn is not None else step.prompt
-        runs.append(_step_run(step.number, prompt, part, cost if index == last else StepCost()))
+        prompt = turn.prompt if turn is not None and turn.sent else step.prompt
+        run = _step_run(step.number, prompt, part, cost if index == last else StepCost())
+        if index == last:
+            run = replace(run, terminal=decode(result.stdout))
+        runs.append(run)
     return runs

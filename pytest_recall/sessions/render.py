@@ -20,7 +20,11 @@ session result untouched.
 
 from __future__ import annotations
 
+import codecs
 import re
+from collections import deque
+from collections.abc import MutableSequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyte
@@ -34,6 +38,8 @@ RENDER_TAIL_CHARS = 256 * 1024
 # What makes the screen differ from the text with escapes stripped: cursor motion, erases, line
 # inserts and deletes, scrolling, reverse index, cursor save and restore. Colours and modes do not.
 _MOVES_THE_CURSOR = re.compile(r"\x1b\[[0-?]*[ -/]*[@A-HJ-MPSTX`a-fr]|\x1b[78DEM]")
+# A live session's scrollback, in rows: enough for any turn's answer, and a bound on the harness's memory.
+LIVE_SCROLLBACK_ROWS = 5000
 # pyte stops drawing a chunk at a zero-width character that is not combining; they show nothing anyway.
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff]")
 
@@ -125,9 +131,11 @@ class _Screen(pyte.Screen):
     Erases drop cells rather than fill them with blanks: colours are not judged.
     """
 
-    def __init__(self, columns: int, lines: int) -> None:
+    def __init__(self, columns: int, lines: int, scrollback: MutableSequence[tuple[str, bool]] | None = None) -> None:
         super().__init__(columns, lines)
-        self.scrollback: list[tuple[str, bool]] = []
+        self.scrollback: MutableSequence[tuple[str, bool]] = [] if scrollback is None else scrollback
+        # Rows ever scrolled off the top, kept or dropped: a row's absolute number stays put as the screen scrolls.
+        self.scrolled = 0
         self._drawing = False
 
     def draw(self, data: str) -> None:
@@ -168,6 +176,7 @@ class _Screen(pyte.Screen):
         top, bottom = self.margins or (0, self.lines - 1)
         if self.cursor.y == bottom and top == 0:
             self.scrollback.append(_row_text(self.buffer[0], self.columns))
+            self.scrolled += 1
         super().index()
 
     def erase_in_line(self, how: int = 0, private: bool = False) -> None:
@@ -186,3 +195,81 @@ class _Screen(pyte.Screen):
         cleared = range(self.cursor.y + 1, self.lines) if how == 0 else range(self.cursor.y) if how == 1 else None
         for y in cleared if cleared is not None else range(self.lines):
             self.buffer.pop(y, None)
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenMark:
+    """The screen at one moment, rows numbered from the start of the session, so later change can be found."""
+
+    first_row: int
+    rows: tuple[tuple[str, bool], ...]
+    fed: int
+    # Where the cursor was: what a program writes next starts there, after its prompt on the same row.
+    cursor_row: int = 0
+    cursor_column: int = 0
+
+
+class LiveScreen:
+    """A live session's terminal as a person sees it, fed as output arrives, with a bounded scrollback.
+
+    A turn's answer is what changed on it since the turn was sent: rows are
+    numbered from the session's start, so rows that scrolled up are still
+    the same rows, and a TUI that redraws its whole frame with the same
+    content changes nothing. What scrolled beyond :data:`LIVE_SCROLLBACK_ROWS`
+    is gone, and an answer longer than that keeps its end.
+    """
+
+    def __init__(self, size: tuple[int, int] = TERMINAL_SIZE, scrollback_rows: int = LIVE_SCROLLBACK_ROWS) -> None:
+        rows, columns = size
+        self._screen = _Screen(columns, rows, deque(maxlen=scrollback_rows))
+        self._stream = pyte.Stream(self._screen)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.fed = 0  # bytes fed so far: a mark says how much output it saw
+
+    def feed(self, data: bytes) -> None:
+        self.fed += len(data)
+        text = self._decoder.decode(data)
+        if text:
+            self._stream.feed(_ZERO_WIDTH.sub("", text))
+
+    def mark(self) -> ScreenMark:
+        first, cursor = self._first_row(), self._screen.cursor
+        return ScreenMark(
+            first, tuple(self._rows()), self.fed, first + len(self._screen.scrollback) + cursor.y, cursor.x
+        )
+
+    def changed_since(self, mark: ScreenMark) -> str:
+        """The text of every row from the first that differs from ``mark``, wrapped rows joined.
+
+        On the row the cursor was on, what stood before the cursor (a prompt
+        such as ``> ``) is not part of the change when it still stands there.
+        """
+        first, rows = self._first_row(), self._rows()
+        row = max(first, mark.first_row)
+        while row - first < len(rows):
+            then = row - mark.first_row
+            if then >= len(mark.rows) or mark.rows[then] != rows[row - first]:
+                break
+            row += 1
+        changed = rows[row - first :]
+        if changed and row == mark.cursor_row and 0 <= row - mark.first_row < len(mark.rows):
+            before = mark.rows[row - mark.first_row][0][: mark.cursor_column]
+            text, wrapped = changed[0]
+            if before and text.startswith(before):
+                changed[0] = (text[len(before) :], wrapped)
+        return _joined(changed)
+
+    def _first_row(self) -> int:
+        """The absolute number of the oldest row still kept."""
+        return self._screen.scrolled - len(self._screen.scrollback)
+
+    def _rows(self) -> list[tuple[str, bool]]:
+        """Scrollback and screen; the cursor's row keeps its blanks up to the cursor, as a prompt "> " shows."""
+        screen = self._screen
+        rows = list(screen.scrollback)
+        for y in range(screen.lines):
+            text, wrapped = _row_text(screen.buffer[y], screen.columns)
+            if y == screen.cursor.y and screen.cursor.x > len(text):
+                text = text.ljust(min(screen.cursor.x, screen.columns))
+            rows.append((text, wrapped))
+        return rows

@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.cases.live_protocol import PROTOCOL_KEYS
 from pytest_recall.cases.model import Case, CaseError, read_toml, session_fields
 
 SUITE_FILE = "suite.toml"
-SESSION_KEYS = ("timeout", "session", "ready_pattern", "ready_idle", "workspace")
+SESSION_KEYS = ("timeout", "session", "workspace", "ok_exit_codes", *PROTOCOL_KEYS)
 # Collection holds every case of a suite in memory at once; a bound keeps a typo from exhausting it.
 MAX_COUNT = 10_000
 
