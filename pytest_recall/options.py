@@ -230,9 +230,10 @@ OPTIONS = (
         "in --recall-turn-template). Default: the terminal's end-of-file, Ctrl-D.",
     ),
     Option(
-        "recall_answer_after",
-        "Live sessions: a regular expression for the mark a TUI puts before the assistant's message; a turn's "
-        "answer is then only what follows its last match. Default: the whole answer after the echoed prompt.",
+        "recall_answer_pattern",
+        "Live sessions: a regular expression (multi-line mode) that picks a TUI's answer out of what a turn "
+        "showed: its last match's first group, or, without groups, everything after its last match, dedented. "
+        "Default: everything after the echoed turn.",
     ),
     Option(
         "recall_ok_exit_codes",
@@ -676,7 +677,7 @@ def _live_sessions(config: pytest.Config) -> dict[str, Any]:
             raise pytest.UsageError(f"--recall-live-preset must be one of {', '.join(PRESETS)}, not {preset_name!r}")
     flags: dict[str, Any] = {}
     try:
-        for key in ("turn_template", "paste", "quit", "ready_pattern", "answer_after", "ready_idle"):
+        for key in ("turn_template", "paste", "quit", "ready_pattern", "answer_pattern", "ready_idle"):
             value = raw_value(config, f"recall_{key}")
             if value is None:
                 continue
@@ -684,7 +685,7 @@ def _live_sessions(config: pytest.Config) -> dict[str, Any]:
             if key == "ready_idle":
                 flags["ready_idle_s"] = parse_positive_seconds(value, flag)
             else:
-                plain = key in ("ready_pattern", "answer_after")  # a regex keeps its backslashes
+                plain = key in ("ready_pattern", "answer_pattern")  # a regex keeps its backslashes
                 flags.update(
                     protocol_fields({key: value if plain else decode_escapes(value)}, flag_of("recall_" + key))
                 )

@@ -72,7 +72,7 @@ def failure(run: CaseRun) -> str | None:
         return "timed out: no exit within --recall-timeout"
     if result.signal is not None:
         return f"killed by signal {result.signal}"
-    if result.exit_code not in (0, None):
+    if result.failed:
         return f"exit status {result.exit_code}"
     if not run.steps[-1].stdout.strip():
         return "exit status 0, but it printed nothing on stdout"

@@ -148,7 +148,8 @@ def test_the_timeout_covers_a_live_session(recall_suite):
     result.assert_outcomes(failed=1)
     record = recall_suite.records()["eval-000"]
     assert record["reason"] == "timeout in step 1"
-    assert record["steps"][0]["timed_out"] is True and record["steps"][1]["stdout"] == ""
+    # As a fresh case stops at its failed step, a live one stops at the turn it failed in.
+    assert record["steps"][0]["timed_out"] is True and len(record["steps"]) == 1
 
 
 def test_the_amnesiac_scores_zero_live_with_the_mode_set_in_the_ini_file(recall_suite):

@@ -30,7 +30,7 @@ PASTE_END = b"\x1b[201~"
 # The Enter key as a terminal sends it; the line discipline of a cooked terminal turns it into "\n".
 ENTER = b"\r"
 # The settings of this module, as case.toml and suite.toml name them.
-PROTOCOL_KEYS = ("turn_template", "paste", "quit", "ready_pattern", "ready_idle", "answer_after")
+PROTOCOL_KEYS = ("turn_template", "paste", "quit", "ready_pattern", "ready_idle", "answer_pattern")
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "e": "\x1b", "\\": "\\", "0": "\0"}
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|.)", re.DOTALL)
 
@@ -52,9 +52,10 @@ class LiveProtocol:
     (multi-line mode) searched on the screen lines changed since the turn was
     sent; the agent is ready when it shows and the screen has then been still
     for ``ready_idle_s`` (a short settle by default). Without a pattern, the
-    agent is ready after ``ready_idle_s`` of quiet. ``answer_after``, when
-    given, keeps only what follows its last match in a turn's answer, for TUIs
-    that mark the assistant's message.
+    agent is ready after ``ready_idle_s`` of quiet. ``answer_pattern``, for
+    TUIs that frame the assistant's message, picks the answer out of what
+    the turn showed: its last match's first group, or, for a pattern without
+    groups, everything after its last match; the answer is then dedented.
     """
 
     turn_template: str = DEFAULT_TURN_TEMPLATE
@@ -62,7 +63,7 @@ class LiveProtocol:
     quit: str | None = None
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
-    answer_after: str | None = None
+    answer_pattern: str | None = None
 
     def turn_text(self, prompt: str) -> str:
         return self.turn_template.replace(PROMPT_SLOT, prompt.removesuffix("\n"))
@@ -125,7 +126,7 @@ def protocol_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
         fields["paste"] = paste
     if "quit" in settings:
         fields["quit"] = None if settings["quit"] is None else str(settings["quit"])
-    for key in ("ready_pattern", "answer_after"):
+    for key in ("ready_pattern", "answer_pattern"):
         if key in settings and settings[key] is not None:
             pattern = str(settings[key])
             try:

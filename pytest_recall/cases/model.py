@@ -119,7 +119,7 @@ class Case:
         if self.workspace_mode != "fresh":
             payload["workspace_mode"] = self.workspace_mode
         if self.session == "continue" and self.live != DEFAULT_PROTOCOL:
-            payload["live"] = [self.live.turn_template, self.live.paste, self.live.quit, self.live.answer_after]
+            payload["live"] = [self.live.turn_template, self.live.paste, self.live.quit, self.live.answer_pattern]
         if self.ok_exit_codes != (0,):
             payload["ok_exit_codes"] = list(self.ok_exit_codes)
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()

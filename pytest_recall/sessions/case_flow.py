@@ -362,9 +362,14 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
     step, the turn the session ended in and any turn never sent carry the
     session's exit, signal and timeout, so the judge says where it went wrong.
     What the agent showed before a turn it never got is that turn's answer:
-    an exit at start-up is reported with what the agent printed. The
-    session's stderr, cost and raw terminal output go to the last step.
+    an exit at start-up is reported with what the agent printed. A session
+    that failed ends the case at the turn it failed in, as a failed fresh
+    step does. The session's stderr, cost and raw terminal output go to the
+    last step.
     """
+    if result.failed:
+        ended = next((i for i, turn in enumerate(result.turns) if not turn.finished), len(result.turns))
+        steps = steps[: ended + 1]
     last = len(steps) - 1
     runs = []
     for index, step in enumerate(steps):

@@ -40,6 +40,11 @@ RENDER_TAIL_CHARS = 256 * 1024
 _MOVES_THE_CURSOR = re.compile(r"\x1b\[[0-?]*[ -/]*[@A-HJ-MPSTX`a-fr]|\x1b[78DEM]")
 # A live session's scrollback, in rows: enough for any turn's answer, and a bound on the harness's memory.
 LIVE_SCROLLBACK_ROWS = 5000
+# Sequences pyte does not know and would draw the last letter of: the kitty keyboard protocol's
+# queries and mode pushes (ESC[?u, ESC[>1u, ESC[<u), which Claude Code sends.
+_UNKNOWN_TO_PYTE = re.compile(r"\x1b\[[<=>?][0-9;]*u")
+# An escape sequence cut off at the end of a chunk, kept for the next so the filter above sees it whole.
+_CUT_SEQUENCE = re.compile(r"\x1b(?:\[[<=>?]?[0-9;]*)?\Z")
 # pyte stops drawing a chunk at a zero-width character that is not combining; they show nothing anyway.
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff]")
 
@@ -224,13 +229,17 @@ class LiveScreen:
         self._screen = _Screen(columns, rows, deque(maxlen=scrollback_rows))
         self._stream = pyte.Stream(self._screen)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._carry = ""
         self.fed = 0  # bytes fed so far: a mark says how much output it saw
 
     def feed(self, data: bytes) -> None:
         self.fed += len(data)
-        text = self._decoder.decode(data)
+        text = self._carry + self._decoder.decode(data)
+        cut = _CUT_SEQUENCE.search(text)
+        self._carry = text[cut.start() :] if cut is not None else ""
+        text = text[: cut.start()] if cut is not None else text
         if text:
-            self._stream.feed(_ZERO_WIDTH.sub("", text))
+            self._stream.feed(_ZERO_WIDTH.sub("", _UNKNOWN_TO_PYTE.sub("", text)))
 
     def mark(self) -> ScreenMark:
         first, cursor = self._first_row(), self._screen.cursor

@@ -14,6 +14,7 @@ import os
 import re
 import select
 import signal
+import textwrap
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -82,7 +83,7 @@ class RunningSession:
         self._input_closed = not spec.turns
         protocol = spec.protocol
         self._ready_pattern = re.compile(protocol.ready_pattern, re.M) if protocol.ready_pattern else None
-        self._answer_after = re.compile(protocol.answer_after, re.M) if protocol.answer_after else None
+        self._answer_pattern = re.compile(protocol.answer_pattern, re.M) if protocol.answer_pattern else None
         if protocol.ready_idle_s is not None:
             self._settle_s = protocol.ready_idle_s
         else:
@@ -204,11 +205,12 @@ class RunningSession:
         return text[: matches[-1].start()] if matches else None
 
     def _answer_of(self, shown: str, prompt: str) -> str:
-        """What the agent said to a turn: the rows after the echo of what was typed, or after the answer mark."""
-        if self._answer_after is not None:
-            marks = list(self._answer_after.finditer(shown))
+        """What the agent said to a turn: the answer pattern's pick, or the rows after the echo of what was typed."""
+        if self._answer_pattern is not None:
+            marks = list(self._answer_pattern.finditer(shown))
             if marks:
-                shown = shown[marks[-1].end() :]
+                last = marks[-1]
+                shown = _dedented(last.group(1) if last.re.groups else shown[last.end() :])
         elif self.spec.protocol.typed:
             typed = [line.rstrip() for line in self.spec.protocol.turn_text(prompt).splitlines() if line.strip()]
             lines = shown.split("\n")
@@ -381,6 +383,12 @@ class RunningSession:
         if uncounted_group is None:
             return len(pids)
         return sum(process_group(str(pid)) != uncounted_group for pid in pids)
+
+
+def _dedented(text: str) -> str:
+    """A TUI's message without its indent: the common indent of its later lines, whatever the first has."""
+    first, _, rest = text.partition("\n")
+    return first.strip() + ("\n" + textwrap.dedent(rest) if rest else "")
 
 
 def _read_chunk(fd: int) -> bytes | None:

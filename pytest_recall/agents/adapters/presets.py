@@ -30,6 +30,14 @@ class LivePreset:
     about: str = ""
 
 
+# Claude Code's idle screen: the empty input box, its top rule first (the answer is what comes before it),
+# and the footer without "esc to interrupt", which it shows while a turn runs.
+_CLAUDE_IDLE = (
+    r"^─.*\n❯[ \xa0]*\n─.*\n[ \t]*⏵⏵ bypass permissions on \(shift\+tab to cycle\)(?:(?!esc to interrupt).)*$"
+)
+# Its messages start with "● ", continued on lines indented by two; the last one is the answer.
+_CLAUDE_MESSAGE = r"^● (.*(?:\n  .*)*)"
+
 PRESETS: dict[str, LivePreset] = {
     preset.name: preset
     for preset in (
@@ -37,24 +45,26 @@ PRESETS: dict[str, LivePreset] = {
             name="llm-chat",
             command=("recall-llm", "--live"),
             # llm chat takes each line as a turn; !multi ... !end makes the whole step one turn.
-            protocol=LiveProtocol(
-                turn_template="!multi\n{prompt}\n!end\n",
-                quit="exit\n",
-                ready_pattern=r"^> $",
-            ),
-            about="llm chat; a step is framed with !multi/!end and the session ends with 'exit'",
+            protocol=LiveProtocol(turn_template="!multi\n{prompt}\n!end\n", quit="quit\r", ready_pattern=r"^>\s*\Z"),
+            about="llm chat; each step is framed with !multi/!end, and 'quit' ends the session",
         ),
         LivePreset(
             name="claude",
             command=("recall-claude", "--live"),
-            protocol=LiveProtocol(paste="bracketed", quit="/exit\r", ready_pattern=r"^\s*>\s*$"),
-            about="Claude Code's TUI; a step is one bracketed paste, and /exit ends the session",
+            protocol=LiveProtocol(
+                paste="bracketed",
+                quit="/exit\r",
+                ready_pattern=_CLAUDE_IDLE,
+                ready_idle_s=1.0,
+                answer_pattern=_CLAUDE_MESSAGE,
+            ),
+            about="Claude Code's TUI; each step is one bracketed paste, and /exit ends the session",
         ),
         LivePreset(
             name="codex",
             command=("recall-codex", "--live"),
             protocol=LiveProtocol(paste="bracketed", quit="/quit\r", ready_pattern=r"^\s*›\s*$"),
-            about="Codex's TUI; a step is one bracketed paste, and /quit ends the session",
+            about="Codex's TUI; each step is one bracketed paste, and /quit ends the session",
         ),
     )
 }
