@@ -74,7 +74,49 @@ def test_anthropic_after_the_tool_result_it_says_what_it_learnt():
     ]
     with FakeModelServer("memory") as server:
         _, raw = post(server, "/v1/messages", {"messages": messages, "tools": [{"name": "Bash"}]})
-    assert json.loads(raw)["content"] == [{"type": "text", "text": "Noted: the answer is 27436.42."}]
+    assert json.loads(raw)["content"] == [{"type": "text", "text": f"Noted: the answer is 27436.42.\n{NOTE}"}]
+
+
+def user_text(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+@pytest.mark.parametrize("mode", ["memory", "plain"])
+def test_a_live_session_asks_its_next_turn_after_an_earlier_turn_used_a_tool(mode):
+    """One process, one conversation: the tool result of turn 1 does not make turn 2 look like a tool's end."""
+    call = {"type": "function_call", "call_id": "c", "name": "exec_command", "arguments": "{}"}
+    spoken = "Noted: the answer is 27436.42."
+    earlier = [
+        user_text(TEACH),
+        call,
+        {"type": "function_call_output", "call_id": "c", "output": ""},
+        user_text(f"# AGENTS.md instructions\n\n<INSTRUCTIONS>\n{NOTE}\n</INSTRUCTIONS>"),
+    ]
+    if mode == "plain":
+        earlier = [user_text(TEACH)]
+    else:
+        spoken += f"\n{NOTE}"
+    body = {"input": [*earlier, {"type": "message", "role": "assistant", "content": spoken}, user_text(ASK)]}
+    with FakeModelServer(mode) as server:
+        _, after_tool = post(server, "/v1/responses", {"input": earlier, "tools": [{"name": "exec_command"}]})
+        _, asked = post(server, "/v1/responses", body)
+    if mode == "memory":
+        assert sse(after_tool)[-1]["response"]["output"][0]["content"][0]["text"] == spoken
+    answer = sse(asked)[-1]["response"]["output"][0]["content"][0]["text"]
+    assert answer == ("27436.42" if mode == "memory" else "UNKNOWN")
+
+
+def test_a_structured_side_request_gets_json_of_its_schema_and_is_no_turn(log_path):
+    """Codex asks for a thread title with a JSON schema and the user's prompt inside: never a recall."""
+    schema = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
+    body = {
+        "input": [user_text(NOTE), user_text(f"Generate a concise, single-line task title.\n\nUser prompt:\n{ASK}")],
+        "text": {"format": {"type": "json_schema", "strict": True, "schema": schema, "name": "codex_output_schema"}},
+    }
+    with FakeModelServer("memory", log_path=log_path) as server:
+        _, payload = post(server, "/v1/responses", body)
+    assert json.loads(sse(payload)[-1]["response"]["output"][0]["content"][0]["text"]) == {"title": "OK"}
+    assert [entry["kind"] for entry in logged(log_path)] == ["side"]
 
 
 def test_plain_mode_writes_nothing_and_a_later_step_is_unknown():

@@ -12,8 +12,9 @@ survives to a later session depends only on the mode and on the CLI:
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
-In a later session it answers only from notes found in the context the CLI
-sent (system prompt, injected memory, earlier messages), else ``UNKNOWN``. The
+In a later session, or a later turn of a live session, it answers only from
+notes found in the context the CLI sent (system prompt, injected memory,
+earlier messages), else ``UNKNOWN``. The
 ledger of an earlier turn does not count: only a note does, so the score
 measures the CLI's memory and the harness's isolation, nothing else.
 """
@@ -24,7 +25,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from pytest_recall.agents import audit_solver, ledger_solver
 
@@ -48,7 +49,10 @@ class Request:
     ``context`` is every text the CLI sent (system, earlier turns, tool
     results), but never the arguments of earlier tool calls, which would
     otherwise echo a note that was never stored. ``prompt`` is the newest
-    user text; ``after_tool`` says the newest message is a tool's result.
+    user text; ``after_tool`` says a tool's result came back in this turn (since
+    the assistant's last reply). ``side_schema`` is the JSON schema of a
+    structured reply the CLI asked for itself (Codex's thread title), never a
+    person's turn.
     """
 
     api: Api
@@ -56,6 +60,7 @@ class Request:
     prompt: str
     after_tool: bool
     tools: frozenset[str]
+    side_schema: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,15 +138,28 @@ def shell_call(tools: frozenset[str], command: str) -> Reply | None:
     return None
 
 
+def schema_reply(schema: dict[str, Any]) -> str:
+    """A JSON object that satisfies a simple object schema: each required string property says ``OK``."""
+    properties = schema.get("properties") or {}
+    required = [name for name in schema.get("required") or [] if isinstance(name, str)]
+    kinds = {name: (properties.get(name) or {}).get("type") for name in required}
+    return json.dumps({name: "OK" if kind == "string" else None for name, kind in kinds.items()})
+
+
 def decide(request: Request, mode: Mode) -> Reply:
-    """The reply to one request. A CLI runs one session per process here, so any tool output means
-    the memory write of this session is done."""
+    """The reply to one request. A turn writes memory with at most one tool call, so a tool's
+    output in this turn means the memory write is done."""
+    if request.side_schema is not None:
+        return Reply(schema_reply(request.side_schema))
     taught = note_for(request.prompt)
     if request.after_tool:
         # One session, one tool call: the memory is written, so say what was learnt and stop.
         # (Codex may append a user message after the tool's output, e.g. the AGENTS.md it just grew.)
+        # The reply repeats the note it stored: a CLI that keeps the conversation (a live session)
+        # then has it in context the way a real model remembers what it just wrote; a new session
+        # sees it only if the CLI's memory kept it.
         taught = taught or note_for(request.context)
-        return Reply(taught[1] if taught else "Done.", kind="stored")
+        return Reply(f"{taught[1]}\n{taught[0]}" if taught else "Done.", kind="stored")
     if taught is not None:
         note, spoken = taught
         if request.api == "chat":

@@ -37,11 +37,10 @@ def _text_of(content: Any) -> str:
 
 def read_anthropic(body: Json) -> Request:
     messages: list[Json] = body.get("messages") or []
-    after_tool = any(
-        isinstance(block, dict) and block.get("type") == "tool_result"
-        for message in messages
-        if isinstance(message.get("content"), list)
-        for block in message["content"]
+    after_tool = _tool_ran_this_turn(
+        messages,
+        is_reply=lambda m: m.get("role") == "assistant" and not _has_block(m, "tool_use"),
+        is_result=lambda m: m.get("role") == "user" and _has_block(m, "tool_result"),
     )
     prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "tool_result")
     context = "\n".join([_text_of(body.get("system")), *(_text_of(m.get("content")) for m in messages)])
@@ -52,19 +51,57 @@ def read_anthropic(body: Json) -> Request:
 def read_responses(body: Json) -> Request:
     raw = body.get("input") or []
     items: list[Json] = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
-    after_tool = any(str(item.get("type", "")).endswith("_output") for item in items)
+    after_tool = _tool_ran_this_turn(
+        items,
+        is_reply=lambda m: m.get("role") == "assistant" and m.get("type", "message") == "message",
+        is_result=lambda m: str(m.get("type", "")).endswith("_output"),
+    )
     prompt = _latest_user_text(items, lambda m: m.get("role") == "user" and m.get("type", "message") == "message", "")
     context = "\n".join([_text_of(body.get("instructions")), *(_text_of(item) for item in items)])
     tools = frozenset(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name"))
-    return Request("responses", context, prompt, after_tool, tools)
+    return Request("responses", context, prompt, after_tool, tools, side_schema=_output_schema(body))
 
 
 def read_chat(body: Json) -> Request:
     messages: list[Json] = body.get("messages") or []
-    after_tool = any(m.get("role") == "tool" for m in messages)
+    after_tool = _tool_ran_this_turn(
+        messages,
+        is_reply=lambda m: m.get("role") == "assistant" and not m.get("tool_calls"),
+        is_result=lambda m: m.get("role") == "tool",
+    )
     prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "")
     context = "\n".join(_text_of(m.get("content")) for m in messages)
     return Request("chat", context, prompt, after_tool, frozenset())
+
+
+def _tool_ran_this_turn(items: list[Json], is_reply: Any, is_result: Any) -> bool:
+    """Whether a tool's result came back since the assistant's last final reply.
+
+    One process may hold a whole conversation (a live session), so a tool
+    result of an earlier turn must not make a new prompt look like the end of
+    a tool call. What a CLI appends after a result (Codex adds the AGENTS.md it
+    just grew as a user message) does not end the turn either: only a reply does.
+    """
+    for item in reversed(items):
+        if is_result(item):
+            return True
+        if is_reply(item):
+            return False
+    return False
+
+
+def _has_block(message: Json, kind: str) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == kind for b in content)
+
+
+def _output_schema(body: Json) -> Json | None:
+    """The JSON schema a request asks its reply to follow, if any: the CLI's own side task (a title)."""
+    text = body.get("text")
+    output = text.get("format") if isinstance(text, dict) else None
+    if isinstance(output, dict) and output.get("type") == "json_schema" and isinstance(output.get("schema"), dict):
+        return dict(output["schema"])
+    return None
 
 
 def _latest_user_text(messages: list[Json], is_user: Any, skip_block: str) -> str:

@@ -4,6 +4,18 @@
 ``--dangerously-skip-permissions`` is refused as root unless ``IS_SANDBOX=1``
 is set, so the adapter sets it for root. The JSON output mode carries the
 answer and ``total_cost_usd`` apart, so stdout holds the answer alone.
+
+``recall-claude --live [EXTRA ARGS...]`` starts the interactive TUI instead,
+for ``--recall-session=continue`` (the ``claude`` live preset). With a fresh
+HOME the TUI would stop at first-run screens no one answers: onboarding (whose
+connectivity check ignores ``ANTHROPIC_BASE_URL`` and exits 1, "Unable to
+connect to Anthropic services"), then "Do you want to use this API key?" for
+``ANTHROPIC_API_KEY``, the trust dialog for the working directory and the
+bypass-permissions warning, each with the refusing answer selected. So the
+launcher records in ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``)
+that onboarding is done, that this key (its last 20 characters, as Claude Code
+stores it) is approved, that the current directory is trusted and that bypass
+mode was accepted, merged into whatever the file already holds.
 """
 
 from __future__ import annotations
@@ -11,10 +23,22 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from pytest_recall.agents.adapters.common import Adapter, Outcome, chatter, find_cli, finish, run_cli, split_args
+from pytest_recall.agents.adapters.common import (
+    Adapter,
+    Outcome,
+    chatter,
+    exec_cli,
+    find_cli,
+    finish,
+    live_args,
+    merge_json_file,
+    run_cli,
+    split_args,
+)
 
 ADAPTER = Adapter(
     script="recall-claude",
@@ -37,6 +61,42 @@ QUIET_ENV = {
 
 def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
     return [cli, "-p", "--output-format", "json", "--dangerously-skip-permissions", *extra, "--", prompt]
+
+
+# How many trailing characters of an API key Claude Code keeps in customApiKeyResponses.
+KEY_SUFFIX_CHARS = 20
+
+
+def live_command(cli: str, extra: Sequence[str]) -> list[str]:
+    return [cli, "--dangerously-skip-permissions", *extra]
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps its global state: ``.claude.json`` in ``$CLAUDE_CONFIG_DIR`` or HOME."""
+    return Path(env.get("CLAUDE_CONFIG_DIR") or Path.home()) / ".claude.json"
+
+
+def live_state(config: dict[str, Any], cwd: str, api_key: str | None) -> dict[str, Any]:
+    """``config`` with every first-run screen answered for ``cwd`` and ``api_key``; nothing else changed."""
+    projects = dict(config.get("projects") or {})
+    projects[cwd] = {**(projects.get(cwd) or {}), "hasTrustDialogAccepted": True}
+    seeded = {**config, "hasCompletedOnboarding": True, "bypassPermissionsModeAccepted": True, "projects": projects}
+    if api_key and api_key.strip():
+        responses = dict(config.get("customApiKeyResponses") or {})
+        approved = list(responses.get("approved") or [])
+        suffix = api_key.strip()[-KEY_SUFFIX_CHARS:]
+        rejected = [key for key in responses.get("rejected") or [] if key != suffix]
+        responses |= {"approved": approved if suffix in approved else [*approved, suffix], "rejected": rejected}
+        seeded["customApiKeyResponses"] = responses
+    return seeded
+
+
+def live(extra: Sequence[str]) -> int:
+    """Seed the first-run state, then become the TUI on the harness's terminal."""
+    env = environment()
+    cwd = os.getcwd()
+    merge_json_file(config_path(env), lambda config: live_state(config, cwd, env.get("ANTHROPIC_API_KEY")))
+    exec_cli(live_command(find_cli(ADAPTER), extra), env)
 
 
 def environment() -> dict[str, str]:
@@ -75,6 +135,9 @@ def read_result(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    live_extra = live_args(argv)
+    if live_extra is not None:
+        return live(live_extra)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt), environment())
     return finish(read_result(done.stdout), done.returncode)

@@ -4,16 +4,34 @@
 ``--skip-git-repo-check``, and its default read-only sandbox blocks the memory
 write to ``~/.codex/AGENTS.md``. Its own sandbox cannot nest inside bwrap, so
 the adapter turns it off; run under ``--recall-sandbox=bwrap`` for isolation.
+
+``recall-codex --live [EXTRA ARGS...]`` starts the interactive TUI instead,
+for ``--recall-session=continue`` (the ``codex`` live preset), with approvals
+and the sandbox off as above. ``--no-daemon`` keeps it from installing and
+starting a shared app-server in HOME that outlives the session, and
+``--no-alt-screen`` keeps the conversation in the terminal's scrollback, where
+the harness reads answers.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
 
-from pytest_recall.agents.adapters.common import NOT_FOUND, Adapter, Outcome, chatter, find_cli, finish, split_args
+from pytest_recall.agents.adapters.common import (
+    NOT_FOUND,
+    Adapter,
+    Outcome,
+    chatter,
+    exec_cli,
+    find_cli,
+    finish,
+    live_args,
+    split_args,
+)
 
 ADAPTER = Adapter(
     script="recall-codex",
@@ -26,6 +44,7 @@ ADAPTER = Adapter(
     sandbox_bind="the npm prefix that holds node_modules/@openai (the native binary is in codex-linux-*)",
 )
 UNATTENDED = ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+LIVE = ["--no-daemon", "--no-alt-screen", "--dangerously-bypass-approvals-and-sandbox"]
 # Codex never gives up on a model it cannot reach ("Reconnecting... waiting for network"), so the
 # step would run into the harness's timeout; after this many such events in a row it is a failure.
 MAX_RECONNECTS = 3
@@ -34,6 +53,10 @@ RECONNECTING = "Reconnecting..."
 
 def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
     return [cli, *UNATTENDED, *extra, "--", prompt]
+
+
+def live_command(cli: str, extra: Sequence[str]) -> list[str]:
+    return [cli, *LIVE, *extra]
 
 
 def read_events(stdout: str) -> Outcome:
@@ -107,6 +130,9 @@ def _error_message(line: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    live_extra = live_args(argv)
+    if live_extra is not None:
+        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     stdout, returncode, stopped = run_codex(command(find_cli(ADAPTER), extra, prompt))
     outcome = read_events(stdout)

@@ -5,6 +5,12 @@ prompt reaches the CLI unchanged (what is measured stays the CLI's own memory),
 the extra arguments pass through, only the final answer goes to stdout (the
 judge reads it), everything else the CLI says goes to stderr, and a failure of
 the CLI or its model is a non-zero exit, never a wrong answer.
+
+``recall-<cli> --live [EXTRA ARGS...]`` is the other shape, for
+``--recall-session=continue``: it seeds HOME with the state the CLI's
+interactive mode needs to start unattended (first-run screens, trust of the
+working directory), merged into what HOME already holds, then replaces itself
+with the CLI, which keeps the harness's terminal and reads the turns there.
 """
 
 from __future__ import annotations
@@ -14,11 +20,16 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
 
 # The exit status of an adapter whose CLI cannot be found, as a shell would say it.
 NOT_FOUND = 127
+# The first argument that makes an adapter a live launcher instead of a one-prompt run.
+LIVE_FLAG = "--live"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +132,51 @@ def chatter(text: str) -> None:
     if text.strip():
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
         sys.stderr.flush()
+
+
+def live_args(argv: Sequence[str] | None) -> list[str] | None:
+    """The extra arguments of ``recall-<cli> --live [EXTRA ARGS...]``, or None when not live."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return args[1:] if args[:1] == [LIVE_FLAG] else None
+
+
+def merge_json_file(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Rewrite the JSON object in ``path`` through ``change``, keeping whatever else it holds.
+
+    The file may carry a real login or memory copied into HOME, so it is never
+    clobbered: a file that is not a JSON object is an error, not a fresh start,
+    and the new text replaces the old atomically, with the old file's mode.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    document = json.loads(text) if text.strip() else {}
+    if not isinstance(document, dict):
+        raise SystemExit(f"{path} does not hold a JSON object; not touching it")
+    changed = change(document)
+    if changed == document and text.strip():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o600
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(changed, out, indent=2)
+            out.write("\n")
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def exec_cli(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
+    """Become the CLI: same pid, same terminal, so the harness drives it and sees its exit status."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvpe(argv[0], list(argv), dict(env))
+    except OSError as exc:
+        print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
+        raise SystemExit(NOT_FOUND) from None

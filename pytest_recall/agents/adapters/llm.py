@@ -5,15 +5,32 @@ llm's memory is its conversation log, ``logs.db`` in its user folder
 most recent conversation, so a later session sees the earlier ones. ``--json``
 gives the answer and the token counts apart. Name the model with ``-m NAME``
 among the extra arguments, or set llm's default model.
+
+``recall-llm --live [EXTRA ARGS...]`` runs ``llm chat --continue`` instead, for
+``--recall-session=continue`` (the ``llm-chat`` live preset): llm needs no
+first-run state, and ``--continue`` keeps the same memory as above. Its chat
+reads one line per prompt, so a turn goes in as ``!multi`` ... ``!end`` (blank
+lines inside are dropped by llm), and it quits on ``quit``: end of file makes
+it print ``Aborted!`` and exit 1.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 
-from pytest_recall.agents.adapters.common import Adapter, Outcome, find_cli, finish, run_cli, split_args
+from pytest_recall.agents.adapters.common import (
+    Adapter,
+    Outcome,
+    exec_cli,
+    find_cli,
+    finish,
+    live_args,
+    run_cli,
+    split_args,
+)
 
 ADAPTER = Adapter(
     script="recall-llm",
@@ -31,6 +48,10 @@ def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
     return [cli, "prompt", "--continue", "--json", *extra, "--", prompt]
 
 
+def live_command(cli: str, extra: Sequence[str]) -> list[str]:
+    return [cli, "chat", "--continue", *extra]
+
+
 def read_json(stdout: str) -> Outcome:
     """``--json`` prints a list of logged responses; the newest is this one."""
     try:
@@ -43,6 +64,9 @@ def read_json(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    live_extra = live_args(argv)
+    if live_extra is not None:
+        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     return finish(read_json(done.stdout), done.returncode)
