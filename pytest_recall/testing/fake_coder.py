@@ -8,7 +8,8 @@ the conversation says which step of its plan comes next. The plan is:
    store it as ``recall-coding`` note lines through the CLI's memory, with
    the same shell call as every other note (see :mod:`fake_brain`);
 2. write the new module with the CLI's file-writing tool (Claude Code's
-   ``Write``, Codex's ``apply_patch``);
+   ``Write``; Codex 0.169 offers an unknown model only ``exec_command``, so
+   a Codex session gets no coding moves here yet);
 3. for a registry rule, read ``pyproject.toml`` (Claude Code writes no file
    it has not read) and write it back with the entry added;
 
@@ -37,7 +38,7 @@ _WORKDIRS = (re.compile(r"Primary working directory: (/\S+)"), re.compile(r"<cwd
 _NUMBERED_LINE = re.compile(r"^\s*\d+(?:→|\t)(.*)$")
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 PYPROJECT = "pyproject.toml"
-FILE_TOOLS = ("Write", "apply_patch")
+FILE_TOOLS = ("Write",)
 
 
 class NotesMemory:
@@ -95,17 +96,9 @@ def shown_text(tool_result: str) -> str:
 
 
 def write_call(tools: frozenset[str], workdir: str, relative: str, text: str) -> Reply | None:
-    """One call of the CLI's own file-writing tool, in that tool's argument shape; None without one.
-
-    ``apply_patch`` only adds a file here: rewriting one takes its old text as context, which this model
-    has only when the CLI offers a way to read it (Claude Code's ``Read``).
-    """
+    """One call of the CLI's own file-writing tool, in that tool's argument shape; None without one."""
     if "Write" in tools:
         return Reply("", "Write", json.dumps({"file_path": f"{workdir}/{relative}", "content": text}), kind="write")
-    if "apply_patch" in tools:
-        body = "".join(f"+{line}\n" for line in text.splitlines())
-        patch = f"*** Begin Patch\n*** Add File: {relative}\n{body}*** End Patch\n"
-        return Reply("", "apply_patch", json.dumps({"input": patch}), kind="write")
     return None
 
 
