@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from pytest_recall.testing import FakeModelServer
+from pytest_recall.testing.exchange import Request
+from pytest_recall.testing.fake_brain import decide
 
 SEED = Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall" / "case_01"
 TEACH = (SEED / "step1.txt").read_text(encoding="utf-8")
@@ -224,3 +226,52 @@ def test_the_command_serves_on_the_port_it_prints_and_logs_every_request(tmp_pat
             process.terminate()
     assert url.startswith("http://127.0.0.1:")
     assert [entry["kind"] for entry in logged(log)] == ["ready"]
+
+
+# --- coding tasks: the CLI's own file tools, decided from the request alone ---
+
+CODING_TEACH = (
+    "Project alpha-service (package alpha1a).\n\n"
+    'Project rule: every new module in src/alpha1a/ starts with the line "# owner: team-red-fox-1234".\n\n'
+    "Task: add a module load_cart to package alpha1a (src/alpha1a/) "
+    "with a function load_cart_item() that returns 123.\n"
+    "Follow the project's rules. Reply DONE when the files are written.\n"
+)
+CODING_ASK = CODING_TEACH.replace(
+    'Project rule: every new module in src/alpha1a/ starts with the line "# owner: team-red-fox-1234".\n\n', ""
+).replace("load_cart", "save_cart")
+CLAUDE_TOOLS = frozenset({"Bash", "Read", "Write", "Edit"})
+
+
+def coding_request(prompt: str, *, notes: str = "", results: tuple[str, ...] = ()) -> Request:
+    context = f"Primary working directory: /w/step\n{notes}\n{prompt}\n" + "\n".join(results)
+    return Request("anthropic", context, prompt, bool(results), CLAUDE_TOOLS, results)
+
+
+def test_a_coding_task_stores_the_rule_through_memory_then_writes_with_the_write_tool():
+    store = decide(coding_request(CODING_TEACH), "memory")
+    assert (store.tool, store.kind) == ("Bash", "learn")
+    command = json.loads(store.tool_input)["command"]
+    assert command.endswith(">> ~/.claude/CLAUDE.md") and "recall-coding" in command and "team-red-fox-1234" in command
+
+    write = decide(coding_request(CODING_TEACH, results=("(Bash completed with no output)",)), "memory")
+    call = json.loads(write.tool_input)
+    assert (write.tool, call["file_path"]) == ("Write", "/w/step/src/alpha1a/load_cart.py")
+    assert call["content"].startswith("# owner: team-red-fox-1234\n") and "return 123" in call["content"]
+
+    done = decide(coding_request(CODING_TEACH, results=("stored", "File created successfully")), "memory")
+    assert (done.tool, done.kind, done.text) == (None, "done", "DONE: wrote src/alpha1a/load_cart.py")
+
+
+def test_a_later_coding_task_applies_only_the_notes_the_cli_sent_back():
+    note = [
+        line for line in json.loads(decide(coding_request(CODING_TEACH), "memory").tool_input)["command"].split("'")
+    ]
+    stored = next(part for part in note if part.startswith("recall-coding "))
+
+    remembered = json.loads(decide(coding_request(CODING_ASK, notes=stored), "memory").tool_input)["content"]
+    forgotten = decide(coding_request(CODING_ASK), "plain")
+
+    assert remembered.startswith("# owner: team-red-fox-1234\n")
+    assert forgotten.tool == "Write" and "team-red-fox" not in json.loads(forgotten.tool_input)["content"]
+    assert decide(coding_request(CODING_TEACH), "plain").tool == "Write", "a plain model stores nothing first"

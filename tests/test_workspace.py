@@ -15,6 +15,7 @@ from pytest_recall.cases.model import CaseError, load_case_dir
 from pytest_recall.cases.workspace_tree import make_tree, read_tree, write_tree
 from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.sessions.workspace import SNAPSHOT_FILE_CAP, take_snapshot
+from pytest_recall.sessions.workspace_copy import CopyPlan
 
 needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
@@ -191,3 +192,31 @@ def test_workspaces_carry_inside_the_sandbox(recall_suite: RecallSuite) -> None:
     sandbox = ["--recall-sandbox=bwrap", f"--recall-sandbox-bind={AGENTS_DIR}"]
     recall_suite.run(*sandbox, command=agent).assert_outcomes(passed=1)
     assert recall_suite.records()["boxed"]["checks_passed"] == 4
+
+
+def test_the_copy_is_private_files_and_its_picture_from_memory_is_what_a_disk_read_sees(tmp_path: Path) -> None:
+    tree = make_tree({"src/pkg/a.py": "A\n", "src/pkg/deep/b.py": "B\n" * 1000, "README.md": b"\x00bin", "e/f": ""})
+    plan = CopyPlan.of(tree)
+    target = tmp_path / "work"
+    target.mkdir()
+
+    plan.write_into(target)
+
+    assert read_tree(target).files == tree.files
+    assert all(os.stat(target / name).st_nlink == 1 for name in tree.files), "a copy must be the workdir's own inode"
+    (target / "src/pkg/a.py").write_text("edited in place\n")
+    assert tree.files["src/pkg/a.py"] == b"A\n"
+    (target / "src/pkg/a.py").write_text("A\n")
+    assert plan.picture(100) == take_snapshot(target, cap_bytes=100).after
+
+
+def test_the_copy_never_writes_through_a_path_that_is_already_there(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    target = tmp_path / "work"
+    target.mkdir()
+    (target / "a.py").symlink_to(outside)
+
+    with pytest.raises(FileExistsError):
+        CopyPlan.of(make_tree({"a.py": "planted\n"})).write_into(target)
+    assert outside.read_text() == "keep\n"

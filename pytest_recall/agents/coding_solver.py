@@ -12,6 +12,7 @@ agent that applies what it was told in this session and nothing more.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -96,27 +97,105 @@ def learn(prompt: str, project: str, memory: Memory) -> None:
         memory.remember(f"coding/{project}/constant/{constant}", module)
 
 
-def respond(prompt: str, memory: Memory, workdir: Path | None = None) -> str:
-    """Learn from the prompt, then do its task in ``workdir`` (the current directory by default)."""
-    root = workdir or Path.cwd()
+class Files(Protocol):
+    """What the solver may see of a workspace: a file's text, and the modules of a package."""
+
+    def read_text(self, relative: str) -> str | None: ...
+
+    def python_modules(self, pkg: str) -> list[str]: ...
+
+
+class DiskFiles:
+    """The workspace on disk, for an agent that runs in it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read_text(self, relative: str) -> str | None:
+        try:
+            return (self.root / relative).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def python_modules(self, pkg: str) -> list[str]:
+        return [path.stem for path in sorted((self.root / "src" / pkg).glob("*.py"))]
+
+
+class NoFiles:
+    """A workspace nothing of which was shown: a model that sees only its request knows no file it did not read."""
+
+    def read_text(self, relative: str) -> str | None:
+        return None
+
+    def python_modules(self, pkg: str) -> list[str]:
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """An entry ``stem = "code"`` the registry rule wants in ``[tool.<pkg>.modules]`` of pyproject.toml."""
+
+    pkg: str
+    stem: str
+    code: str
+
+    def applied(self, text: str) -> str:
+        """``text`` (a pyproject.toml) with the entry added, the table made when it is not there yet."""
+        header = f"[tool.{self.pkg}.modules]"
+        entry = f'{self.stem} = "{self.code}"'
+        if header in text:
+            return text.replace(header, f"{header}\n{entry}", 1)
+        return text + ("" if text.endswith("\n") or not text else "\n") + f"\n{header}\n{entry}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """What a session's task asks to be written, decided from the prompt, the memory and the files seen.
+
+    Kept apart from the writing, so an agent that writes through someone
+    else's tools (a real CLI driven by the fake model) computes the same
+    files as the notebook does on disk.
+    """
+
+    module: str  # the new module's path, relative POSIX
+    text: str
+    registration: Registration | None = None
+
+
+def plan(prompt: str, memory: Memory, files: Files) -> Work | None:
+    """Learn from the prompt, then say what its task asks to be written; None for a prompt with no task."""
     session = SESSION.search(prompt)
     task = TASK.search(prompt)
     if session is None or task is None:
-        return "UNKNOWN"
+        return None
     project, pkg = session.group(1), session.group(2)
     learn(prompt, project, memory)
     rules = {key.rsplit("/", 1)[1]: value for key, value in memory.recall_prefix(f"coding/{project}/rule/")}
     stem, _, function, returns, needs = task.groups()
-    path = root / "src" / pkg / f"{rules.get('prefix', '')}{stem}.py"
+    module = f"src/{pkg}/{rules.get('prefix', '')}{stem}.py"
+    text = _module_text(files, project, pkg, function, returns, needs or "", rules, memory)
+    registration = Registration(pkg, stem, rules["registry"]) if "registry" in rules else None
+    return Work(module, text, registration)
+
+
+def respond(prompt: str, memory: Memory, workdir: Path | None = None) -> str:
+    """Learn from the prompt, then do its task in ``workdir`` (the current directory by default)."""
+    root = workdir or Path.cwd()
+    work = plan(prompt, memory, DiskFiles(root))
+    if work is None:
+        return "UNKNOWN"
+    path = root / work.module
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_module_text(root, project, pkg, function, returns, needs or "", rules, memory), encoding="utf-8")
-    if "registry" in rules:
-        _register(root / "pyproject.toml", pkg, stem, rules["registry"])
-    return f"DONE: wrote {path.relative_to(root).as_posix()}"
+    path.write_text(work.text, encoding="utf-8")
+    if work.registration is not None:
+        pyproject = root / "pyproject.toml"
+        text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
+        pyproject.write_text(work.registration.applied(text), encoding="utf-8")
+    return f"DONE: wrote {work.module}"
 
 
 def _module_text(
-    root: Path, project: str, pkg: str, function: str, returns: str, needs: str, rules: dict[str, str], memory: Memory
+    files: Files, project: str, pkg: str, function: str, returns: str, needs: str, rules: dict[str, str], memory: Memory
 ) -> str:
     job = needs.split(HELPERS_CLAUSE)[0]
     lines = [rules["header"]] if "header" in rules else []
@@ -133,7 +212,7 @@ def _module_text(
     if helper is not None:
         lines.append(f"from {pkg} import helpers")
     if not returns.isdigit():
-        module = _module_defining(root, pkg, returns, memory.recall(f"coding/{project}/constant/{returns}"))
+        module = _module_defining(files, pkg, returns, memory.recall(f"coding/{project}/constant/{returns}"))
         if module is not None:
             lines.append(f"from {pkg}.{module} import {returns}")
     if "logger" in rules:
@@ -145,28 +224,13 @@ def _module_text(
     return "\n".join(lines) + "\n"
 
 
-def _module_defining(root: Path, pkg: str, name: str, remembered: str | None) -> str | None:
+def _module_defining(files: Files, pkg: str, name: str, remembered: str | None) -> str | None:
     """Where ``name`` is defined: the remembered module if the workspace still says so, else wherever it is now."""
     defines = re.compile(rf"^{re.escape(name)}\s*=", re.MULTILINE)
-    package = root / "src" / pkg
-    candidates = [package / f"{remembered}.py"] if remembered else []
-    candidates += sorted(package.glob("*.py"))
+    candidates = [remembered] if remembered else []
+    candidates += files.python_modules(pkg)
     for candidate in candidates:
-        try:
-            if defines.search(candidate.read_text(encoding="utf-8")):
-                return candidate.stem
-        except OSError:
-            continue
+        text = files.read_text(f"src/{pkg}/{candidate}.py")
+        if text is not None and defines.search(text):
+            return candidate
     return None
-
-
-def _register(pyproject: Path, pkg: str, stem: str, code: str) -> None:
-    """Add ``stem = "code"`` to ``[tool.<pkg>.modules]``, making the table when it is not there yet."""
-    header = f"[tool.{pkg}.modules]"
-    entry = f'{stem} = "{code}"'
-    text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
-    if header in text:
-        text = text.replace(header, f"{header}\n{entry}", 1)
-    else:
-        text = text + ("" if text.endswith("\n") or not text else "\n") + f"\n{header}\n{entry}\n"
-    pyproject.write_text(text, encoding="utf-8")

@@ -29,9 +29,10 @@ from pytest_recall.cases.workspace_tree import (
     ENTRY_SYMLINK,
     SnapshotEntry,
     WorkspaceSnapshot,
-    write_tree,
+    WorkspaceTree,
 )
 from pytest_recall.sessions.spawn import AgentStartError
+from pytest_recall.sessions.workspace_copy import CopyPlan
 
 CARRIED_DIR = "carried-workspace"
 # Bounds of one snapshot: bytes read per file, paths pictured, bytes read in all.
@@ -54,6 +55,14 @@ class WorkspaceKeeper:
         self.last_step = last_step
         self.before: dict[str, SnapshotEntry] = {}
         self.snapshot: WorkspaceSnapshot | None = None
+        # Each tree is laid out for copying once per case, not once per step; keyed by the tree itself.
+        self._plans: dict[int, tuple[WorkspaceTree, CopyPlan]] = {}
+
+    def _plan(self, tree: WorkspaceTree) -> CopyPlan:
+        kept = self._plans.get(id(tree))
+        if kept is None or kept[0] is not tree:
+            kept = self._plans[id(tree)] = (tree, CopyPlan.of(tree))
+        return kept[1]
 
     def enter(self, step_number: int, workdir: Path) -> None:
         """Fill the (empty) workdir a step is about to start in; a failure is the case's error, not a crash."""
@@ -64,6 +73,7 @@ class WorkspaceKeeper:
 
     def _enter(self, step_number: int, workdir: Path) -> None:
         carry = self.case.workspace_mode == "carry"
+        copied: CopyPlan | None = None
         replaced = self.case.workspace is not None and self.case.workspace.replaced_at(step_number)
         if replaced and self.carried.is_dir():
             # The teammate's tree replaces what was carried; the harness directory's removal takes the old one.
@@ -72,9 +82,15 @@ class WorkspaceKeeper:
             # rename(2) replaces an empty directory: the step's random workdir name is kept.
             os.rename(self.carried, workdir)
         elif self.case.workspace is not None:
-            write_tree(self.case.workspace.tree_for(step_number), workdir)
+            copied = self._plan(self.case.workspace.tree_for(step_number))
+            copied.write_into(workdir)
         if step_number == self.last_step and self.case.answer_kind == KIND_FILES:
-            self.before, _ = _picture(workdir)
+            # A tree just copied in is the workdir: picture it from memory when a disk read would see it all.
+            within = copied is not None and len(copied.dirs) + len(copied.files) <= SNAPSHOT_MAX_PATHS
+            if copied is not None and within and copied.total_bytes < SNAPSHOT_MAX_BYTES:
+                self.before = copied.picture(SNAPSHOT_FILE_CAP)
+            else:
+                self.before, _ = _picture(workdir)
 
     def leave(self, step_number: int, workdir: Path) -> None:
         """After a step's process has gone: picture the last step's workdir, carry any other on."""

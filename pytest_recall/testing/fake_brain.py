@@ -1,7 +1,8 @@
 """What the fake model says: one pure decision per request, whatever API carried it.
 
 The model is honest by construction. In a session that shows a ledger (or an
-audit trail) it solves it with the project's own solvers; whether anything
+audit trail) it solves it with the project's own solvers, and a coding task
+it does with the CLI's own file tools (:mod:`fake_coder`); whether anything
 survives to a later session depends only on the mode and on the CLI:
 
 - ``plain`` never asks to remember anything;
@@ -24,14 +25,15 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from pytest_recall.agents import audit_solver, ledger_solver
+from pytest_recall.testing.exchange import MODES, Api, Mode, Reply, Request, shell_call
+from pytest_recall.testing.fake_coder import coding_reply
 
-Mode = Literal["plain", "memory", "native"]
-MODES: tuple[Mode, ...] = ("plain", "memory", "native")
-Api = Literal["anthropic", "responses", "chat"]
+__all__ = ["MODES", "Api", "Mode", "Reply", "Request", "decide", "shell_call"]
+
 UNKNOWN = "UNKNOWN"
 NOTE = "recall-note"
 TRAIL_NOTE = "recall-trail"
@@ -40,39 +42,6 @@ _TRAIL_LINE = re.compile(rf"{TRAIL_NOTE} (?P<trail>\"(?:[^\"\\\n]|\\.)*\")")
 # Claude Code names its auto-memory folder in the system prompt; the last path segment is "memory".
 _AUTO_MEMORY_DIR = re.compile(r"(/[^\s`'\"]*?/\.claude/projects/[^\s`'\"/]+/memory)/?")
 READY_PROMPT = "single word READY"
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One request reduced to what the model reads.
-
-    ``context`` is every text the CLI sent (system, earlier turns, tool
-    results), but never the arguments of earlier tool calls, which would
-    otherwise echo a note that was never stored. ``prompt`` is the newest
-    user text; ``after_tool`` says a tool's result came back in this turn (since
-    the assistant's last reply). ``side_schema`` is the JSON schema of a
-    structured reply the CLI asked for itself (Codex's thread title), never a
-    person's turn.
-    """
-
-    api: Api
-    context: str
-    prompt: str
-    after_tool: bool
-    tools: frozenset[str]
-    side_schema: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """Text to say, or one tool call to make (then ``text`` is empty)."""
-
-    text: str
-    tool: str | None = None
-    tool_input: str = ""  # the tool's arguments, as a JSON object in text
-    # What the request was, for the log: "learn" (a step that teaches), "stored" (the answer after the
-    # memory write), "recall" (a later step's question), "ready" (a preflight), "side" (anything else).
-    kind: str = "side"
 
 
 def note_for(prompt: str) -> tuple[str, str] | None:
@@ -125,19 +94,6 @@ def memory_command(api: Api, mode: Mode, note: str, context: str) -> str | None:
     return None
 
 
-def shell_call(tools: frozenset[str], command: str) -> Reply | None:
-    """A call of whichever shell tool the CLI offers, in that tool's own argument shape."""
-    if "Bash" in tools:
-        return Reply("", "Bash", json.dumps({"command": command, "description": "Save a note to memory"}))
-    if "exec_command" in tools:
-        return Reply("", "exec_command", json.dumps({"cmd": command}))
-    if "shell_command" in tools:
-        return Reply("", "shell_command", json.dumps({"command": command}))
-    if "shell" in tools:
-        return Reply("", "shell", json.dumps({"command": ["bash", "-lc", command]}))
-    return None
-
-
 def schema_reply(schema: dict[str, Any]) -> str:
     """A JSON object that satisfies a simple object schema: each required string property says ``OK``."""
     properties = schema.get("properties") or {}
@@ -151,6 +107,9 @@ def decide(request: Request, mode: Mode) -> Reply:
     output in this turn means the memory write is done."""
     if request.side_schema is not None:
         return Reply(schema_reply(request.side_schema))
+    coded = coding_reply(request, lambda note: memory_command(request.api, mode, note, request.context))
+    if coded is not None:
+        return coded
     taught = note_for(request.prompt)
     if request.after_tool:
         # One session, one tool call: the memory is written, so say what was learnt and stop.

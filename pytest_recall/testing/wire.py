@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from pytest_recall.testing.fake_brain import Reply, Request
+from pytest_recall.testing.exchange import Reply, Request
 
 Json = dict[str, Any]
 MODEL_NAME = "fake"
@@ -45,7 +45,14 @@ def read_anthropic(body: Json) -> Request:
     prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "tool_result")
     context = "\n".join([_text_of(body.get("system")), *(_text_of(m.get("content")) for m in messages)])
     tools = frozenset(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict))
-    return Request("anthropic", context, prompt, after_tool, tools)
+    results = tuple(
+        _text_of(block.get("content"))
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    )
+    return Request("anthropic", context, prompt, after_tool, tools, results)
 
 
 def read_responses(body: Json) -> Request:
@@ -59,7 +66,8 @@ def read_responses(body: Json) -> Request:
     prompt = _latest_user_text(items, lambda m: m.get("role") == "user" and m.get("type", "message") == "message", "")
     context = "\n".join([_text_of(body.get("instructions")), *(_text_of(item) for item in items)])
     tools = frozenset(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name"))
-    return Request("responses", context, prompt, after_tool, tools, side_schema=_output_schema(body))
+    results = tuple(_text_of(item) for item in items if str(item.get("type", "")).endswith("_output"))
+    return Request("responses", context, prompt, after_tool, tools, results, side_schema=_output_schema(body))
 
 
 def read_chat(body: Json) -> Request:

@@ -1,0 +1,63 @@
+"""One request as the fake model reads it, and one reply: the plain values every part of the model shares.
+
+Kept apart from the decisions, so the ledger-and-audit brain, the coder and
+the wire formats each import them without importing one another.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Mode = Literal["plain", "memory", "native"]
+MODES: tuple[Mode, ...] = ("plain", "memory", "native")
+Api = Literal["anthropic", "responses", "chat"]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request reduced to what the model reads.
+
+    ``context`` is every text the CLI sent (system, earlier turns, tool
+    results), but never the arguments of earlier tool calls, which would
+    otherwise echo a note that was never stored. ``prompt`` is the newest
+    user text; ``after_tool`` says a tool's result came back in this turn
+    (since the assistant's last reply). ``tool_results`` are the texts of
+    every tool result so far, oldest first: how far a session's plan has
+    come. ``side_schema`` is the JSON schema of a structured reply the CLI
+    asked for itself (Codex's thread title), never a person's turn.
+    """
+
+    api: Api
+    context: str
+    prompt: str
+    after_tool: bool
+    tools: frozenset[str]
+    tool_results: tuple[str, ...] = ()
+    side_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Text to say, or one tool call to make (then ``text`` is empty)."""
+
+    text: str
+    tool: str | None = None
+    tool_input: str = ""  # the tool's arguments, as a JSON object in text
+    # What the request was, for the log: "learn" (a step that teaches), "stored" (the answer after the
+    # memory write), "recall" (a later step's question), "ready" (a preflight), "side" (anything else).
+    kind: str = "side"
+
+
+def shell_call(tools: frozenset[str], command: str) -> Reply | None:
+    """A call of whichever shell tool the CLI offers, in that tool's own argument shape."""
+    if "Bash" in tools:
+        return Reply("", "Bash", json.dumps({"command": command, "description": "Save a note to memory"}))
+    if "exec_command" in tools:
+        return Reply("", "exec_command", json.dumps({"cmd": command}))
+    if "shell_command" in tools:
+        return Reply("", "shell_command", json.dumps({"command": command}))
+    if "shell" in tools:
+        return Reply("", "shell", json.dumps({"command": ["bash", "-lc", command]}))
+    return None
