@@ -100,7 +100,7 @@ class LiveRun:
     wiring: Wiring
     log_path: Path
 
-    def run(self) -> tuple[pytest.RunResult, dict[str, Any]]:
+    def run(self, *flags: str) -> tuple[pytest.RunResult, dict[str, Any]]:
         report_path = self.pytester.path / "report.json"
         command = shlex.join([script(self.adapter.script), "--live", *self.wiring.extra_args])
         copies = ",".join(self.wiring.home_files)
@@ -116,6 +116,7 @@ class LiveRun:
             *([f"--recall-home-copy={copies}"] if copies else []),
             "--recall-timeout=240",
             f"--recall-report={report_path}",
+            *flags,
             timeout=INNER_RUN_TIMEOUT_S,
         )
         assert report_path.exists(), result.stdout.str()[-3000:] + result.stderr.str()[-3000:]
@@ -203,6 +204,18 @@ def test_memory_model_scores_one_with_every_step_one_turn(live_run, preset):
         assert record["steps"][-1]["stdout"].strip() == str(record["expected"])
         assert record["steps"][-1]["exit_code"] == 0, "the preset's quit did not end the CLI well"
     assert any(entry["tool"] for entry in requests) == (preset != "llm-chat"), "memory is a tool call in a TUI"
+
+
+@pytest.mark.slow
+def test_claude_trusts_the_fixed_workdir_of_recall_workdir_case(live_run):
+    """With one path per case, the launcher's trust entry is for that path: the TUI starts and remembers."""
+    run = live_run("claude", "memory")
+
+    result, report = run.run("--recall-workdir=case")
+
+    assert report["score"] == 1.0, result.stdout.str()[-4000:]
+    assert all(record["run_mode"]["workdir"] == "case" for record in report["cases"])
+    assert_each_step_was_one_request(run.requests())
 
 
 @pytest.mark.slow
