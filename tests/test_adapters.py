@@ -14,18 +14,18 @@ missing CLI skips its tests on a developer's machine and fails them under CI.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_wiring import WIRINGS, Wiring, real_cli
 
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.agents.adapters.common import Adapter
@@ -38,78 +38,6 @@ ADAPTERS = {adapter.cli: adapter for adapter in all_adapters()}
 INNER_RUN_TIMEOUT_S = 600.0
 SEED_CASES = 8
 _COST_LINE = re.compile(r"^recall-cost: (\{.*\})$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Wiring:
-    """How one CLI reaches the fake model: extra adapter args, files in HOME to copy, variables."""
-
-    extra_args: tuple[str, ...] = ()
-    home_files: dict[str, str] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-
-
-def claude_wiring(base_url: str) -> Wiring:
-    return Wiring(env={"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-fake"})
-
-
-def codex_wiring(base_url: str) -> Wiring:
-    config = f"""model = "fake"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake"
-base_url = "{base_url}/v1"
-wire_api = "responses"
-
-[analytics]
-enabled = false
-"""
-    return Wiring(home_files={".codex/config.toml": config})
-
-
-def llm_wiring(base_url: str) -> Wiring:
-    models = f"- model_id: fake\n  model_name: fake\n  api_base: {base_url}/v1\n"
-    return Wiring(("-m", "fake"), {".config/io.datasette.llm/extra-openai-models.yaml": models})
-
-
-def aider_wiring(base_url: str) -> Wiring:
-    # Known metadata for the model keeps aider from fetching litellm's price list from the internet.
-    metadata = {
-        "openai/fake": {
-            "max_input_tokens": 128000,
-            "max_output_tokens": 4096,
-            "input_cost_per_token": 0.000003,
-            "output_cost_per_token": 0.000015,
-            "litellm_provider": "openai",
-            "mode": "chat",
-        }
-    }
-    return Wiring(
-        ("--model", "openai/fake"),
-        {".aider.model.metadata.json": json.dumps(metadata)},
-        {"OPENAI_API_BASE": f"{base_url}/v1", "OPENAI_API_KEY": "sk-fake"},
-    )
-
-
-WIRINGS: dict[str, Callable[[str], Wiring]] = {
-    "claude": claude_wiring,
-    "codex": codex_wiring,
-    "llm": llm_wiring,
-    "aider": aider_wiring,
-}
-
-
-def real_cli(adapter: Adapter) -> str:
-    """The CLI the adapter will run; skip when it is absent, unless under CI, where that is a failure."""
-    found = shutil.which(os.environ.get(adapter.bin_variable) or adapter.cli)
-    if found is not None:
-        return found
-    reason = f'{adapter.cli} is not installed: run `eval "$(.ci/install-clis)"` or set {adapter.bin_variable}'
-    if os.environ.get("CI"):
-        pytest.fail(f"under CI every CLI must be installed; {reason}")
-    pytest.skip(reason)
 
 
 @dataclass

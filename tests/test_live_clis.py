@@ -27,11 +27,12 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_wiring import WIRINGS, Wiring, real_cli
 
 from pytest_recall.agents.adapters import claude
 from pytest_recall.agents.adapters.common import Adapter, merge_json_file
@@ -50,40 +51,6 @@ def adapter_of(cli: str) -> Adapter:
     from pytest_recall.agents.adapters import all_adapters
 
     return {adapter.cli: adapter for adapter in all_adapters()}[cli]
-
-
-@dataclass(frozen=True)
-class Wiring:
-    """How one CLI reaches the fake model: extra launcher args, files in HOME to copy, variables."""
-
-    extra_args: tuple[str, ...] = ()
-    home_files: dict[str, str] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-
-
-def wiring_for(cli: str, base_url: str) -> Wiring:
-    if cli == "claude":
-        return Wiring(env={"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-fake"})
-    if cli == "codex":
-        config = (
-            f'model = "fake"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n\n'
-            f'[model_providers.fake]\nname = "fake"\nbase_url = "{base_url}/v1"\nwire_api = "responses"\n\n'
-            "[analytics]\nenabled = false\n"
-        )
-        return Wiring(home_files={".codex/config.toml": config})
-    models = f"- model_id: fake\n  model_name: fake\n  api_base: {base_url}/v1\n"
-    return Wiring(("-m", "fake"), {".config/io.datasette.llm/extra-openai-models.yaml": models})
-
-
-def real_cli(adapter: Adapter) -> str:
-    """The CLI the launcher will run; skip when it is absent, unless under CI, where that is a failure."""
-    found = shutil.which(os.environ.get(adapter.bin_variable) or adapter.cli)
-    if found is not None:
-        return found
-    reason = f'{adapter.cli} is not installed: run `eval "$(.ci/install-clis)"` or set {adapter.bin_variable}'
-    if os.environ.get("CI"):
-        pytest.fail(f"under CI every CLI must be installed; {reason}")
-    pytest.skip(reason)
 
 
 def script(name: str) -> str:
@@ -140,7 +107,7 @@ def live_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iter
         log_path = pytester.path / f"model-{mode}.jsonl"
         server = FakeModelServer(mode, log_path=log_path).__enter__()
         servers.append(server)
-        wiring = wiring_for(adapter.cli, server.base_url)
+        wiring = WIRINGS[adapter.cli](server.base_url)
         for name, text in wiring.home_files.items():
             (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
             (pytester.path / name).write_text(text, encoding="utf-8")
