@@ -62,6 +62,7 @@ from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, transcripts
 from pytest_recall.scoring.judge import judge_answer, judge_steps
 from pytest_recall.scoring.verdict import decide
 from pytest_recall.suites import ledger
+from pytest_recall.suites.suite_file import MAX_COUNT
 from pytest_recall.terminal_text import clean_terminal_text
 
 SEED = 7
@@ -76,9 +77,7 @@ LINEAR_AT_MOST = 12.0
 def collection_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
     with scratch("collect") as root:
         for count in counts:
-            suite = root / f"suite-{count}" / "ledger"
-            suite.mkdir(parents=True)
-            (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED}\ncount = {count}\n')
+            write_ledger_suites(root / f"suite-{count}", count)
             plain = root / f"plain-{count}"
             plain.mkdir()
             (plain / "test_plain.py").write_text(
@@ -274,9 +273,7 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
     with scratch("memory") as root:
         (root / "conftest.py").write_text(BENCH_JUDGE)
         for count in counts:
-            suite = root / f"suite-{count}" / "ledger"
-            suite.mkdir(parents=True)
-            (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED}\ncount = {count}\n')
+            write_ledger_suites(root / f"suite-{count}", count)
             plain = root / f"plain-{count}"
             plain.mkdir()
             (plain / "test_plain.py").write_text(
@@ -331,6 +328,15 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
             )
         )
     return rows
+
+
+def write_ledger_suites(folder: Path, count: int) -> None:
+    """``count`` ledger cases as ``suite.toml`` files; one file declares at most 10,000, so more take several."""
+    for part, start in enumerate(range(0, count, MAX_COUNT)):
+        suite = folder / ("ledger" if count <= MAX_COUNT else f"ledger{part:02d}")
+        suite.mkdir(parents=True)
+        size = min(MAX_COUNT, count - start)
+        (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED + part}\ncount = {size}\n')
 
 
 class PassingCases(Sequence[dict[str, Any]]):

@@ -53,14 +53,14 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_recall.reporting.files import write_text_atomic
-    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.files import write_chunks_atomic
+    from pytest_recall.reporting.html import html_chunks
     from pytest_recall.reporting.summary import format_summary
 
     report = _load_reports([args.report])[0]
     print("\n".join(format_summary(report)))
     if args.html:
-        write_text_atomic(Path(args.html), render_html(report))
+        write_chunks_atomic(Path(args.html), html_chunks(report))
         print(f"  html: {args.html}")
     return 0
 

@@ -28,7 +28,9 @@ from typing import Any
 import pytest
 
 from pytest_recall.reporting.document import build_report
-from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.files import write_chunks_atomic
+from pytest_recall.reporting.html import html_chunks, render_html
+from pytest_recall.testing.synthetic import synthetic_record, synthetic_report
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 needs_chromium = pytest.mark.skipif(
@@ -378,3 +380,123 @@ def test_the_error_check_does_see_a_console_error(chromium: Chromium, tmp_path: 
     loaded = load_page(chromium, page)
     assert any("boom" in error for error in loaded.errors)
     assert any("missing.png" in error or "ERR_FILE_NOT_FOUND" in error for error in loaded.errors)
+
+
+def evaluate(browser: Chromium, expression: str) -> Any:
+    """The value of a page expression, a promise awaited; JSON strings come back decoded."""
+    reply = browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+    if "exceptionDetails" in reply:
+        raise BrowserError(str(reply["exceptionDetails"]))
+    value = reply["result"].get("value")
+    return json.loads(value) if isinstance(value, str) else value
+
+
+# What the case table shows, after two animation frames so the first paint entries exist too.
+TABLE_STATE = """new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done))).then(() => {
+    const section = document.querySelector('section.case-table');
+    const rows = [...section.querySelectorAll('tbody > tr:not(.evidence)')];
+    const paint = Object.fromEntries(performance.getEntriesByType('paint').map(e => [e.name, e.startTime]));
+    const navigation = performance.getEntriesByType('navigation')[0];
+    const mark = performance.getEntriesByName('recall-first-rows')[0];
+    return JSON.stringify({
+        heading: section.querySelector('h2').textContent,
+        total: section.dataset.total, rendered: section.dataset.rendered,
+        shown: section.querySelector('.shown').textContent,
+        page: section.querySelector('.pager .page').textContent,
+        ids: rows.map(r => r.cells[1].querySelector('b').textContent),
+        labels: rows.map(r => r.cells[0].textContent),
+        firstPaint: paint['first-paint'], firstContentfulPaint: paint['first-contentful-paint'],
+        firstRows: mark ? mark.startTime : null,
+        domContentLoaded: navigation.domContentLoadedEventEnd, load: navigation.loadEventEnd,
+    });
+})"""
+
+
+def set_control(browser: Chromium, selector: str, value: str, event: str) -> dict[str, Any]:
+    """Set a filter the way a person would (value, then the event the page listens to); the table after."""
+    script = f"""(() => {{ const input = document.querySelector('section.case-table {selector}');
+        input.value = {json.dumps(value)}; input.dispatchEvent(new Event('{event}')); }})()"""
+    evaluate(browser, script)
+    state: dict[str, Any] = evaluate(browser, TABLE_STATE)
+    return state
+
+
+@needs_chromium
+def test_the_case_table_pages_filters_searches_and_unfolds(chromium: Chromium, tmp_path: Path) -> None:
+    page = tmp_path / "cases.html"
+    write_chunks_atomic(page, html_chunks(synthetic_report(450)))
+    loaded = load_page(chromium, page)
+    assert loaded.errors == [], "the page's script runs under its own Content-Security-Policy"
+    assert loaded.requests == [page.resolve().as_uri()]
+    assert loaded.layout["overflowing"] == []
+    state = evaluate(chromium, TABLE_STATE)
+    assert state["heading"] == "Cases (450)" and state["total"] == "450" and state["rendered"] == "100"
+    assert state["shown"] == "1–100 of 450 runs" and state["page"] == "page 1 of 5"
+    # Worst first: the three errors (cases 0, 211, 422), then the failures (every 37th case).
+    assert state["labels"][:3] == ["ERROR"] * 3 and state["ids"][:3] == [
+        "ledger_000000",
+        "ledger_000211",
+        "ledger_000422",
+    ]
+    assert state["labels"][3:15] == ["FAIL 0.00"] * 12 and state["labels"][15] == "PASS 1.00"
+
+    failing = set_control(chromium, "select.outcome", "1", "change")
+    assert failing["shown"] == "1–12 of 12 runs (filtered from 450)" and set(failing["labels"]) == {"FAIL 0.00"}
+    both = set_control(chromium, "select.category", "vendor_names", "change")
+    assert both["ids"] == ["ledger_000037", "ledger_000185", "ledger_000333"], "filters combine"
+    set_control(chromium, "select.outcome", "", "change")
+    set_control(chromium, "select.category", "", "change")
+    found = set_control(chromium, "input.search", "LEDGER_00030", "input")
+    assert found["ids"] == [f"ledger_{i:06d}" for i in range(300, 310)], "search by id, any case"
+    nothing = set_control(chromium, "input.search", "no such case", "input")
+    assert nothing["ids"] == [] and nothing["shown"] == "no run matches (filtered from 450)"
+    set_control(chromium, "input.search", "", "input")
+
+    evaluate(chromium, "document.querySelector('section.case-table .pager button.last').click()")
+    last = evaluate(chromium, TABLE_STATE)
+    assert last["shown"] == "401–450 of 450 runs" and last["page"] == "page 5 of 5" and len(last["ids"]) == 50
+    unfold = """new Promise(done => {
+        const details = document.querySelector('section.case-table tr.evidence details');
+        details.addEventListener('toggle', () => setTimeout(done, 0), {once: true});
+        details.open = true;
+    }).then(() => {
+        const details = document.querySelector('section.case-table tr.evidence details');
+        return JSON.stringify({
+            steps: [...details.querySelectorAll('details.step > summary')].map(s => s.textContent),
+            where: details.querySelector('p.mono').textContent,
+            prompts: [...details.querySelectorAll('details.step > pre')].map(p => p.textContent),
+        });
+    })"""
+    evidence = evaluate(chromium, unfold)
+    first = int(last["ids"][0].removeprefix("ledger_"))
+    half = synthetic_record(first)["steps"][0]["duration_s"]
+    assert evidence["steps"] == [f"step 1 · exit 0 · {half:.2f} s", f"step 2 · exit 0 · {half:.2f} s"]
+    assert evidence["where"] == f"cases/ledger/{last['ids'][0]}::recall · content hash {first:064x}"
+    assert evidence["prompts"][0].startswith("Remember this value: ")
+    assert evaluate(chromium, "JSON.stringify(performance.getEntriesByType('resource').length)") == 0
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_page_of_100000_cases_draws_its_first_page_of_rows(chromium: Chromium, tmp_path: Path) -> None:
+    """The page of a 100,000-case run opens: it paints, and draws 100 rows of a table that counts 100,000.
+
+    The paint and first-rows times are printed, not asserted: this machine is shared. bench/html_scale.py
+    measures them at 1,000, 10,000 and 100,000 cases.
+    """
+    page = tmp_path / "100k.html"
+    write_chunks_atomic(page, html_chunks(synthetic_report(100_000)))
+    loaded = load_page(chromium, page)
+    assert loaded.errors == []
+    assert loaded.requests == [page.resolve().as_uri()]
+    state = evaluate(chromium, TABLE_STATE)
+    size_mb = page.stat().st_size / 1e6
+    print(
+        f"\n100,000 cases: page {size_mb:.1f} MB, first contentful paint {state['firstContentfulPaint']:.0f} ms, "
+        f"first rows {state['firstRows']:.0f} ms, load {state['load']:.0f} ms"
+    )
+    assert state["heading"] == "Cases (100000)" and state["total"] == "100000"
+    assert state["rendered"] == "100" and len(state["ids"]) == 100
+    assert state["shown"] == "1–100 of 100,000 runs" and state["page"] == "page 1 of 1,000"
+    assert state["labels"][0] == "ERROR" and state["ids"][0] == "ledger_000000", "the worst cases come first"
+    assert state["firstContentfulPaint"] is not None and state["firstRows"] is not None
