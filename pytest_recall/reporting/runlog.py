@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.report_file import line_at, parse_line
 from pytest_recall.reporting.schema import json_line, record_problem
 
 ResumeKey = tuple[str, str, str, str]
@@ -153,13 +154,13 @@ class ResumeIndex:
         assert self.source is not None
         if self._fd is None:
             self._fd = os.open(self.source, os.O_RDONLY | os.O_CLOEXEC)
-        return _line_at(self._fd, place)
+        return line_at(self._fd, place).decode("utf-8")
 
     def _stored(self, key: ResumeKey) -> dict[str, Any] | None:
         place = self._done.get(key)
         if place is None:
             return None
-        record = _parse_line(self._line(place).encode("utf-8"))
+        record = parse_line(self._line(place).encode("utf-8"))
         return dict(record) if record is not None else None
 
     def take(self, nodeid: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -176,42 +177,15 @@ class ResumeIndex:
             self._fd = None
 
 
-def _parse_line(raw: bytes) -> dict[str, Any] | None:
-    """A record from one line of a log, or of a report's case list (indented, a comma after)."""
-    text = raw.strip()
-    if text.endswith(b","):
-        text = text[:-1]
-    if not text.startswith(b"{"):
-        return None
-    try:
-        record = json.loads(text)
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each record of a log or a one-case-a-line report with the byte offset of its line, one at a time."""
     with open(path, "rb") as handle:
         offset = 0
         for raw in handle:
-            record = _parse_line(raw)
+            record = parse_line(raw)
             if record is not None and "nodeid" in record:
                 yield offset, record
             offset += len(raw)
-
-
-def _line_at(fd: int, offset: int) -> str:
-    """The line that starts at ``offset``; ``pread``, so threads may share the descriptor."""
-    parts: list[bytes] = []
-    while True:
-        chunk = os.pread(fd, 1 << 16, offset)
-        end = chunk.find(b"\n")
-        if end >= 0 or not chunk:
-            parts.append(chunk if end < 0 else chunk[:end])
-            return b"".join(parts).decode("utf-8")
-        parts.append(chunk)
-        offset += len(chunk)
 
 
 class RunLog:
