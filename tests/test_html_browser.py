@@ -10,18 +10,12 @@ no third-party client. Screenshots are decoded with zlib alone.
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
-import select
-import shutil
 import struct
-import subprocess
-import sys
-import time
 import zlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,137 +24,22 @@ import pytest
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks, render_html
+from pytest_recall.testing.chromium import CHROMIUM, Chromium, evaluate, headless_chromium
 from pytest_recall.testing.synthetic import synthetic_record, synthetic_report
 
-CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium); .ci/run installs it"
 )
 WIDTH, HEIGHT = 1200, 2000
-BROWSER_TIMEOUT_S = 60.0
 # The bar colour of the charts (.bar.neutral in html_report.CSS), and the pass badge's green.
 CHART_BLUE = (0x54, 0xAE, 0xFF)
 PASS_GREEN = (0x1A, 0x7F, 0x37)
 
 
-class BrowserError(Exception):
-    pass
-
-
-@dataclass
-class Chromium:
-    """One headless Chromium and one page in it, spoken to over the DevTools pipe."""
-
-    process: subprocess.Popen[bytes]
-    to_browser: int
-    from_browser: int
-    session: str = ""
-    events: list[dict[str, Any]] = field(default_factory=list)
-    _next_id: int = 0
-    _buffer: bytes = b""
-
-    def send(self, method: str, params: Mapping[str, Any] | None = None, *, session: bool = True) -> dict[str, Any]:
-        self._next_id += 1
-        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": dict(params or {})}
-        if session and self.session:
-            message["sessionId"] = self.session
-        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
-        reply = self._read_until(lambda m: m.get("id") == self._next_id)
-        if "error" in reply:
-            raise BrowserError(f"{method}: {reply['error']}")
-        result: dict[str, Any] = reply.get("result", {})
-        return result
-
-    def wait_for_event(self, method: str, *, after: int) -> dict[str, Any]:
-        """The first ``method`` event among those that arrived after the first ``after`` events."""
-        for event in self.events[after:]:
-            if event.get("method") == method:
-                return event
-        return self._read_until(lambda m: m.get("method") == method)
-
-    def _read_until(self, wanted: Any) -> dict[str, Any]:
-        deadline = time.monotonic() + BROWSER_TIMEOUT_S
-        while True:
-            while b"\0" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\0", 1)
-                message = json.loads(raw)
-                if "method" in message:
-                    self.events.append(message)
-                if wanted(message):
-                    return dict(message)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.from_browser], [], [], remaining)[0]:
-                raise BrowserError("chromium did not answer in time")
-            chunk = os.read(self.from_browser, 1 << 20)
-            if not chunk:
-                raise BrowserError("chromium closed the DevTools pipe")
-            self._buffer += chunk
-
-    def event_params(self, method: str) -> list[dict[str, Any]]:
-        return [e.get("params", {}) for e in self.events if e.get("method") == method]
-
-
-def _high_fd(fd: int) -> int:
-    """A copy above 10, so that wiring it to 3 or 4 in the child cannot clobber the other pipe."""
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
-    os.close(fd)
-    return high
-
-
 @pytest.fixture
 def chromium(tmp_path: Path) -> Iterator[Chromium]:
-    assert CHROMIUM is not None
-    commands_read, commands_write = map(_high_fd, os.pipe())
-    replies_read, replies_write = map(_high_fd, os.pipe())
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--hide-scrollbars",
-        "--force-color-profile=srgb",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        f"--window-size={WIDTH},{HEIGHT}",
-        "--remote-debugging-pipe",
-        "about:blank",
-    ]
-    # A tiny exec wrapper puts the pipes on descriptors 3 and 4, where --remote-debugging-pipe expects
-    # them (dash cannot redirect descriptors above 9, and preexec_fn is unsafe with threads).
-    wiring = "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
-    wiring += "os.execv(sys.argv[3], sys.argv[3:])"
-    process = subprocess.Popen(
-        [sys.executable, "-c", wiring, str(commands_read), str(replies_write), CHROMIUM, *flags],
-        pass_fds=(commands_read, replies_write),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    os.close(commands_read)
-    os.close(replies_write)
-    browser = Chromium(process, commands_write, replies_read)
-    try:
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        browser.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            browser.send(f"{domain}.enable")
-        metrics = {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False}
-        browser.send("Emulation.setDeviceMetricsOverride", metrics)
+    with headless_chromium(tmp_path / "chromium-profile", WIDTH, HEIGHT) as browser:
         yield browser
-    finally:
-        try:
-            browser.send("Browser.close", session=False)
-            process.wait(timeout=10)
-        except (BrowserError, OSError, subprocess.TimeoutExpired):
-            os.killpg(process.pid, 9)
-            process.wait()
-        os.close(commands_write)
-        os.close(replies_read)
 
 
 @dataclass(frozen=True)
@@ -382,17 +261,14 @@ def test_the_error_check_does_see_a_console_error(chromium: Chromium, tmp_path: 
     assert any("missing.png" in error or "ERR_FILE_NOT_FOUND" in error for error in loaded.errors)
 
 
-def evaluate(browser: Chromium, expression: str) -> Any:
-    """The value of a page expression, a promise awaited; JSON strings come back decoded."""
-    reply = browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
-    if "exceptionDetails" in reply:
-        raise BrowserError(str(reply["exceptionDetails"]))
-    value = reply["result"].get("value")
-    return json.loads(value) if isinstance(value, str) else value
-
-
-# What the case table shows, after two animation frames so the first paint entries exist too.
-TABLE_STATE = """new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done))).then(() => {
+# What the case table shows, once the page has painted (so the paint entries exist).
+TABLE_STATE = """new Promise(done => {
+    // The paint entry is queued once the frame is presented, which may be after the load event.
+    const painted = () => performance.getEntriesByName('first-contentful-paint').length > 0;
+    if (painted()) return done();
+    new PerformanceObserver(() => painted() && done()).observe({type: 'paint', buffered: true});
+    setTimeout(done, 10000);
+}).then(() => {
     const section = document.querySelector('section.case-table');
     const rows = [...section.querySelectorAll('tbody > tr:not(.evidence)')];
     const paint = Object.fromEntries(performance.getEntriesByType('paint').map(e => [e.name, e.startTime]));
