@@ -70,10 +70,11 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
 
 
 class SyntheticCases(Sequence[dict[str, Any]]):
-    """``count`` synthetic records in report order, each made when it is read."""
+    """``count`` synthetic records in report order, from case ``start`` on, each made when it is read."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, start: int = 0) -> None:
         self.size = count
+        self.start = start
 
     def __len__(self) -> int:
         return self.size
@@ -86,13 +87,13 @@ class SyntheticCases(Sequence[dict[str, Any]]):
 
     def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(index, slice):
-            return [synthetic_record(i) for i in range(*index.indices(self.size))]
+            return [synthetic_record(self.start + i) for i in range(*index.indices(self.size))]
         if not -self.size <= index < self.size:
             raise IndexError(index)
-        return synthetic_record(index % self.size)
+        return synthetic_record(self.start + index % self.size)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (synthetic_record(i) for i in range(self.size))
+        return (synthetic_record(self.start + i) for i in range(self.size))
 
 
 def synthetic_report(count: int, *, threshold: float = 0.5) -> dict[str, Any]:
