@@ -79,8 +79,14 @@ def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None)
         interrupted=any(bool(header.get("interrupted")) for header in headers),
     )
     ordered = sorted(latest.values(), key=lambda entry: (str(entry[1]["nodeid"] or ""), int(entry[1]["epoch"] or 1)))
-    merged["cases"] = FileCases(opened, [place for place, _ in ordered])
+    merged["cases"] = FileCases(opened, [place for place, _ in ordered], [summary for _, summary in ordered])
     return merged
+
+
+def case_scalars(report: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    """What the terminal summary and the exit status read of each case: the scalars, when the cases are on disk."""
+    cases = report.get("cases") or []
+    return cases.summaries if isinstance(cases, FileCases) and cases.summaries else cases
 
 
 def close_files(report: Mapping[str, Any]) -> None:
@@ -103,5 +109,5 @@ def merged_exit_status(merged: Mapping[str, Any], gate: str) -> int:
         return 2
     if gate == "score":
         return 0 if merged["passed"] else 1
-    failed = any(not r.get("control") and (r.get("score") is None or r["score"] < 1.0) for r in merged["cases"])
+    failed = any(not r.get("control") and (r.get("score") is None or r["score"] < 1.0) for r in case_scalars(merged))
     return 1 if failed else 0

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from pytest_recall.reporting.schema import record_problem, report_problem
+from pytest_recall.reporting.spool import CaseSummary
 
 # The line that opens the case list, as dump_streaming writes it.
 _CASES_OPEN = b'  "cases": ['
@@ -133,9 +134,16 @@ def open_report(path: Path) -> ReportFile | None:
 class FileCases(Sequence[Mapping[str, Any]]):
     """A report's ``cases`` read from report files when iterated: each entry a (file, offset)."""
 
-    def __init__(self, files: Sequence[ReportFile], entries: Sequence[tuple[int, int]]) -> None:
+    def __init__(
+        self,
+        files: Sequence[ReportFile],
+        entries: Sequence[tuple[int, int]],
+        summaries: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
         self.files = files
         self.entries = entries
+        # Each case's scalars (spool.CaseSummary), in the same order: what the terminal summary reads.
+        self.summaries = summaries
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -166,5 +174,8 @@ def streamed_report(path: Path) -> dict[str, Any] | None:
     file = open_report(path)
     if file is None:
         return None
-    offsets = [offset for offset, _ in file.records()]
-    return {**file.header, "cases": FileCases([file], [(0, offset) for offset in offsets])}
+    entries, summaries = [], []
+    for offset, record in file.records():
+        entries.append((0, offset))
+        summaries.append(CaseSummary(record))
+    return {**file.header, "cases": FileCases([file], entries, summaries)}
