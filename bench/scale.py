@@ -24,6 +24,7 @@ about 10x the time. Memory: at most 2 KB per case above pytest's own.
 
     python bench/scale.py                                    # everything, 1,000 and 10,000
     python bench/scale.py --memory-only --memory-counts 1000,10000,100000
+    python bench/scale.py --merge-cases 100000               # the merge's peak memory
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, transcripts
 from pytest_recall.scoring.judge import judge_answer, judge_steps
 from pytest_recall.scoring.verdict import decide
 from pytest_recall.suites import ledger
+from pytest_recall.suites.suite_file import MAX_COUNT
 from pytest_recall.terminal_text import clean_terminal_text
 
 SEED = 7
@@ -76,9 +78,7 @@ LINEAR_AT_MOST = 12.0
 def collection_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
     with scratch("collect") as root:
         for count in counts:
-            suite = root / f"suite-{count}" / "ledger"
-            suite.mkdir(parents=True)
-            (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED}\ncount = {count}\n')
+            write_ledger_suites(root / f"suite-{count}", count)
             plain = root / f"plain-{count}"
             plain.mkdir()
             (plain / "test_plain.py").write_text(
@@ -274,9 +274,7 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
     with scratch("memory") as root:
         (root / "conftest.py").write_text(BENCH_JUDGE)
         for count in counts:
-            suite = root / f"suite-{count}" / "ledger"
-            suite.mkdir(parents=True)
-            (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED}\ncount = {count}\n')
+            write_ledger_suites(root / f"suite-{count}", count)
             plain = root / f"plain-{count}"
             plain.mkdir()
             (plain / "test_plain.py").write_text(
@@ -333,6 +331,15 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
     return rows
 
 
+def write_ledger_suites(folder: Path, count: int) -> None:
+    """``count`` ledger cases as ``suite.toml`` files; one file declares at most 10,000, so more take several."""
+    for part, start in enumerate(range(0, count, MAX_COUNT)):
+        suite = folder / ("ledger" if count <= MAX_COUNT else f"ledger{part:02d}")
+        suite.mkdir(parents=True)
+        size = min(MAX_COUNT, count - start)
+        (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED + part}\ncount = {size}\n')
+
+
 class PassingCases(Sequence[dict[str, Any]]):
     """``count`` passing records, made as they are read: the realistic ones, cycled, each its own node id."""
 
@@ -373,7 +380,49 @@ def report_size_row(count: int) -> Row:
     )
 
 
+# The merge as it was before it streamed: every report loaded whole, then merged in memory.
+WHOLE_MERGE = """import sys
+from pathlib import Path
+from pytest_recall.reporting.document import load_report
+from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.merge import merge_reports
+merged = merge_reports([load_report(Path(p)) for p in sys.argv[2:]])
+write_json_atomic(Path(sys.argv[1]), merged, line_each="cases")
+"""
+
+
+def merge_row(count: int) -> Row:
+    """Peak RSS of ``pytest-recall merge`` over two shard reports of ``count`` cases in all, against loading them whole.
+
+    The shards are synthetic records (``pytest_recall.testing.synthetic``),
+    written as the plugin writes reports. Both merges run as their own
+    process, side by side, and write the same merged report.
+    """
+    from pytest_recall.testing.synthetic import COMMAND, SyntheticCases, synthetic_report
+
+    with scratch("merge") as root:
+        half = count // 2
+        shards = [root / "shard-1.json", root / "shard-2.json"]
+        header = synthetic_report(half)
+        for path, cases in zip(shards, (SyntheticCases(half), SyntheticCases(count - half, start=half)), strict=True):
+            write_json_atomic(path, {**header, "command": COMMAND, "cases": cases}, line_each="cases")
+        shard_mb = sum(path.stat().st_size for path in shards) / 1e6
+        cli = [sys.executable, "-m", "pytest_recall.cli", "merge", *map(str, shards), "--gate=score"]
+        streamed_s, streamed_mb = run_measured([*cli, "-o", str(root / "merged.json")], cwd=root)
+        whole = [sys.executable, "-c", WHOLE_MERGE, str(root / "whole.json"), *map(str, shards)]
+        whole_s, whole_mb = run_measured(whole, cwd=root)
+        same = (root / "merged.json").read_bytes() == (root / "whole.json").read_bytes()
+    return Row(
+        f"merge 2 shards, {count} cases ({shard_mb:.0f} MB of reports){'' if same else ' OUTPUTS DIFFER'}",
+        f"{streamed_mb:.0f} MB in {streamed_s:.0f} s",
+        (f"{whole_mb:.0f} MB in {whole_s:.0f} s",),
+        "peak RSS streamed/whole",
+        streamed_mb / whole_mb,
+    )
+
+
 def more_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--merge-cases", type=int, default=None, help="only the merge's peak memory at N cases")
     parser.add_argument("--report-cases", type=int, default=None, help="only the size of a report of N passing cases")
     parser.add_argument("--memory-only", action="store_true", help="only the memory table")
     parser.add_argument(
@@ -385,6 +434,9 @@ def more_args(parser: argparse.ArgumentParser) -> None:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], more=more_args)
     counts = QUICK_COUNTS if args.quick else COUNTS
+    if args.merge_cases:
+        print_table("scale: merge, one run each", ("loaded whole (before)",), [merge_row(args.merge_cases)])
+        return
     if args.report_cases:
         print_table("scale: report size", ("write time",), [report_size_row(args.report_cases)])
         return

@@ -41,28 +41,44 @@ def _load_reports(paths: list[str]) -> list[dict[str, Any]]:
 def _merge(args: argparse.Namespace) -> int:
     """Exit by the merged verdict, as the run would have: 2 interrupted, else 1 by the gate, else 0."""
     from pytest_recall.reporting.files import write_json_atomic
-    from pytest_recall.reporting.merge import merge_reports, merged_exit_status
+    from pytest_recall.reporting.merge import case_scalars, close_files, merge_report_files, merged_exit_status
     from pytest_recall.reporting.summary import format_summary
 
-    reports = _load_reports(args.reports)
-    merged = merge_reports(reports, threshold=args.threshold)
-    write_json_atomic(Path(args.output), merged, line_each="cases")
-    print(f"merged {len(reports)} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
-    print(format_summary(merged)[0])
-    return merged_exit_status(merged, args.gate)
+    try:
+        merged = merge_report_files([Path(path) for path in args.reports], threshold=args.threshold)
+    except (OSError, ValueError) as exc:
+        raise BadInput(str(exc).splitlines()) from None
+    try:
+        write_json_atomic(Path(args.output), merged, line_each="cases")
+        count = len(args.reports)
+        print(f"merged {count} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
+        print(format_summary(merged, case_scalars(merged))[0])
+        return merged_exit_status(merged, args.gate)
+    finally:
+        close_files(merged)
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_recall.reporting.files import write_text_atomic
-    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.files import write_chunks_atomic
+    from pytest_recall.reporting.html import html_chunks
+    from pytest_recall.reporting.merge import case_scalars, close_files
+    from pytest_recall.reporting.report_file import streamed_report
     from pytest_recall.reporting.summary import format_summary
 
-    report = _load_reports([args.report])[0]
-    print("\n".join(format_summary(report)))
-    if args.html:
-        write_text_atomic(Path(args.html), render_html(report))
-        print(f"  html: {args.html}")
-    return 0
+    try:
+        # The page streams the cases from the file instead of holding them all.
+        streamed = streamed_report(Path(args.report))
+    except (OSError, ValueError) as exc:
+        raise BadInput([str(exc)]) from None
+    report = streamed if streamed is not None else _load_reports([args.report])[0]
+    try:
+        print("\n".join(format_summary(report, case_scalars(report))))
+        if args.html:
+            write_chunks_atomic(Path(args.html), html_chunks(report))
+            print(f"  html: {args.html}")
+        return 0
+    finally:
+        close_files(report)
 
 
 def _compare(args: argparse.Namespace) -> int:

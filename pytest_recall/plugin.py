@@ -43,7 +43,7 @@ SETTINGS_KEY = pytest.StashKey[Settings]()
 PREFLIGHT_NOTE_KEY = pytest.StashKey[str]()
 CONTROLLER_PLUGINS_KEY = pytest.StashKey[list[object]]()
 # The resumable records the controller read, handed to each xdist worker.
-RESUME_RECORDS_INPUT = "recall_resume_records"
+RESUME_INPUT = "recall_resume_index"
 TRANSCRIPTS_INPUT = "recall_transcripts"
 
 
@@ -82,8 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
         for plugin in config.stash[CONTROLLER_PLUGINS_KEY]:
             config.pluginmanager.register(plugin)
         register_progress(config, recorder)
-    resume_records = worker_input.get(RESUME_RECORDS_INPUT) if worker_input is not None else None
-    open_run_log(config, settings.log_path, settings.resume_path, resume_records)
+    resume_handoff = worker_input.get(RESUME_INPUT) if worker_input is not None else None
+    open_run_log(config, settings.log_path, settings.resume_path, resume_handoff)
     if settings.argv:
         termination = TerminationSignals(forward_to_children=lambda: config.pluginmanager.has_plugin("dsession"))
         termination.install()
@@ -108,7 +108,8 @@ class WorkerHandoff:
 
     def pytest_configure_node(self, node: Any) -> None:
         index = self.config.stash.get(RESUME_KEY, None)
-        node.workerinput[RESUME_RECORDS_INPUT] = index.records() if index is not None else None
+        same_host = bool(getattr(getattr(node.gateway, "spec", None), "popen", False))
+        node.workerinput[RESUME_INPUT] = index.handoff(same_host=same_host) if index is not None else None
         node.workerinput[SHARD_INPUT] = self.config.stash[SETTINGS_KEY].shard
         node.workerinput[TRANSCRIPTS_INPUT] = self.config.stash[SETTINGS_KEY].transcripts
         if self._batch() is not None:

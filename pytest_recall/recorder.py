@@ -20,8 +20,8 @@ import pytest
 
 from pytest_recall.options import Settings
 from pytest_recall.reporting.document import build_report, sort_records
-from pytest_recall.reporting.files import write_json_atomic, write_text_atomic
-from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
+from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
 from pytest_recall.reporting.runlog import LOG_ERROR_PROPERTY, log_error_lines
@@ -133,7 +133,7 @@ class Recorder:
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if self.settings.html_path is not None:
             try:
-                write_text_atomic(self.settings.html_path, render_html(self.report))
+                write_chunks_atomic(self.settings.html_path, html_chunks(self.report))
             except OSError as exc:
                 self.html_error = f"could not write the HTML report to {self.settings.html_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

@@ -10,155 +10,36 @@ no third-party client. Screenshots are decoded with zlib alone.
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
-import select
-import shutil
 import struct
-import subprocess
-import sys
-import time
 import zlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_recall.reporting.document import build_report
-from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.files import write_chunks_atomic
+from pytest_recall.reporting.html import html_chunks, render_html
+from pytest_recall.testing.chromium import CHROMIUM, Chromium, evaluate, headless_chromium
+from pytest_recall.testing.synthetic import synthetic_record, synthetic_report
 
-CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium); .ci/run installs it"
 )
 WIDTH, HEIGHT = 1200, 2000
-BROWSER_TIMEOUT_S = 60.0
 # The bar colour of the charts (.bar.neutral in html_report.CSS), and the pass badge's green.
 CHART_BLUE = (0x54, 0xAE, 0xFF)
 PASS_GREEN = (0x1A, 0x7F, 0x37)
 
 
-class BrowserError(Exception):
-    pass
-
-
-@dataclass
-class Chromium:
-    """One headless Chromium and one page in it, spoken to over the DevTools pipe."""
-
-    process: subprocess.Popen[bytes]
-    to_browser: int
-    from_browser: int
-    session: str = ""
-    events: list[dict[str, Any]] = field(default_factory=list)
-    _next_id: int = 0
-    _buffer: bytes = b""
-
-    def send(self, method: str, params: Mapping[str, Any] | None = None, *, session: bool = True) -> dict[str, Any]:
-        self._next_id += 1
-        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": dict(params or {})}
-        if session and self.session:
-            message["sessionId"] = self.session
-        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
-        reply = self._read_until(lambda m: m.get("id") == self._next_id)
-        if "error" in reply:
-            raise BrowserError(f"{method}: {reply['error']}")
-        result: dict[str, Any] = reply.get("result", {})
-        return result
-
-    def wait_for_event(self, method: str, *, after: int) -> dict[str, Any]:
-        """The first ``method`` event among those that arrived after the first ``after`` events."""
-        for event in self.events[after:]:
-            if event.get("method") == method:
-                return event
-        return self._read_until(lambda m: m.get("method") == method)
-
-    def _read_until(self, wanted: Any) -> dict[str, Any]:
-        deadline = time.monotonic() + BROWSER_TIMEOUT_S
-        while True:
-            while b"\0" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\0", 1)
-                message = json.loads(raw)
-                if "method" in message:
-                    self.events.append(message)
-                if wanted(message):
-                    return dict(message)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.from_browser], [], [], remaining)[0]:
-                raise BrowserError("chromium did not answer in time")
-            chunk = os.read(self.from_browser, 1 << 20)
-            if not chunk:
-                raise BrowserError("chromium closed the DevTools pipe")
-            self._buffer += chunk
-
-    def event_params(self, method: str) -> list[dict[str, Any]]:
-        return [e.get("params", {}) for e in self.events if e.get("method") == method]
-
-
-def _high_fd(fd: int) -> int:
-    """A copy above 10, so that wiring it to 3 or 4 in the child cannot clobber the other pipe."""
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
-    os.close(fd)
-    return high
-
-
 @pytest.fixture
 def chromium(tmp_path: Path) -> Iterator[Chromium]:
-    assert CHROMIUM is not None
-    commands_read, commands_write = map(_high_fd, os.pipe())
-    replies_read, replies_write = map(_high_fd, os.pipe())
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--hide-scrollbars",
-        "--force-color-profile=srgb",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        f"--window-size={WIDTH},{HEIGHT}",
-        "--remote-debugging-pipe",
-        "about:blank",
-    ]
-    # A tiny exec wrapper puts the pipes on descriptors 3 and 4, where --remote-debugging-pipe expects
-    # them (dash cannot redirect descriptors above 9, and preexec_fn is unsafe with threads).
-    wiring = "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
-    wiring += "os.execv(sys.argv[3], sys.argv[3:])"
-    process = subprocess.Popen(
-        [sys.executable, "-c", wiring, str(commands_read), str(replies_write), CHROMIUM, *flags],
-        pass_fds=(commands_read, replies_write),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    os.close(commands_read)
-    os.close(replies_write)
-    browser = Chromium(process, commands_write, replies_read)
-    try:
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        browser.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            browser.send(f"{domain}.enable")
-        metrics = {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False}
-        browser.send("Emulation.setDeviceMetricsOverride", metrics)
+    with headless_chromium(tmp_path / "chromium-profile", WIDTH, HEIGHT) as browser:
         yield browser
-    finally:
-        try:
-            browser.send("Browser.close", session=False)
-            process.wait(timeout=10)
-        except (BrowserError, OSError, subprocess.TimeoutExpired):
-            os.killpg(process.pid, 9)
-            process.wait()
-        os.close(commands_write)
-        os.close(replies_read)
 
 
 @dataclass(frozen=True)
@@ -378,3 +259,120 @@ def test_the_error_check_does_see_a_console_error(chromium: Chromium, tmp_path: 
     loaded = load_page(chromium, page)
     assert any("boom" in error for error in loaded.errors)
     assert any("missing.png" in error or "ERR_FILE_NOT_FOUND" in error for error in loaded.errors)
+
+
+# What the case table shows, once the page has painted (so the paint entries exist).
+TABLE_STATE = """new Promise(done => {
+    // The paint entry is queued once the frame is presented, which may be after the load event.
+    const painted = () => performance.getEntriesByName('first-contentful-paint').length > 0;
+    if (painted()) return done();
+    new PerformanceObserver(() => painted() && done()).observe({type: 'paint', buffered: true});
+    setTimeout(done, 10000);
+}).then(() => {
+    const section = document.querySelector('section.case-table');
+    const rows = [...section.querySelectorAll('tbody > tr:not(.evidence)')];
+    const paint = Object.fromEntries(performance.getEntriesByType('paint').map(e => [e.name, e.startTime]));
+    const navigation = performance.getEntriesByType('navigation')[0];
+    const mark = performance.getEntriesByName('recall-first-rows')[0];
+    return JSON.stringify({
+        heading: section.querySelector('h2').textContent,
+        total: section.dataset.total, rendered: section.dataset.rendered,
+        shown: section.querySelector('.shown').textContent,
+        page: section.querySelector('.pager .page').textContent,
+        ids: rows.map(r => r.cells[1].querySelector('b').textContent),
+        labels: rows.map(r => r.cells[0].textContent),
+        firstPaint: paint['first-paint'], firstContentfulPaint: paint['first-contentful-paint'],
+        firstRows: mark ? mark.startTime : null,
+        domContentLoaded: navigation.domContentLoadedEventEnd, load: navigation.loadEventEnd,
+    });
+})"""
+
+
+def set_control(browser: Chromium, selector: str, value: str, event: str) -> dict[str, Any]:
+    """Set a filter the way a person would (value, then the event the page listens to); the table after."""
+    script = f"""(() => {{ const input = document.querySelector('section.case-table {selector}');
+        input.value = {json.dumps(value)}; input.dispatchEvent(new Event('{event}')); }})()"""
+    evaluate(browser, script)
+    state: dict[str, Any] = evaluate(browser, TABLE_STATE)
+    return state
+
+
+@needs_chromium
+def test_the_case_table_pages_filters_searches_and_unfolds(chromium: Chromium, tmp_path: Path) -> None:
+    page = tmp_path / "cases.html"
+    write_chunks_atomic(page, html_chunks(synthetic_report(450)))
+    loaded = load_page(chromium, page)
+    assert loaded.errors == [], "the page's script runs under its own Content-Security-Policy"
+    assert loaded.requests == [page.resolve().as_uri()]
+    assert loaded.layout["overflowing"] == []
+    state = evaluate(chromium, TABLE_STATE)
+    assert state["heading"] == "Cases (450)" and state["total"] == "450" and state["rendered"] == "100"
+    assert state["shown"] == "1–100 of 450 runs" and state["page"] == "page 1 of 5"
+    # Worst first: the three errors (cases 0, 211, 422), then the failures (every 37th case).
+    assert state["labels"][:3] == ["ERROR"] * 3 and state["ids"][:3] == [
+        "ledger_000000",
+        "ledger_000211",
+        "ledger_000422",
+    ]
+    assert state["labels"][3:15] == ["FAIL 0.00"] * 12 and state["labels"][15] == "PASS 1.00"
+
+    failing = set_control(chromium, "select.outcome", "1", "change")
+    assert failing["shown"] == "1–12 of 12 runs (filtered from 450)" and set(failing["labels"]) == {"FAIL 0.00"}
+    both = set_control(chromium, "select.category", "vendor_names", "change")
+    assert both["ids"] == ["ledger_000037", "ledger_000185", "ledger_000333"], "filters combine"
+    set_control(chromium, "select.outcome", "", "change")
+    set_control(chromium, "select.category", "", "change")
+    found = set_control(chromium, "input.search", "LEDGER_00030", "input")
+    assert found["ids"] == [f"ledger_{i:06d}" for i in range(300, 310)], "search by id, any case"
+    nothing = set_control(chromium, "input.search", "no such case", "input")
+    assert nothing["ids"] == [] and nothing["shown"] == "no run matches (filtered from 450)"
+    set_control(chromium, "input.search", "", "input")
+
+    evaluate(chromium, "document.querySelector('section.case-table .pager button.last').click()")
+    last = evaluate(chromium, TABLE_STATE)
+    assert last["shown"] == "401–450 of 450 runs" and last["page"] == "page 5 of 5" and len(last["ids"]) == 50
+    unfold = """new Promise(done => {
+        const details = document.querySelector('section.case-table tr.evidence details');
+        details.addEventListener('toggle', () => setTimeout(done, 0), {once: true});
+        details.open = true;
+    }).then(() => {
+        const details = document.querySelector('section.case-table tr.evidence details');
+        return JSON.stringify({
+            steps: [...details.querySelectorAll('details.step > summary')].map(s => s.textContent),
+            where: details.querySelector('p.mono').textContent,
+            prompts: [...details.querySelectorAll('details.step > pre')].map(p => p.textContent),
+        });
+    })"""
+    evidence = evaluate(chromium, unfold)
+    first = int(last["ids"][0].removeprefix("ledger_"))
+    half = synthetic_record(first)["steps"][0]["duration_s"]
+    assert evidence["steps"] == [f"step 1 · exit 0 · {half:.2f} s", f"step 2 · exit 0 · {half:.2f} s"]
+    assert evidence["where"] == f"cases/ledger/{last['ids'][0]}::recall · content hash {first:064x}"
+    assert evidence["prompts"][0].startswith("Remember this value: ")
+    assert evaluate(chromium, "JSON.stringify(performance.getEntriesByType('resource').length)") == 0
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_page_of_100000_cases_draws_its_first_page_of_rows(chromium: Chromium, tmp_path: Path) -> None:
+    """The page of a 100,000-case run opens: it paints, and draws 100 rows of a table that counts 100,000.
+
+    The paint and first-rows times are printed, not asserted: this machine is shared. bench/html_scale.py
+    measures them at 1,000, 10,000 and 100,000 cases.
+    """
+    page = tmp_path / "100k.html"
+    write_chunks_atomic(page, html_chunks(synthetic_report(100_000)))
+    loaded = load_page(chromium, page)
+    assert loaded.errors == []
+    assert loaded.requests == [page.resolve().as_uri()]
+    state = evaluate(chromium, TABLE_STATE)
+    size_mb = page.stat().st_size / 1e6
+    print(
+        f"\n100,000 cases: page {size_mb:.1f} MB, first contentful paint {state['firstContentfulPaint']:.0f} ms, "
+        f"first rows {state['firstRows']:.0f} ms, load {state['load']:.0f} ms"
+    )
+    assert state["heading"] == "Cases (100000)" and state["total"] == "100000"
+    assert state["rendered"] == "100" and len(state["ids"]) == 100
+    assert state["shown"] == "1–100 of 100,000 runs" and state["page"] == "page 1 of 1,000"
+    assert state["labels"][0] == "ERROR" and state["ids"][0] == "ledger_000000", "the worst cases come first"
+    assert state["firstContentfulPaint"] is not None and state["firstRows"] is not None

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from html.parser import HTMLParser
 from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.html import html_chunks, render_html
 from pytest_recall.scoring.stats import summarize
 
 HOSTILE = "ok <script>alert(1)</script>\x00\x1b[31mred\x1b[0m bell\x07 \ud800\U0001fffe \U0001f600 done\r\nnext line\r"
@@ -95,18 +99,31 @@ class TagBalance(HTMLParser):
         self.problems: list[str] = []
         self.tags: list[str] = []
         self.attributes: list[tuple[str, str | None]] = []
+        # (type attribute, text) of every <script>: the page's data blocks and its one script.
+        self.scripts: list[tuple[str | None, str]] = []
+        self._in_script: str | bool | None = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         self.attributes += attrs
+        if tag == "script":
+            self._in_script = dict(attrs).get("type")
+            self.scripts.append((self._in_script, ""))
         if tag not in VOID_ELEMENTS:
             self.stack.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script is not False:
+            kind, text = self.scripts[-1]
+            self.scripts[-1] = (kind, text + data)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         self.attributes += attrs
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
         if not self.stack or self.stack[-1] != tag:
             self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
         else:
@@ -120,25 +137,39 @@ def parse(page: str) -> TagBalance:
     return parser
 
 
+def case_data(page: str) -> tuple[list[list[Any]], list[list[Any]]]:
+    """The case rows and their evidence, as the page's script reads them."""
+    scripts = dict(parse(page).scripts)
+    rows = json.loads(scripts["application/json"])
+    evidence = [json.loads(line) for line in scripts["application/x-ndjson"].split("\n")]
+    return rows, evidence
+
+
 @pytest.mark.parametrize("epochs", [1, 3])
 def test_every_element_is_closed_in_order(epochs: int) -> None:
     parsed = parse(render_html(make_report(epochs=epochs)))
     assert parsed.problems == []
     assert parsed.stack == []
-    assert {"html", "head", "body", "main", "header", "section", "table", "details", "summary", "svg"} <= set(
-        parsed.tags
-    )
+    assert {"html", "head", "body", "main", "header", "section", "table", "select", "input", "svg"} <= set(parsed.tags)
 
 
-def test_the_page_loads_nothing_and_runs_nothing() -> None:
+def test_the_page_loads_nothing_and_runs_only_its_own_script() -> None:
     page = render_html(make_report())
     parsed = parse(page)
     assert "http://" not in page
     assert "https://" not in page
-    assert "script" not in parsed.tags
     assert not [value for name, value in parsed.attributes if name in {"src", "srcset", "action", "xlink:href"}]
     assert [value for name, value in parsed.attributes if name == "href"] == ["data:,"]
     assert not [name for name, _ in parsed.attributes if name.startswith("on")]
+    # Two data blocks no browser runs, and one script, allowed by its hash and by nothing else.
+    assert [kind for kind, _ in parsed.scripts] == ["application/json", None, "application/x-ndjson"]
+    code = parsed.scripts[1][1]
+    digest = base64.b64encode(hashlib.sha256(code.encode()).digest()).decode()
+    policy = re.search(r'Content-Security-Policy" content="([^"]*)"', page)
+    assert policy is not None
+    assert "default-src 'none'" in policy.group(1)
+    assert f"script-src 'sha256-{digest}'" in policy.group(1)
+    assert "innerHTML" not in code and "eval(" not in code
 
 
 def test_charts_are_inline_svg() -> None:
@@ -149,17 +180,22 @@ def test_charts_are_inline_svg() -> None:
 def test_hostile_agent_output_is_escaped_and_cleaned() -> None:
     page = render_html(make_report())
     assert "<script>alert(1)</script>" not in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count("</script>") == 3, "nothing in the data closes its block"
     assert "<img src=x" not in page
-    assert "&lt;/pre&gt;&lt;/details&gt;" in page
+    assert "</pre></details>" not in page
     assert "<b>names</b>" not in page
     assert "&lt;b&gt;names&lt;/b&gt;" in page
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", page)
-    assert "\\x00" in page and "\\x07" in page
     assert "[31m" not in page
-    assert "done\nnext line\n" in page
     assert "\U0001fffe" not in page and "\U0001f600" in page
     page.encode("utf-8")  # a lone surrogate from the agent would make this raise
+    rows, evidence = case_data(page)
+    assert {row[8] for row in rows} == {"27436.42", "<img src=x onerror=alert(2)>"}, "text for textContent"
+    stdout = evidence[0][1][0][2]
+    assert "<script>alert(1)</script>" in stdout and "\\x00" in stdout and "\\x07" in stdout
+    assert "[31m" not in stdout and "done\nnext line\n" in stdout
+    assert "\U0001fffe" not in stdout and "\U0001f600" in stdout
+    assert evidence[0][1][1][3] == "</pre></details></td></tr></table>"
 
 
 def test_the_verdict_is_the_first_thing_on_the_page() -> None:
@@ -174,8 +210,50 @@ def test_the_verdict_is_the_first_thing_on_the_page() -> None:
 
 def test_evidence_is_folded_by_default() -> None:
     page = render_html(make_report())
-    assert "<details open" not in page
-    assert page.count('<details class="step">') == 2 * 12
+    assert "<details open" not in page and "'open'" not in page
+    rows, evidence = case_data(page)
+    assert len(rows) == len(evidence) == 12
+    assert sum(len(steps) for _, steps in evidence) == 2 * 12
+    assert [row[-1] for row in rows] == [2] * 12, "each row says how many steps it unfolds to"
+
+
+def test_every_run_is_a_row_and_the_tables_count_them() -> None:
+    page = render_html(make_report(epochs=3))
+    rows, _ = case_data(page)
+    assert len(rows) == 6 * 3 + 6
+    assert sum(row[13] for row in rows) == 6, "control runs are marked, for their own table"
+    assert "<h2>Cases (18)</h2>" in page and "<h2>Control runs (6)</h2>" in page
+    assert {row[1] for row in rows} >= {"PASS 1.00", "PARTIAL 0.25", "ERROR", "FAIL 0.00"}
+
+
+class CountedCases(Sequence[Mapping[str, Any]]):
+    """Records read lazily, as the plugin's spool gives them: counts passes, refuses indexing."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.records, self.passes, self.live = records, 0, 0
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("the page reads records in order, never by index")
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        self.passes += 1
+        for record in self.records:
+            yield dict(record)
+
+
+def test_the_page_streams_its_records_in_two_passes() -> None:
+    report = make_report(epochs=2)
+    streamed = CountedCases(report["cases"])
+    chunks = html_chunks({**report, **summarize(report["cases"]), "cases": streamed})
+    first = next(chunks)
+    assert first.startswith("<!DOCTYPE html>") and "<h2>Cases (12)</h2>" in first
+    assert streamed.passes == 1, "the summary's scalars take one pass"
+    rest = "".join(chunks)
+    assert streamed.passes == 2, "the rows and their evidence take one more"
+    assert first + rest == render_html({**report, **summarize(report["cases"])})
 
 
 def test_memory_lift_is_shown_only_when_there_was_a_control_run() -> None:

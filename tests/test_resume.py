@@ -19,8 +19,13 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.runlog import ResumeIndex, RunLog, load_records
+from pytest_recall.reporting.transcripts import prompt_reference
+from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 
+BENCH = Path(__file__).resolve().parent.parent / "bench"
 CASES = ("case_01", "case_02", "case_03", "case_04")
 
 
@@ -291,3 +296,62 @@ def test_a_session_mode_forced_for_the_run_is_not_resumed_from_a_fresh_mode_log(
     # A resumed record would be the logged one, hash and all: this one was run again, live.
     assert record["content_hash"] != fresh["content_hash"]
     assert len(record["steps"]) == 2 and record["steps"][0]["duration_s"] > 0
+
+
+def test_a_record_with_its_prompts_by_reference_resumes():
+    """The default record names each prompt by size and sha256; resume must take it, not refuse it."""
+    mode = {"sandbox": "none", "home": "case"}
+    step = {"step": 1, "exit_code": 0, "timed_out": False, "prompt": prompt_reference("Remember 1234.56")}
+    record = {"id": "c", "nodeid": "s/c::recall", "content_hash": "h", "command": "agent", "run_mode": mode}
+    index = ResumeIndex([{**record, "score": 1.0, "steps": [step]}])
+
+    assert index.refused == []
+    assert index.take("s/c::recall", "h", "agent", mode) is not None
+
+
+@pytest.mark.slow
+def test_kill_9_amid_a_thousand_cases_then_resume_loses_no_finished_case(tmp_path):
+    """``bench/kill_resume.py`` at 1,000 cases: the very procedure measured at 10,000 (docs/scaling.md).
+
+    SIGKILL to the whole process group once 400 records are in the log, then
+    ``--recall-resume`` on the same log: no logged case runs again, every case
+    is in the report once, and the report equals a clean run's, timing aside.
+    """
+    sys.path.insert(0, str(BENCH))
+    try:
+        from kill_resume import kill_and_resume
+    finally:
+        sys.path.remove(str(BENCH))
+
+    done = kill_and_resume(tmp_path, 1_000, kill_at=400)
+
+    assert done.count == 1_000 and done.kept_at_kill >= 400
+    assert done.score == pytest.approx(1 - 143 / 1_000), "every 7th case fails, both runs alike"
+
+
+def test_the_index_holds_where_each_record_is_and_reads_it_back_when_the_case_is_resumed(tmp_path):
+    """A resume of 100,000 cases must not hold 100,000 records: a log or a report is indexed by line offset."""
+    mode = {"sandbox": "none", "home": "case"}
+    records = [{**synthetic_record(i), "run_mode": mode} for i in range(1, 6)]
+    log = tmp_path / "run.jsonl"
+    run_log = RunLog(log)
+    for record in records:
+        run_log.append(record)
+    run_log.close()
+    report = tmp_path / "report.json"
+    write_json_atomic(
+        report, {**build_report(records, threshold=0.5, command=COMMAND), "cases": records}, line_each="cases"
+    )
+
+    for source in (log, report):
+        index = ResumeIndex.load(source)
+        places = [entry[-1] for entry in index.handoff(same_host=True)["entries"]]
+        assert len(places) == 5 and all(isinstance(place, int) for place in places), "offsets, not records"
+        remote = ResumeIndex.from_handoff(index.handoff(same_host=False))
+        local = ResumeIndex.from_handoff(index.handoff(same_host=True))
+        for resumed in (index, local, remote):
+            for record in records:
+                assert resumed.take(record["nodeid"], record["content_hash"], COMMAND, mode) == record
+                assert resumed.holds(record)
+            assert not resumed.holds({**records[0], "reason": "another"})
+            resumed.close()

@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.document import build_report
-from pytest_recall.reporting.merge import merge_reports
+from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.merge import close_files, merge_report_files, merge_reports
+from pytest_recall.reporting.report_file import FileCases
 from pytest_recall.reporting.shard import ShardError, assign_shards, durations_by_nodeid, parse_shard, shard_members
+from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 
 NOTEBOOK = "pytest_recall.agents.notebook"
 NODEIDS = [f"cases/suite/case_{n:02d}::recall" for n in range(1, 24)]
@@ -171,3 +174,21 @@ def test_merge_of_unreadable_input_is_one_line(tmp_path):
     assert result.stderr.strip().splitlines() == [
         f"pytest-recall merge: {broken}: not a pytest-recall report (no 'cases' list)"
     ]
+
+
+def test_merging_report_files_streams_their_cases_and_equals_merging_them_whole(tmp_path):
+    """At 100,000 cases a merge must not hold every record: files are read a case at a time, by line offset."""
+    records = [synthetic_record(i) for i in range(40)]
+    paths = []
+    for name, part in (("a", records[:25]), ("b", [*records[20:], {**records[3], "score": 0.0}])):
+        path = tmp_path / f"{name}.json"
+        write_json_atomic(path, build_report(part, threshold=0.5, command=COMMAND), line_each="cases")
+        paths.append(path)
+
+    streamed = merge_report_files(paths)
+
+    assert isinstance(streamed["cases"], FileCases), "cases stay on disk until written"
+    whole = merge_reports([load_report(path) for path in paths])
+    assert {**streamed, "cases": list(streamed["cases"])} == whole
+    assert len(whole["cases"]) == 40 and whole["n_passed"] == sum(r["score"] == 1.0 for r in records) - 1
+    close_files(streamed)

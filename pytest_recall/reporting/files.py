@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -74,6 +74,20 @@ def dump_streaming(document: Any, handle: TextIO, *, line_each: str | None = Non
 def write_text_atomic(path: Path, text: str) -> None:
     """Write, fsync and rename: the JSON report and the HTML page alike are whole or absent."""
     _write_atomic(path, lambda handle: handle.write(text))
+
+
+def write_chunks_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """Write a page that arrives in pieces (``reporting.html.html_chunks``), whole or not at all.
+
+    The pieces go to the file as they come, so a page of 100,000 cases is
+    never one string in memory.
+    """
+
+    def fill(handle: TextIO) -> None:
+        for chunk in chunks:
+            handle.write(chunk)
+
+    _write_atomic(path, fill)
 
 
 def _write_atomic(path: Path, fill: Callable[[TextIO], object]) -> None:

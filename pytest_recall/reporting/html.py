@@ -1,123 +1,126 @@
 """One self-contained HTML page that shows a recall report to a person.
 
 The page is read offline, attached to CI runs and e-mailed around, so it
-carries everything inline: CSS in a ``<style>``, charts as SVG drawn here, no
-script at all (``<details>`` does the folding), and a Content-Security-Policy
-that blocks any script or remote load that escaping might ever let through.
+carries everything inline: CSS in a ``<style>``, charts as SVG drawn here,
+and a Content-Security-Policy that blocks any remote load and every script
+but the page's own (allowed by its hash, see ``reporting.html_script``).
+The summary (verdict, charts, tables by category) is markup; the case tables
+are drawn by that script from data in the page, a page of rows at a time,
+so a run of 100,000 cases still gives a page a browser opens at once.
+
+The page is written as a stream of pieces (:func:`html_chunks`): the case
+records are read one at a time, twice (once for the few scalars the summary
+draws, once for the rows), and never all held at once.
+
 Agent output is hostile by assumption: every string is cleaned of characters
-HTML forbids and escaped before it reaches the page. Escaping is a type, not a
-convention: every piece of markup is a ``markupsafe.Markup``, and any plain
-string that meets one is escaped on the way in, so raw text can never be
-mistaken for markup.
+HTML forbids (``reporting.html_text``) and escaped before it reaches the page.
+Escaping is a type, not a convention: every piece of markup is a
+``markupsafe.Markup``, and any plain string that meets one is escaped on the
+way in, so raw text can never be mistaken for markup.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
+from pytest_recall.reporting.html_cases import case_table_section, data_blocks
+from pytest_recall.reporting.html_script import SCRIPT, SCRIPT_HASH
+from pytest_recall.reporting.html_text import clean
+from pytest_recall.reporting.html_text import number as _number
+from pytest_recall.reporting.html_text import percent as _percent
+from pytest_recall.reporting.html_text import seconds as _seconds
+from pytest_recall.reporting.html_text import status as _status
+from pytest_recall.reporting.html_text import usd as _usd
 from pytest_recall.reporting.summary import counted, run_unit
-from pytest_recall.reporting.transcripts import prompt_text
 from pytest_recall.scoring.stats import summarize
-from pytest_recall.terminal_text import strip_escapes
+
+__all__ = ["clean", "html_chunks", "render_html"]
 
 SUMMARY_KEYS = ("epochs", "confidence", "by_category_confidence", "pass_at_k", "pass_all_k", "per_case", "control")
-# Colour escapes from terminal agents would otherwise show up as junk like "␛[31m".
-# Characters HTML forbids. The astral noncharacters (U+1FFFE ...) make a slow class,
-# so they get their own pattern, run only on text that has astral characters at all.
-_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_ASTRAL_NONCHARACTERS = re.compile(
-    "[" + "".join(chr(plane + low) for plane in range(0x10000, 0x110000, 0x10000) for low in (0xFFFE, 0xFFFF)) + "]"
-)
-# Terminal output ends lines with CR LF, and progress bars redraw with a bare CR.
-_CARRIAGE_RETURN = re.compile("\r\n?")
 LABEL_W, PLOT_W, VALUE_W, ROW_H, AXIS_H = 200, 420, 200, 28, 26
 MAX_HISTOGRAM_BINS = 20
 # A lift smaller than this reads as "no lift" rather than "too few cases to tell".
 NEGLIGIBLE_LIFT = 0.1
+CASES_HINT = (
+    "Worst first, 100 runs a page. Filter by outcome or category, search by case id; "
+    "unfold a row's evidence to see every step's prompt and output."
+)
+CONTROL_HINT = "Only the last step, in a fresh scope: what the agent scores without memory."
 
 
 def render_html(report: Mapping[str, Any]) -> str:
     """The whole page as a string; the same report always gives the same bytes."""
-    records = [r for r in report.get("cases") or [] if isinstance(r, Mapping)]
-    stats = _summary(report, records)
-    main = [r for r in records if not r.get("control")]
-    control = [r for r in records if r.get("control")]
+    return "".join(html_chunks(report))
+
+
+def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
+    """The page in pieces, for writing straight to a file: the case records are streamed, never all held."""
+    cases = report.get("cases") or []
+    runs, controls, durations = _scan(cases)
+    stats = _summary(report, cases)
     sections = [
         _verdict_section(report, stats),
         _category_section(report, stats),
         _lift_section(stats),
         _help_harm_section(report),
-        _latency_section(report, main),
+        _latency_section(report, durations),
         _epoch_section(stats),
-        _cases_section("Cases", "Worst first. Click a row's evidence to see every step's prompt and output.", main),
-        _cases_section(
-            "Control runs", "Only the last step, in a fresh scope: what the agent scores without memory.", control
-        ),
+        case_table_section("Cases", CASES_HINT, runs, control=False),
+        case_table_section("Control runs", CONTROL_HINT, controls, control=True),
     ]
     body = Markup("\n").join(s for s in sections if s)
     title = f"pytest-recall: {'PASS' if report.get('passed') else 'FAIL'} {_percent(_number(report.get('score')))}"
-    page = Markup(
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        'img-src data:">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        '<link rel="icon" href="data:,">\n'
-        "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n{}\n</main>\n</body>\n</html>\n"
-    ).format(title, Markup(CSS), body)
-    return str(page)
+    yield str(
+        Markup(
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+            "script-src '{}'; img-src data:\">\n"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            '<link rel="icon" href="data:,">\n'
+            "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n{}\n</main>\n"
+        ).format(SCRIPT_HASH, title, Markup(CSS), body)
+    )
+    if runs or controls:
+        yield from data_blocks((record for record in cases if isinstance(record, Mapping)), SCRIPT)
+    yield "</body>\n</html>\n"
 
 
-def _summary(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The statistics the plugin stored, or computed here so that older reports render too."""
+def _scan(cases: Iterable[Any]) -> tuple[int, int, list[float]]:
+    """One pass for what the summary draws: how many runs and control runs, and the runs' durations."""
+    runs = controls = 0
+    durations = []
+    for record in cases:
+        if not isinstance(record, Mapping):
+            continue
+        if record.get("control"):
+            controls += 1
+            continue
+        runs += 1
+        duration = _number(record.get("duration_s"))
+        if duration is not None:
+            durations.append(duration)
+    durations.sort()
+    return runs, controls, durations
+
+
+def _summary(report: Mapping[str, Any], cases: Iterable[Any]) -> dict[str, Any]:
+    """The statistics the plugin stored, or computed here so that older reports render too.
+
+    Only a report written before the statistics existed has its records read
+    into memory for them; the plugin's reports always carry them.
+    """
     if "confidence" in report:
         return {key: report.get(key) for key in SUMMARY_KEYS}
-    return summarize(records)
-
-
-def clean(value: Any) -> Markup:
-    """Text safe to place anywhere in the page: forbidden characters made visible, then escaped."""
-    if value is None:
-        return Markup("")
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    text = _FORBIDDEN.sub(_visible, _CARRIAGE_RETURN.sub("\n", strip_escapes(text)))
-    if _ASTRAL.search(text):
-        text = _ASTRAL_NONCHARACTERS.sub("\ufffd", text)
-    return escape(text)
-
-
-def _visible(match: re.Match[str]) -> str:
-    """A NUL or other control byte shows as ``\\x00``, so evidence of junk output is kept, not hidden."""
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0x9F else "\ufffd"
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def _percent(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{100 * value:.{digits}f}%"
+    return summarize([record for record in cases if isinstance(record, Mapping)])
 
 
 def _points(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:+.1f}"
-
-
-def _seconds(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f} s"
-
-
-def _usd(value: float | None, missing: str = "not reported") -> str:
-    return missing if value is None else f"${value:.4f}"
 
 
 def _interval_text(interval: Mapping[str, Any] | None) -> str:
@@ -428,8 +431,8 @@ def _p_value(value: Any) -> str:
     return "–" if p is None else f"{p:.3f}"
 
 
-def _latency_section(report: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Markup:
-    durations = sorted(d for d in (_number(r.get("duration_s")) for r in records) if d is not None)
+def _latency_section(report: Mapping[str, Any], durations: Sequence[float]) -> Markup:
+    """The runs' durations, sorted, as a histogram with the median and p95 marked."""
     if not durations:
         return Markup("")
     median, p95 = _ms(report.get("latency_ms_median")), _ms(report.get("latency_ms_p95"))
@@ -521,125 +524,8 @@ def _yes(flag: Any) -> str:
     return "–" if flag is None else ("yes" if flag else "no")
 
 
-def _status(score: float | None, error: Any) -> tuple[str, str]:
-    """A label that says the outcome in words (colour alone is not enough), and its CSS tone."""
-    if score is None:
-        return ("ERROR", "bad") if error else ("NO GOLD", "muted")
-    if score >= 1.0:
-        return ("PASS", "good")
-    return ("PARTIAL", "warn") if score > 0 else ("FAIL", "bad")
-
-
 def _pill(score: float | None, error: Any, text: str) -> Markup:
     return Markup('<span class="pill {}">{}</span>').format(_status(score, error)[1], clean(text))
-
-
-_STATUS_ORDER = {"ERROR": 0, "FAIL": 1, "PARTIAL": 2, "PASS": 3, "NO GOLD": 4}
-_CASE_COLUMNS = ("outcome", "case", "category", "epoch", "expected", "reported", "reason", "memory", "time", "cost")
-
-
-def _cases_section(title: str, hint: str, records: Sequence[Mapping[str, Any]]) -> Markup:
-    if not records:
-        return Markup("")
-    rows = Markup("").join(_case_rows(r) for r in sorted(records, key=_case_order))
-    table = Markup('<table class="cases">\n<thead>{}</thead>\n<tbody>\n{}</tbody>\n</table>').format(
-        _row("th", _CASE_COLUMNS), rows
-    )
-    return _section(f"{title} ({len(records)})", hint, table)
-
-
-def _case_order(record: Mapping[str, Any]) -> tuple[int, float, str, str, int]:
-    """Worst first, so the cases that need a look are at the top."""
-    label, _ = _status(_number(record.get("score")), record.get("error"))
-    epoch = record.get("epoch")
-    return (
-        _STATUS_ORDER[label],
-        _number(record.get("score")) or 0.0,
-        str(record.get("suite")),
-        str(record.get("id")),
-        epoch if isinstance(epoch, int) else 0,
-    )
-
-
-def _case_rows(record: Mapping[str, Any]) -> Markup:
-    score = _number(record.get("score"))
-    label = _status(score, record.get("error"))[0] + ("" if score is None else f" {score:.2f}")
-    steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
-    cells = [
-        _pill(score, record.get("error"), label),
-        _case_cell(record),
-        clean(record.get("category")),
-        clean(record.get("epoch", "")),
-        Markup('<span class="mono">{}</span>').format(clean(record.get("expected"))),
-        Markup('<span class="mono">{}</span>').format(clean(record.get("reported"))),
-        clean(record.get("error") or record.get("reason") or ""),
-        _bytes(record.get("memory_bytes")),
-        _seconds(_number(record.get("duration_s"))),
-        _usd(_number(record.get("cost_usd")), "–"),
-    ]
-    where = f"{record.get('nodeid') or ''} · content hash {record.get('content_hash') or '–'}"
-    evidence = (
-        Markup('<details><summary>evidence: {} step(s)</summary>\n<p class="hint mono">{}</p>\n').format(
-            len(steps), clean(where)
-        )
-        + Markup("").join(_step(step) for step in steps)
-        + Markup("</details>")
-    )
-    return _row("td", cells) + Markup('<tr class="evidence"><td colspan="{}">{}</td></tr>\n').format(
-        len(_CASE_COLUMNS), evidence
-    )
-
-
-def _bytes(value: Any) -> str:
-    """What an agent kept between sessions, in the unit a person reads at a glance."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        return "–"
-    if value < 1024:
-        return f"{value} B"
-    return f"{value / 1024:.1f} KB" if value < 1 << 20 else f"{value / (1 << 20):.1f} MB"
-
-
-def _memory_listing(step: Mapping[str, Any]) -> Markup:
-    """The files the agent kept after this step: path, size and digest, never the content."""
-    files = step.get("memory")
-    if not isinstance(files, list):
-        return Markup("")
-    rows = Markup("").join(
-        _row(
-            "td",
-            [
-                clean(f.get("path")),
-                _bytes(f.get("size")),
-                Markup('<span class="mono">{}</span>').format(clean(str(f.get("sha256"))[:16])),
-            ],
-        )
-        for f in files
-        if isinstance(f, Mapping)
-    )
-    count, size = clean(step.get("memory_files")), _bytes(step.get("memory_bytes"))
-    head = Markup("<h4>memory after this step: {} file(s), {}</h4>").format(count, size)
-    return head + (Markup('<table class="memory">{}</table>').format(rows) if rows else _EMPTY)
-
-
-_EMPTY = Markup('<p class="hint">(empty)</p>')
-
-
-def _pre(text: Any) -> Markup:
-    return Markup("<pre>{}</pre>").format(clean(text)) if text else _EMPTY
-
-
-_STEP_TEXTS = (("prompt", "prompt"), ("stdout", "stdout (tail)"), ("stderr", "stderr (tail)"))
-
-
-def _step(step: Mapping[str, Any]) -> Markup:
-    flags = [f"exit {step.get('exit_code', '–')}", _seconds(_number(step.get("duration_s")))]
-    flags += ["timed out"] * bool(step.get("timed_out")) + ["output truncated"] * bool(step.get("truncated"))
-    summary = clean(f"step {step.get('step', '?')} · " + " · ".join(flags))
-    blocks = Markup("").join(
-        Markup("<h4>{}</h4>{}").format(name, _pre(prompt_text(step.get(key)) if key == "prompt" else step.get(key)))
-        for key, name in _STEP_TEXTS
-    ) + _memory_listing(step)
-    return Markup('<details class="step"><summary>{}</summary>{}</details>\n').format(summary, blocks)
 
 
 CSS = """
@@ -680,6 +566,11 @@ white-space:nowrap}
 .pill.good{background:var(--good)}.pill.bad{background:var(--bad)}.pill.warn{background:var(--warn)}
 .pill.muted{background:var(--muted)}
 summary{cursor:pointer;color:var(--accent)}
+.controls{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;margin:4px 0 8px;font-size:13px}
+.controls[hidden]{display:none}
+.controls select,.controls input,.controls button{font:inherit;font-size:13px}
+.pager{display:flex;gap:4px;align-items:center}.pager .page{padding:0 6px;color:var(--muted)}
+.shown{margin:0;color:var(--muted);flex-basis:100%}
 details.step{margin:4px 0 4px 16px}
 pre{white-space:pre-wrap;word-break:break-all;max-height:24em;overflow:auto;background:#f6f8fa;
 border:1px solid var(--line);border-radius:4px;padding:6px;margin:0;font-size:12px}

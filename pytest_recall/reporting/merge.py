@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.report_file import FileCases, ReportFile, open_report
+from pytest_recall.reporting.spool import CaseSummary, summary_of
+
+CaseKey = tuple[Any, Any, Any]
 
 
 def merge_reports(reports: Sequence[Mapping[str, Any]], *, threshold: float | None = None) -> dict[str, Any]:
@@ -31,6 +36,67 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, threshold: float | No
     )
 
 
+def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None) -> dict[str, Any]:
+    """:func:`merge_reports` of report files, holding a few scalars per case rather than every record.
+
+    Each file is read one case at a time: per case, memory keeps where its
+    line is and the scalars the verdict needs (``spool.CaseSummary``); the
+    merged report's ``cases`` are read from the files again as it is
+    written. A file not written one case a line is read whole, as before.
+    Files that are no report make one ValueError, a line for each.
+    """
+    if not paths:
+        raise ValueError("nothing to merge: give at least one report")
+    opened: list[ReportFile] = []
+    whole: list[dict[str, Any]] = []
+    latest: dict[CaseKey, tuple[tuple[int, int], CaseSummary]] = {}
+    problems = []
+    for path in paths:
+        try:
+            file = open_report(Path(path))
+            if file is None:
+                whole.append(load_report(Path(path)))
+                continue
+            for offset, record in file.records():
+                key = (record.get("nodeid"), record.get("epoch"), record.get("control"))
+                latest.pop(key, None)  # a later shard's record wins
+                latest[key] = ((len(opened), offset), summary_of(record))
+            opened.append(file)
+        except (OSError, ValueError) as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ValueError("\n".join(problems))
+    if whole:
+        # Some report was not one case a line: merge them all the old way, whole.
+        return merge_reports([load_report(Path(path)) for path in paths], threshold=threshold)
+    headers = [file.header for file in opened]
+    commands = {header.get("command") for header in headers}
+    pass_mark = threshold if threshold is not None else float(headers[0].get("threshold", 0.5))
+    merged = build_report(
+        [summary for _, summary in latest.values()],
+        threshold=pass_mark,
+        command=commands.pop() if len(commands) == 1 else None,
+        interrupted=any(bool(header.get("interrupted")) for header in headers),
+    )
+    ordered = sorted(latest.values(), key=lambda entry: (str(entry[1]["nodeid"] or ""), int(entry[1]["epoch"] or 1)))
+    merged["cases"] = FileCases(opened, [place for place, _ in ordered], [summary for _, summary in ordered])
+    return merged
+
+
+def case_scalars(report: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    """What the terminal summary and the exit status read of each case: the scalars, when the cases are on disk."""
+    cases = report.get("cases") or []
+    return cases.summaries if isinstance(cases, FileCases) and cases.summaries else cases
+
+
+def close_files(report: Mapping[str, Any]) -> None:
+    """Close the report files a merged report's cases are read from."""
+    cases = report.get("cases")
+    if isinstance(cases, FileCases):
+        for file in cases.files:
+            file.close()
+
+
 def merged_exit_status(merged: Mapping[str, Any], gate: str) -> int:
     """The exit status a single run with these records would have had under ``--recall-gate``.
 
@@ -43,5 +109,5 @@ def merged_exit_status(merged: Mapping[str, Any], gate: str) -> int:
         return 2
     if gate == "score":
         return 0 if merged["passed"] else 1
-    failed = [r for r in merged["cases"] if not r.get("control") and (r.get("score") is None or r["score"] < 1.0)]
+    failed = any(not r.get("control") and (r.get("score") is None or r["score"] < 1.0) for r in case_scalars(merged))
     return 1 if failed else 0

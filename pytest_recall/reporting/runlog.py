@@ -19,12 +19,14 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.report_file import line_at, parse_line
 from pytest_recall.reporting.schema import json_line, record_problem
 
 ResumeKey = tuple[str, str, str, str]
@@ -76,48 +78,114 @@ class ResumeIndex:
 
     Only scored records count: a case that errored (its agent could not
     start, say) is run again. The latest record of a key wins.
+
+    Memory holds a key and a place per case, not the record: read from a
+    file (a run log, or a report the plugin wrote, one case a line), the
+    place is the byte offset of the record's line, read again when the case
+    is resumed; given records, it is the record as one compact JSON line.
+    A resume of 100,000 cases so holds a few hundred bytes a case, not
+    100,000 parsed records.
     """
 
     def __init__(self, records: Iterable[Mapping[str, Any]], source: Path | None = None) -> None:
         self.source = source
-        self._done: dict[ResumeKey, dict[str, Any]] = {}
+        self._done: dict[ResumeKey, int | str] = {}
         # One line per stored record that does not fit the report's schema; its case runs again.
         self.refused: list[str] = []
+        self._fd: int | None = None
         for record in records:
-            key = resume_key(record)
-            if key is not None and record.get("score") is not None and not record.get("error"):
-                problem = record_problem(record)
-                if problem is not None:
-                    self.refused.append(f"resume refused the record of {key[0]}: {problem}; the case runs again")
-                    continue
-                self._done[key] = dict(record)
+            self._consider(record, json_line(record))
+
+    def _consider(self, record: Mapping[str, Any], place: int | str) -> None:
+        key = resume_key(record)
+        if key is None or record.get("score") is None or record.get("error"):
+            return
+        problem = record_problem(record)
+        if problem is not None:
+            self.refused.append(f"resume refused the record of {key[0]}: {problem}; the case runs again")
+            return
+        # The command and mode repeat in every record: one shared string each.
+        self._done[(key[0], key[1], sys.intern(key[2]), sys.intern(key[3]))] = place
 
     def __len__(self) -> int:
         return len(self._done)
-
-    def records(self) -> list[dict[str, Any]]:
-        """The resumable records, as plain data that crosses to an xdist worker."""
-        return list(self._done.values())
 
     @classmethod
     def load(cls, path: Path) -> ResumeIndex:
         """Read a log or a report; a file that does not exist yet resumes nothing."""
         __tracebackhide__ = True
+        index = cls((), source=path)
         if not path.exists():
-            return cls((), source=path)
+            return index
         try:
-            return cls(load_records(path), source=path)
+            found = False
+            for offset, record in _records_by_line(path):
+                found = True
+                index._consider(record, offset)
+            if not found:
+                # A report not written one case a line (by another tool): read whole, kept as lines.
+                for record in load_records(path):
+                    index._consider(record, json_line(record))
         except (OSError, UnicodeDecodeError) as exc:
             raise pytest.UsageError(f"--recall-resume: cannot read {path}: {exc}") from None
+        return index
+
+    def handoff(self, *, same_host: bool) -> dict[str, Any]:
+        """What an xdist worker needs to resume: plain data that crosses execnet.
+
+        A worker on this host gets keys and offsets and reads the records
+        from the file itself; one on another host (ssh) cannot see the file,
+        so it gets each record as its JSON line.
+        """
+        entries = [[*key, place if same_host else self._line(place)] for key, place in self._done.items()]
+        source = os.path.abspath(self.source) if self.source is not None else None
+        return {"source": source, "entries": entries}
+
+    @classmethod
+    def from_handoff(cls, data: Mapping[str, Any]) -> ResumeIndex:
+        index = cls((), source=Path(data["source"]) if data.get("source") else None)
+        for nodeid, content_hash, command, mode, place in data["entries"]:
+            index._done[(nodeid, content_hash, sys.intern(command), sys.intern(mode))] = place
+        return index
+
+    def _line(self, place: int | str) -> str:
+        if isinstance(place, str):
+            return place
+        assert self.source is not None
+        if self._fd is None:
+            self._fd = os.open(self.source, os.O_RDONLY | os.O_CLOEXEC)
+        return line_at(self._fd, place).decode("utf-8")
+
+    def _stored(self, key: ResumeKey) -> dict[str, Any] | None:
+        place = self._done.get(key)
+        if place is None:
+            return None
+        record = parse_line(self._line(place).encode("utf-8"))
+        return dict(record) if record is not None else None
 
     def take(self, nodeid: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> dict[str, Any] | None:
         """The stored record of this very case, command and run mode, or None to run it."""
-        stored = self._done.get((nodeid, content_hash, command, mode_key(run_mode)))
-        return dict(stored) if stored is not None else None
+        return self._stored((nodeid, content_hash, command, mode_key(run_mode)))
 
     def holds(self, record: Mapping[str, Any]) -> bool:
         key = resume_key(record)
-        return key is not None and self._done.get(key) == dict(record)
+        return key is not None and key in self._done and self._stored(key) == dict(record)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each record of a log or a one-case-a-line report with the byte offset of its line, one at a time."""
+    with open(path, "rb") as handle:
+        offset = 0
+        for raw in handle:
+            record = parse_line(raw)
+            if record is not None and "nodeid" in record:
+                yield offset, record
+            offset += len(raw)
 
 
 class RunLog:
@@ -241,18 +309,19 @@ def open_run_log(
     config: pytest.Config,
     log_path: Path | None,
     resume_path: Path | None,
-    resume_records: list[dict[str, Any]] | None = None,
+    resume_handoff: Mapping[str, Any] | None = None,
 ) -> None:
     """Every process that may run cases appends to the log itself; the resume file is read once.
 
-    An xdist worker is handed the controller's records (``resume_records``)
-    rather than reading the file again.
+    An xdist worker is handed the controller's index (``resume_handoff``,
+    see :meth:`ResumeIndex.handoff`) rather than reading the file again.
     """
     if resume_path is not None:
-        if resume_records is not None:
-            config.stash[RESUME_KEY] = ResumeIndex(resume_records, source=resume_path)
+        if resume_handoff is not None:
+            config.stash[RESUME_KEY] = ResumeIndex.from_handoff(resume_handoff)
         else:
             config.stash[RESUME_KEY] = ResumeIndex.load(resume_path)
+        config.add_cleanup(config.stash[RESUME_KEY].close)
     if log_path is not None:
         run_log = RunLog(log_path)
         if resume_path is not None and same_file(log_path, resume_path):

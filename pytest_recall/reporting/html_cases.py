@@ -1,0 +1,146 @@
+"""The page's case tables: a skeleton in markup, the rows as data the page's script draws.
+
+Rows are written as they are read, one record at a time, so the page of a
+100,000-case run is written in constant memory: the compact row of each case
+(outcome, id, category, answer, times) goes into one JSON array, and its
+evidence (steps, prompts, output tails, memory listing) into a second block,
+one JSON line per case, that the script parses only for a row a reader
+unfolds. The evidence lines wait in a temporary file while the rows are
+written, so one pass over the records makes both.
+
+Data blocks are ``<script>`` elements of a type no browser runs. Each string
+in them is cleaned like any text on the page (``html_text.clean_text``), and
+every ``<`` is written ``\\u003c``, so nothing inside can close the element.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from markupsafe import Markup
+
+from pytest_recall.reporting.html_text import (
+    STATUS_LABELS,
+    byte_size,
+    clean,
+    clean_text,
+    number,
+    seconds,
+    status,
+    usd,
+)
+from pytest_recall.reporting.transcripts import prompt_text
+
+CASE_COLUMNS = ("outcome", "case", "category", "epoch", "expected", "reported", "reason", "memory", "time", "cost")
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# Evidence lines are copied into the page in pieces of this many bytes.
+_COPY_CHUNK = 1 << 20
+
+
+def data_json(value: Any) -> str:
+    """JSON that is safe inside a ``<script>`` data block: no ``<``, so no ``</script>`` and no ``<!--``."""
+    return _ENCODER.encode(value).replace("<", "\\u003c")
+
+
+def case_table_section(title: str, hint: str, count: int, *, control: bool) -> Markup:
+    """A case table's section: its controls and an empty body the script fills from the data blocks."""
+    if not count:
+        return Markup("")
+    head = Markup("").join(Markup("<th>{}</th>").format(name) for name in CASE_COLUMNS)
+    return Markup(
+        '<section class="case-table" data-control="{control}">\n<h2>{title} ({count})</h2>\n'
+        '<p class="hint">{hint}</p>\n'
+        '<div class="controls" hidden>'
+        '<label>outcome <select class="outcome"><option value="">all</option></select></label> '
+        '<label>category <select class="category"><option value="">all</option></select></label> '
+        '<label>case id <input class="search" type="search" placeholder="search"></label>'
+        '<div class="pager"><button type="button" class="first">« first</button>'
+        '<button type="button" class="prev">‹ previous</button><span class="page"></span>'
+        '<button type="button" class="next">next ›</button><button type="button" class="last">last »</button>'
+        '</div><p class="shown"></p></div>\n'
+        "<noscript><p>The {count} rows of this table are drawn by the page's script, which is off here; "
+        "the JSON report has every case.</p></noscript>\n"
+        '<table class="cases">\n<thead><tr>{head}</tr></thead>\n<tbody></tbody>\n</table>\n</section>'
+    ).format(control=int(control), title=clean(title), count=count, hint=clean(hint), head=head)
+
+
+def case_row(record: Mapping[str, Any]) -> list[Any]:
+    """One row as the script reads it, by position (the constants at the top of ``html_script.SCRIPT``)."""
+    score = number(record.get("score"))
+    label = status(score, record.get("error"))[0]
+    steps = record.get("steps")
+    return [
+        STATUS_LABELS.index(label),
+        label + ("" if score is None else f" {score:.2f}"),
+        score,
+        clean_text(record.get("id")),
+        clean_text(record.get("suite")),
+        clean_text(record.get("category")),
+        clean_text(record.get("epoch", "")),
+        clean_text(record.get("expected")),
+        clean_text(record.get("reported")),
+        clean_text(record.get("error") or record.get("reason") or ""),
+        byte_size(record.get("memory_bytes")),
+        seconds(number(record.get("duration_s"))),
+        usd(number(record.get("cost_usd")), "–"),
+        1 if record.get("control") else 0,
+        sum(1 for step in steps if isinstance(step, Mapping)) if isinstance(steps, list) else 0,
+    ]
+
+
+def evidence_line(record: Mapping[str, Any]) -> list[Any]:
+    """What a row unfolds to: where the case ran, then each step's prompt, output tails and memory."""
+    where = f"{record.get('nodeid') or ''} · content hash {record.get('content_hash') or '–'}"
+    steps = [step for step in record.get("steps") or [] if isinstance(step, Mapping)]
+    return [clean_text(where), [_step(step) for step in steps]]
+
+
+def _step(step: Mapping[str, Any]) -> list[Any]:
+    flags = [f"exit {step.get('exit_code', '–')}", seconds(number(step.get("duration_s")))]
+    flags += ["timed out"] * bool(step.get("timed_out")) + ["output truncated"] * bool(step.get("truncated"))
+    return [
+        clean_text(f"step {step.get('step', '?')} · " + " · ".join(flags)),
+        clean_text(prompt_text(step.get("prompt"))),
+        clean_text(step.get("stdout")),
+        clean_text(step.get("stderr")),
+        _memory(step),
+    ]
+
+
+def _memory(step: Mapping[str, Any]) -> list[Any] | None:
+    """The files the agent kept after this step: path, size and digest, never the content."""
+    files = step.get("memory")
+    if not isinstance(files, list):
+        return None
+    heading = (
+        f"memory after this step: {clean_text(step.get('memory_files'))} file(s), {byte_size(step.get('memory_bytes'))}"
+    )
+    listing = [
+        [clean_text(f.get("path")), byte_size(f.get("size")), clean_text(str(f.get("sha256"))[:16])]
+        for f in files
+        if isinstance(f, Mapping)
+    ]
+    return [heading, listing]
+
+
+def data_blocks(records: Iterable[Mapping[str, Any]], script: str) -> Iterator[str]:
+    """The rows block, ``script``, then the evidence block, from one pass over the records.
+
+    The script runs before the browser has parsed the evidence, the bulk of
+    the page, so the first rows are drawn without waiting for it.
+    """
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as evidence:
+        yield '<script type="application/json" id="recall-rows">['
+        for position, record in enumerate(records):
+            yield ("\n" if position == 0 else ",\n") + data_json(case_row(record))
+            evidence.write(("" if position == 0 else "\n") + data_json(evidence_line(record)))
+        yield "]</script>\n"
+        yield f"<script>{script}</script>\n"
+        yield '<script type="application/x-ndjson" id="recall-evidence">'
+        evidence.seek(0)
+        while chunk := evidence.read(_COPY_CHUNK):
+            yield chunk
+        yield "</script>\n"

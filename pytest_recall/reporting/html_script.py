@@ -1,0 +1,154 @@
+"""The page's one script: it draws the case tables a page of rows at a time from data in the page.
+
+A table of 100,000 cases drawn as markup is a page the browser chokes on
+(each row and its folded evidence are a dozen elements). So the page carries
+the rows as compact JSON (``reporting.html_cases``) and this script draws
+100 at a time, worst first, with filters by outcome and category and a
+search by case id. A case's evidence (prompts, output tails, memory listing)
+stays unparsed text until its row is unfolded.
+
+The script only ever places text with ``textContent`` and ``append``, never
+``innerHTML``, so agent output cannot become markup. The page's
+Content-Security-Policy allows this script by its sha256 and nothing else:
+any script that escaping might ever let through is refused by the browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+# Row fields, by position: see html_cases.case_row.
+SCRIPT = r"""
+"use strict";
+(() => {
+  const TONES = ["bad", "bad", "warn", "good", "muted"];
+  const LABELS = ["ERROR", "FAIL", "PARTIAL", "PASS", "NO GOLD"];
+  const PAGE_ROWS = 100;
+  const RANK = 0, LABEL = 1, SCORE = 2, ID = 3, SUITE = 4, CATEGORY = 5, CONTROL = 13, STEPS = 14;
+  const source = document.getElementById("recall-rows");
+  if (!source) return;
+  performance.mark("recall-script-start");
+  const rows = JSON.parse(source.textContent);
+  performance.mark("recall-rows-parsed");
+  let lines = null;
+  const count = (n) => n.toLocaleString("en-US");
+  const el = (name, props, ...children) => {
+    const node = document.createElement(name);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    node.append(...children);
+    return node;
+  };
+  // One line of the evidence block per row, in the same order; split only when first unfolded.
+  const evidence = (index) => {
+    if (lines === null) {
+      // Parsed after this script ran: the page's bulk does not hold up its first rows.
+      const text = document.getElementById("recall-evidence").textContent;
+      const starts = [0];
+      for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) starts.push(at + 1);
+      lines = { text, starts };
+    }
+    const start = lines.starts[index];
+    const end = index + 1 < lines.starts.length ? lines.starts[index + 1] - 1 : lines.text.length;
+    return JSON.parse(lines.text.slice(start, end));
+  };
+  const block = (text) => (text ? el("pre", { text }) : el("p", { class: "hint", text: "(empty)" }));
+  const fill = (details, [where, steps]) => {
+    details.append(el("p", { class: "hint mono", text: where }));
+    for (const [summary, prompt, stdout, stderr, memory] of steps) {
+      const step = el("details", { class: "step" }, el("summary", { text: summary }));
+      step.append(el("h4", { text: "prompt" }), block(prompt), el("h4", { text: "stdout (tail)" }), block(stdout));
+      step.append(el("h4", { text: "stderr (tail)" }), block(stderr));
+      if (memory) {
+        const [heading, files] = memory;
+        step.append(el("h4", { text: heading }));
+        const cells = (file) => el("tr", {}, el("td", { text: file[0] }), el("td", { text: file[1] }),
+          el("td", {}, el("span", { class: "mono", text: file[2] })));
+        step.append(files.length ? el("table", { class: "memory" }, ...files.map(cells)) : block(""));
+      }
+      details.append(step);
+    }
+  };
+  const caseRows = (index) => {
+    const row = rows[index];
+    const mono = (text) => el("span", { class: "mono", text });
+    const cells = [
+      el("span", { class: "pill " + TONES[row[RANK]], text: row[LABEL] }),
+      [el("b", { text: row[ID] }), el("br"), el("span", { class: "hint suite", text: row[SUITE] })],
+      row[CATEGORY], row[6], mono(row[7]), mono(row[8]), row[9], row[10], row[11], row[12],
+    ];
+    const tr = el("tr", {}, ...cells.map((cell) => el("td", {}, ...[cell].flat())));
+    const details = el("details", {}, el("summary", { text: "evidence: " + row[STEPS] + " step(s)" }));
+    details.addEventListener("toggle", () => {
+      if (details.open && !details.dataset.filled) {
+        details.dataset.filled = "1";
+        fill(details, evidence(index));
+      }
+    });
+    return [tr, el("tr", { class: "evidence" }, el("td", { colspan: "10" }, details))];
+  };
+  for (const section of document.querySelectorAll("section.case-table")) {
+    const control = section.dataset.control === "1";
+    const all = [];
+    for (let i = 0; i < rows.length; i++) if ((rows[i][CONTROL] === 1) === control) all.push(i);
+    // Worst first; a stable sort keeps the report's order (suite, case, epoch) among equals.
+    all.sort((a, b) => rows[a][RANK] - rows[b][RANK] || (rows[a][SCORE] ?? 0) - (rows[b][SCORE] ?? 0));
+    const [outcome, category, search] = ["select.outcome", "select.category", "input.search"].map(
+      (selector) => section.querySelector(selector));
+    const ranks = new Map(), categories = new Set();
+    for (const i of all) {
+      ranks.set(rows[i][RANK], (ranks.get(rows[i][RANK]) || 0) + 1);
+      categories.add(rows[i][CATEGORY]);
+    }
+    for (const [rank, n] of [...ranks].sort((a, b) => a[0] - b[0])) {
+      outcome.append(el("option", { value: String(rank), text: LABELS[rank] + " (" + count(n) + ")" }));
+    }
+    for (const name of [...categories].sort()) category.append(el("option", { value: name, text: name || "–" }));
+    const body = section.querySelector("tbody");
+    const shownText = section.querySelector(".shown");
+    const pager = section.querySelector(".pager");
+    let shown = all;
+    let page = 0;
+    const pages = () => Math.max(1, Math.ceil(shown.length / PAGE_ROWS));
+    const draw = () => {
+      const start = page * PAGE_ROWS;
+      const slice = shown.slice(start, start + PAGE_ROWS);
+      body.replaceChildren(...slice.flatMap(caseRows));
+      const filtered = shown.length === all.length ? "" : " (filtered from " + count(all.length) + ")";
+      shownText.textContent = shown.length
+        ? count(start + 1) + "–" + count(start + slice.length) + " of " + count(shown.length) + " runs" + filtered
+        : "no run matches" + filtered;
+      pager.querySelector(".page").textContent = "page " + count(page + 1) + " of " + count(pages());
+      section.dataset.rendered = String(slice.length);
+    };
+    const apply = () => {
+      const rank = outcome.value, name = category.value, query = search.value.trim().toLowerCase();
+      shown = rank === "" && name === "" && query === "" ? all : all.filter((i) => {
+        const row = rows[i];
+        return (rank === "" || row[RANK] === Number(rank)) && (name === "" || row[CATEGORY] === name) &&
+          (query === "" || row[ID].toLowerCase().includes(query) || row[SUITE].toLowerCase().includes(query));
+      });
+      page = 0;
+      draw();
+    };
+    for (const input of [outcome, category]) input.addEventListener("change", apply);
+    search.addEventListener("input", apply);
+    const moves = { first: () => 0, prev: () => page - 1, next: () => page + 1, last: () => pages() - 1 };
+    for (const [name, move] of Object.entries(moves)) {
+      pager.querySelector("button." + name).addEventListener("click", () => {
+        page = Math.min(Math.max(move(), 0), pages() - 1);
+        draw();
+      });
+    }
+    section.dataset.total = String(all.length);
+    section.querySelector(".controls").hidden = false;
+    draw();
+  }
+  performance.mark("recall-first-rows");
+})();
+"""
+
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")

@@ -1,0 +1,181 @@
+"""A report on disk, read without holding its cases: the fields at the top parsed, each case by its line.
+
+The plugin writes a report's ``cases`` last, one case a line
+(``files.dump_streaming``). So the fields above them parse as a small JSON
+document of their own, and each case can be found again by the byte offset
+of its line. Merging shards or drawing the HTML page of a 100,000-case
+report then holds an offset and a few scalars per case, not every record; a
+case is read from the file when it is written out.
+
+A report not laid out that way (written by another tool) is read whole, as
+before: :func:`open_report` returns None for it and the caller falls back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from pytest_recall.reporting.schema import record_problem, report_problem
+from pytest_recall.reporting.spool import CaseSummary
+
+# The line that opens the case list, as dump_streaming writes it.
+_CASES_OPEN = b'  "cases": ['
+_CASES_EMPTY = b'  "cases": []'
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """A record from one line of a log, or of a report's case list (indented, a comma after)."""
+    text = raw.strip()
+    if text.endswith(b","):
+        text = text[:-1]
+    if not text.startswith(b"{"):
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def line_at(fd: int, offset: int) -> bytes:
+    """The line that starts at ``offset``; ``pread``, so threads may share the descriptor."""
+    parts: list[bytes] = []
+    while True:
+        chunk = os.pread(fd, 1 << 16, offset)
+        end = chunk.find(b"\n")
+        if end >= 0 or not chunk:
+            parts.append(chunk if end < 0 else chunk[:end])
+            return b"".join(parts)
+        parts.append(chunk)
+        offset += len(chunk)
+
+
+class ReportFile:
+    """One report file: its top-level fields, and its cases as (offset, record) read one at a time."""
+
+    def __init__(self, path: Path, header: dict[str, Any], cases_start: int) -> None:
+        self.path = path
+        self.header = header
+        self._cases_start = cases_start
+        self._fd: int | None = None
+
+    def records(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Each case with the byte offset of its line; a case that is not a record is a ValueError."""
+        with open(self.path, "rb") as handle:
+            handle.seek(self._cases_start)
+            offset = self._cases_start
+            for raw in handle:
+                if raw.strip() in (b"]", b"],"):
+                    return
+                record = parse_line(raw)
+                problem = "not JSON on one line" if record is None else record_problem(record)
+                if problem is not None:
+                    raise ValueError(f"{self.path}: not a pytest-recall report: case at byte {offset}: {problem}")
+                assert record is not None
+                yield offset, record
+                offset += len(raw)
+
+    def read(self, offset: int) -> dict[str, Any]:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        record = parse_line(line_at(self._fd, offset))
+        if record is None:
+            raise ValueError(f"{self.path}: changed while it was read (no case at byte {offset})")
+        return record
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def open_report(path: Path) -> ReportFile | None:
+    """The report at ``path`` with its top fields checked, or None when its cases are not one a line.
+
+    A file that is no report at all is a ValueError that says why in one line.
+    """
+    head = bytearray()
+    with open(path, "rb") as handle:
+        first = handle.readline()
+        if first.strip() != b"{":
+            return None
+        head += first
+        while line := handle.readline():
+            stripped = line.rstrip(b"\r\n")
+            if stripped in (_CASES_OPEN, _CASES_EMPTY):
+                cases_start = handle.tell()
+                # One case a line, or none at all: the first case shows which (a writer does all or none).
+                first_case = handle.readline()
+                if stripped == _CASES_OPEN and parse_line(first_case) is None:
+                    return None
+                break
+            head += line
+        else:
+            return None
+    text = bytes(head).rstrip().rstrip(b",") + b"\n}"
+    try:
+        header = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(header, dict):
+        return None
+    problem = report_problem({**header, "cases": []})
+    if problem is not None:
+        raise ValueError(f"{path}: not a pytest-recall report: {problem}")
+    if stripped == _CASES_EMPTY:
+        cases_start = os.path.getsize(path)
+    return ReportFile(path, header, cases_start)
+
+
+class FileCases(Sequence[Mapping[str, Any]]):
+    """A report's ``cases`` read from report files when iterated: each entry a (file, offset)."""
+
+    def __init__(
+        self,
+        files: Sequence[ReportFile],
+        entries: Sequence[tuple[int, int]],
+        summaries: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        self.files = files
+        self.entries = entries
+        # Each case's scalars (spool.CaseSummary), in the same order: what the terminal summary reads.
+        self.summaries = summaries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
+        if isinstance(index, slice):
+            return [self.files[file].read(offset) for file, offset in self.entries[index]]
+        file, offset = self.entries[index]
+        return self.files[file].read(offset)
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        for file, offset in self.entries:
+            yield self.files[file].read(offset)
+
+
+def streamed_report(path: Path) -> dict[str, Any] | None:
+    """The report at ``path`` as it stands, its ``cases`` read from the file when iterated.
+
+    None when its cases are not one a line (read it whole instead); every
+    case is checked against the schema on the way, as a whole read would.
+    """
+    file = open_report(path)
+    if file is None:
+        return None
+    entries, summaries = [], []
+    for offset, record in file.records():
+        entries.append((0, offset))
+        summaries.append(CaseSummary(record))
+    return {**file.header, "cases": FileCases([file], entries, summaries)}
