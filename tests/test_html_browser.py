@@ -353,6 +353,22 @@ def test_the_case_table_pages_filters_searches_and_unfolds(chromium: Chromium, t
 
 
 @needs_chromium
+def test_cases_without_a_category_can_be_chosen_apart_from_all(chromium: Chromium, tmp_path: Path) -> None:
+    report = synthetic_report(6)
+    records = [synthetic_record(i) for i in range(6)]
+    records[2]["category"] = records[4]["category"] = None
+    report["cases"] = records
+    page = tmp_path / "uncategorised.html"
+    write_chunks_atomic(page, html_chunks(report))
+    assert load_page(chromium, page).errors == []
+
+    uncategorised = set_control(chromium, "select.category", "\u0000", "change")
+
+    assert sorted(uncategorised["ids"]) == ["ledger_000002", "ledger_000004"]
+    assert len(set_control(chromium, "select.category", "", "change")["ids"]) == 6
+
+
+@needs_chromium
 @pytest.mark.slow
 def test_a_page_of_100000_cases_draws_its_first_page_of_rows(chromium: Chromium, tmp_path: Path) -> None:
     """The page of a 100,000-case run opens: it paints, and draws 100 rows of a table that counts 100,000.

@@ -106,7 +106,11 @@ SCRIPT = r"""
     for (const [rank, n] of [...ranks].sort((a, b) => a[0] - b[0])) {
       outcome.append(el("option", { value: String(rank), text: LABELS[rank] + " (" + count(n) + ")" }));
     }
-    for (const name of [...categories].sort()) category.append(el("option", { value: name, text: name || "–" }));
+    // A case without a category gets a value of its own: "" already means every category.
+    const NONE = "\u0000";
+    for (const name of [...categories].sort()) {
+      category.append(el("option", { value: name === "" ? NONE : name, text: name || "–" }));
+    }
     const body = section.querySelector("tbody");
     const shownText = section.querySelector(".shown");
     const pager = section.querySelector(".pager");
@@ -128,7 +132,8 @@ SCRIPT = r"""
       const rank = outcome.value, name = category.value, query = search.value.trim().toLowerCase();
       shown = rank === "" && name === "" && query === "" ? all : all.filter((i) => {
         const row = rows[i];
-        return (rank === "" || row[RANK] === Number(rank)) && (name === "" || row[CATEGORY] === name) &&
+        const wanted = name === NONE ? "" : name;
+        return (rank === "" || row[RANK] === Number(rank)) && (name === "" || row[CATEGORY] === wanted) &&
           (query === "" || row[ID].toLowerCase().includes(query) || row[SUITE].toLowerCase().includes(query));
       });
       page = 0;
