@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,12 @@ def real_cli(adapter: Adapter) -> str:
     if os.environ.get("CI"):
         pytest.fail(f"under CI every CLI must be installed; {reason}")
     pytest.skip(reason)
+
+
+def install_root(cli_path: str) -> Path:
+    """What bwrap must see of a CLI: the npm prefix above its node_modules, or its virtual environment."""
+    real = Path(cli_path).resolve()
+    for folder in real.parents:
+        if folder.name == "node_modules" or (folder / "pyvenv.cfg").exists():
+            return folder.parent if folder.name == "node_modules" else folder
+    return real.parent

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_wiring import WIRINGS, Wiring, real_cli
+from cli_wiring import WIRINGS, Wiring, install_root, real_cli
 
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.agents.adapters.common import Adapter
@@ -112,15 +112,6 @@ def adapter_run(
     yield start
     for server in servers:
         server.close()
-
-
-def install_root(cli_path: str) -> Path:
-    """What bwrap must see of a CLI: the npm prefix above its node_modules, or its virtual environment."""
-    real = Path(cli_path).resolve()
-    for folder in real.parents:
-        if folder.name == "node_modules" or (folder / "pyvenv.cfg").exists():
-            return folder.parent if folder.name == "node_modules" else folder
-    return real.parent
 
 
 def assert_verdicts_are_what_the_model_said(report: dict[str, Any], requests: list[dict[str, Any]]) -> None:

@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_wiring import WIRINGS, Wiring, real_cli
+from cli_wiring import WIRINGS, Wiring, install_root, real_cli
 
 from pytest_recall.agents.adapters import claude
 from pytest_recall.agents.adapters.common import Adapter, merge_json_file
 from pytest_recall.agents.adapters.presets import PRESETS
+from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,6 +183,19 @@ def test_claude_trusts_the_fixed_workdir_of_recall_workdir_case(live_run):
 
     assert report["score"] == 1.0, result.stdout.str()[-4000:]
     assert all(record["run_mode"]["workdir"] == "case" for record in report["cases"])
+    assert_each_step_was_one_request(run.requests())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
+def test_claude_tui_remembers_under_bwrap_with_its_install_bound(live_run):
+    """Sandboxed, with a network of its own: the TUI still reaches the loopback model, and nothing else."""
+    run = live_run("claude", "memory")
+
+    result, report = run.run("--recall-sandbox=bwrap", f"--recall-sandbox-bind={install_root(real_cli(run.adapter))}")
+
+    assert report["score"] == 1.0, result.stdout.str()[-4000:]
+    assert all(record["run_mode"]["sandbox"] == "bwrap" for record in report["cases"])
     assert_each_step_was_one_request(run.requests())
 
 
