@@ -34,9 +34,9 @@ import itertools
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from _common import (
     ROOT,
@@ -58,6 +58,7 @@ from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.records import case_record
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, transcripts_view
 from pytest_recall.scoring.judge import judge_answer, judge_steps
@@ -340,7 +341,7 @@ def write_ledger_suites(folder: Path, count: int) -> None:
         (suite / "suite.toml").write_text(f'family = "ledger"\nseed = {SEED + part}\ncount = {size}\n')
 
 
-class PassingCases(Sequence[dict[str, Any]]):
+class PassingCases(LazyRecords[dict[str, Any]]):
     """``count`` passing records, made as they are read: the realistic ones, cycled, each its own node id."""
 
     def __init__(self, pool: list[dict[str, Any]], count: int) -> None:
@@ -349,17 +350,7 @@ class PassingCases(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return self.count
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.count))]
-        if not 0 <= index < self.count:
-            raise IndexError(index)
+    def record(self, index: int) -> dict[str, Any]:
         record = self.pool[index % len(self.pool)]
         return {**record, "nodeid": f"{record['nodeid']}-{index}"}
 

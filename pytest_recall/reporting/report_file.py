@@ -17,8 +17,9 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
+from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary
 
@@ -131,7 +132,7 @@ def open_report(path: Path) -> ReportFile | None:
     return ReportFile(path, header, cases_start)
 
 
-class FileCases(Sequence[Mapping[str, Any]]):
+class FileCases(LazyRecords[Mapping[str, Any]]):
     """A report's ``cases`` read from report files when iterated: each entry a (file, offset)."""
 
     def __init__(
@@ -148,21 +149,9 @@ class FileCases(Sequence[Mapping[str, Any]]):
     def __len__(self) -> int:
         return len(self.entries)
 
-    @overload
-    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
-        if isinstance(index, slice):
-            return [self.files[file].read(offset) for file, offset in self.entries[index]]
+    def record(self, index: int) -> Mapping[str, Any]:
         file, offset = self.entries[index]
         return self.files[file].read(offset)
-
-    def __iter__(self) -> Iterator[Mapping[str, Any]]:
-        for file, offset in self.entries:
-            yield self.files[file].read(offset)
 
 
 def streamed_report(path: Path) -> dict[str, Any] | None:

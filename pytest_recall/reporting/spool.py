@@ -17,8 +17,9 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
+from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
 from pytest_recall.scoring.abstain import says_not_given
 
@@ -150,7 +151,7 @@ class RecordSpool:
             self._folder = None
 
 
-class StreamedCases(Sequence[Mapping[str, Any]]):
+class StreamedCases(LazyRecords[Mapping[str, Any]]):
     """The report's ``cases``: a sequence whose records come off disk one at a time when read.
 
     ``entries`` are in report order; each is a record already in memory (a
@@ -166,20 +167,6 @@ class StreamedCases(Sequence[Mapping[str, Any]]):
     def __len__(self) -> int:
         return len(self.entries)
 
-    def _load(self, entry: str | Mapping[str, Any]) -> Mapping[str, Any]:
+    def record(self, index: int) -> Mapping[str, Any]:
+        entry = self.entries[index]
         return self.view(self.spool.read(entry) if isinstance(entry, str) else entry)
-
-    @overload
-    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
-        if isinstance(index, slice):
-            return [self._load(entry) for entry in self.entries[index]]
-        return self._load(self.entries[index])
-
-    def __iter__(self) -> Iterator[Mapping[str, Any]]:
-        for entry in self.entries:
-            yield self._load(entry)

@@ -10,10 +10,10 @@ They are made when read, so a report of any size costs no memory to hold.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any
 
 from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.lazy_records import LazyRecords
 
 CATEGORIES = ("closing_balance", "vendor_names", "due_dates", "largest_payment")
 COMMAND = "recall-notebook"
@@ -69,7 +69,7 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
     return record
 
 
-class SyntheticCases(Sequence[dict[str, Any]]):
+class SyntheticCases(LazyRecords[dict[str, Any]]):
     """``count`` synthetic records in report order, from case ``start`` on, each made when it is read."""
 
     def __init__(self, count: int, start: int = 0) -> None:
@@ -79,21 +79,8 @@ class SyntheticCases(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return self.size
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [synthetic_record(self.start + i) for i in range(*index.indices(self.size))]
-        if not -self.size <= index < self.size:
-            raise IndexError(index)
-        return synthetic_record(self.start + index % self.size)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (synthetic_record(self.start + i) for i in range(self.size))
+    def record(self, index: int) -> dict[str, Any]:
+        return synthetic_record(self.start + index)
 
 
 def synthetic_report(count: int, *, threshold: float = 0.5) -> dict[str, Any]:
