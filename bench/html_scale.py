@@ -26,19 +26,15 @@ from _common import ROOT, Row, best_times, parse_args, print_table, scratch, sec
 sys.path.insert(0, str(ROOT))
 from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
 from pytest_recall.reporting.html import html_chunks
-from pytest_recall.testing.chromium import CHROMIUM, Chromium, evaluate, headless_chromium
+from pytest_recall.testing.chromium import AFTER_FIRST_PAINT, CHROMIUM, Chromium, evaluate, headless_chromium
 from pytest_recall.testing.synthetic import synthetic_report
 
 COUNTS = (1_000, 10_000, 100_000)
 QUICK_COUNTS = (200,)
 # What the page says of itself once it has painted.
-PAGE_TIMES = """new Promise(done => {
-    // The paint entry is queued once the frame is presented, which may be after the load event.
-    const painted = () => performance.getEntriesByName('first-contentful-paint').length > 0;
-    if (painted()) return done();
-    new PerformanceObserver(() => painted() && done()).observe({type: 'paint', buffered: true});
-    setTimeout(done, 10000);
-}).then(() => {
+PAGE_TIMES = (
+    AFTER_FIRST_PAINT
+    + """.then(() => {
     const section = document.querySelector('section.case-table');
     const paint = Object.fromEntries(performance.getEntriesByType('paint').map(e => [e.name, e.startTime]));
     const mark = (name) => (performance.getEntriesByName(name)[0] || {}).startTime ?? null;
@@ -48,6 +44,7 @@ PAGE_TIMES = """new Promise(done => {
         rendered: section ? Number(section.dataset.rendered) : 0, total: section ? Number(section.dataset.total) : 0,
     });
 })"""
+)
 
 
 def open_page(browser: Chromium, page: Path) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import pytest
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks, render_html
-from pytest_recall.testing.chromium import CHROMIUM, Chromium, evaluate, headless_chromium
+from pytest_recall.testing.chromium import AFTER_FIRST_PAINT, CHROMIUM, Chromium, evaluate, headless_chromium
 from pytest_recall.testing.synthetic import synthetic_record, synthetic_report
 
 needs_chromium = pytest.mark.skipif(
@@ -262,13 +262,9 @@ def test_the_error_check_does_see_a_console_error(chromium: Chromium, tmp_path: 
 
 
 # What the case table shows, once the page has painted (so the paint entries exist).
-TABLE_STATE = """new Promise(done => {
-    // The paint entry is queued once the frame is presented, which may be after the load event.
-    const painted = () => performance.getEntriesByName('first-contentful-paint').length > 0;
-    if (painted()) return done();
-    new PerformanceObserver(() => painted() && done()).observe({type: 'paint', buffered: true});
-    setTimeout(done, 10000);
-}).then(() => {
+TABLE_STATE = (
+    AFTER_FIRST_PAINT
+    + """.then(() => {
     const section = document.querySelector('section.case-table');
     const rows = [...section.querySelectorAll('tbody > tr:not(.evidence)')];
     const paint = Object.fromEntries(performance.getEntriesByType('paint').map(e => [e.name, e.startTime]));
@@ -286,6 +282,7 @@ TABLE_STATE = """new Promise(done => {
         domContentLoaded: navigation.domContentLoadedEventEnd, load: navigation.loadEventEnd,
     });
 })"""
+)
 
 
 def set_control(browser: Chromium, selector: str, value: str, event: str) -> dict[str, Any]:

@@ -24,6 +24,15 @@ from typing import Any
 
 CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 BROWSER_TIMEOUT_S = 60.0
+# A promise that settles once the page has painted (or after 10 s), so its paint entries exist; chain
+# ``.then(...)`` to read the page. The paint entry is queued once the frame is presented, which may be
+# after the load event.
+AFTER_FIRST_PAINT = """new Promise(done => {
+    const painted = () => performance.getEntriesByName('first-contentful-paint').length > 0;
+    if (painted()) return done();
+    new PerformanceObserver(() => painted() && done()).observe({type: 'paint', buffered: true});
+    setTimeout(done, 10000);
+})"""
 
 
 class BrowserError(Exception):
