@@ -151,7 +151,10 @@ def merge_json_file(path: Path, change: Callable[[dict[str, Any]], dict[str, Any
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    document = json.loads(text) if text.strip() else {}
+    try:
+        document = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        raise SystemExit(f"{path} is not valid JSON ({exc}); fix or remove it, it was not touched") from None
     if not isinstance(document, dict):
         raise SystemExit(f"{path} does not hold a JSON object; not touching it")
     changed = change(document)
