@@ -293,7 +293,7 @@ def test_a_config_that_is_not_a_json_object_is_left_alone(tmp_path):
         merge_json_file(path, lambda config: {**config, "x": 1})
     assert path.read_text(encoding="utf-8") == "[1, 2]"
     path.write_text("{broken", encoding="utf-8")
-    with pytest.raises(SystemExit, match="is not valid JSON .*fix or remove it"):
+    with pytest.raises(SystemExit, match=r"is not valid JSON .*fix or remove it"):
         merge_json_file(path, lambda config: {**config, "x": 1})
     assert path.read_text(encoding="utf-8") == "{broken"
     fresh = tmp_path / "sub" / "new.json"
