@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,10 @@ def install_root(cli_path: str) -> Path:
         if folder.name == "node_modules" or (folder / "pyvenv.cfg").exists():
             return folder.parent if folder.name == "node_modules" else folder
     return real.parent
+
+
+def model_requests(log_path: Path) -> list[dict[str, Any]]:
+    """The fake model's request log, one JSON object a line; empty before the first request."""
+    if not log_path.exists():
+        return []
+    return [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines()]

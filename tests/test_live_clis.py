@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_wiring import WIRINGS, Wiring, install_root, real_cli
+from cli_wiring import WIRINGS, Wiring, install_root, model_requests, real_cli
 
 from pytest_recall.agents.adapters import claude
 from pytest_recall.agents.adapters.common import Adapter, merge_json_file
@@ -92,9 +92,7 @@ class LiveRun:
         return result, report
 
     def requests(self) -> list[dict[str, Any]]:
-        if not self.log_path.exists():
-            return []
-        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines()]
+        return model_requests(self.log_path)
 
 
 @pytest.fixture
