@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
-TRANSCRIPT_MODES = ("failed", "all", "none")
-DEFAULT_TRANSCRIPTS = "failed"
+TranscriptMode = Literal["failed", "all", "none"]
+# The default comes first.
+TRANSCRIPT_MODES: tuple[str, ...] = get_args(TranscriptMode)
+DEFAULT_TRANSCRIPTS: TranscriptMode = "failed"
 # Characters of a prompt's start and end a reference keeps: enough to recognise it.
 PROMPT_EDGE_CHARS = 300
 # What a step loses where its transcript is not kept: a passing case's prompts are pinned by its content_hash.
@@ -60,7 +62,7 @@ def _passing(record: Mapping[str, Any]) -> bool:
     return not record.get("error") and isinstance(score, (int, float)) and float(score) >= 1.0
 
 
-def transcripts_view(mode: str) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+def transcripts_view(mode: TranscriptMode) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
     """What the report keeps of a record under ``--recall-transcripts=mode``."""
 
     def view(record: Mapping[str, Any]) -> Mapping[str, Any]:
