@@ -34,14 +34,14 @@ from pytest_recall.suites.ledger import (
     MIN_ANSWER_CENTS,
     ROW,
     RULE,
+    LedgerStream,
     Line,
     Posting,
     Table,
-    _money,
-    _plain_money,
-    _post,
-    _Stream,
-    _walk,
+    money,
+    plain_money,
+    post_entries,
+    walk_entries,
 )
 
 CATEGORIES = (
@@ -265,10 +265,14 @@ def answer_cents(books: Books, question: Question) -> int | None:
 def render_table(ledger: MonthLedger) -> str:
     """The seed's table for one month, brought forward from the month's first day."""
     table = ledger.table
-    rows = [HEADER, RULE, ROW.format(ledger.start, "", "Balance brought forward", "", "", "", _money(table.opening))]
+    rows = [
+        HEADER,
+        RULE,
+        ROW.format(ledger.start, "", "Balance brought forward", "", "", "", money(table.opening)),
+    ]
     for p in table.postings:
-        debit, credit = (_money(p.debit) if p.debit else ""), (_money(p.credit) if p.credit else "")
-        rows.append(ROW.format(p.date, p.voucher, p.narration, p.counterparty, debit, credit, _money(p.balance)))
+        debit, credit = (money(p.debit) if p.debit else ""), (money(p.credit) if p.credit else "")
+        rows.append(ROW.format(p.date, p.voucher, p.narration, p.counterparty, debit, credit, money(p.balance)))
     title = LEDGER_TITLE.format(account=ledger.account.label, start=ledger.start, end=ledger.end)
     return title + "\n".join(rows) + "\n"
 
@@ -283,7 +287,7 @@ def correction_session(date: str, books: Books, fix: Correction) -> str:
     )
     side = "debit" if posting.debit else "credit"
     old = posting.debit or posting.credit
-    change = REVERSED.format(date=fix.date) if fix.amount == 0 else AMENDED.format(side=side, new=_money(fix.amount))
+    change = REVERSED.format(date=fix.date) if fix.amount == 0 else AMENDED.format(side=side, new=money(fix.amount))
     body = CORRECTION.format(
         account=fix.account.label,
         date=fix.date,
@@ -292,17 +296,17 @@ def correction_session(date: str, books: Books, fix: Correction) -> str:
         narration=posting.narration,
         party=posting.counterparty,
         side=side,
-        old=_money(old),
+        old=money(old),
         change=change,
     )
     return SESSION_HEAD.format(date=date) + body
 
 
-def memo_session(date: str, stream: _Stream) -> str:
+def memo_session(date: str, stream: LedgerStream) -> str:
     return SESSION_HEAD.format(date=date) + MEMO.format(lines=_memo_lines(stream, stream.between(2, 4)))
 
 
-def _memo_lines(stream: _Stream, count: int) -> str:
+def _memo_lines(stream: LedgerStream, count: int) -> str:
     return " ".join(stream.pick(MEMO_LINES).format(party=stream.pick(COUNTERPARTIES)) for _ in range(count))
 
 
@@ -313,7 +317,7 @@ def question_session(date: str, question: Question) -> str:
 # --- drawing ledgers ----------------------------------------------------------------
 
 
-def _month_dates(stream: _Stream, month: int) -> list[str]:
+def _month_dates(stream: LedgerStream, month: int) -> list[str]:
     last = calendar.monthrange(YEAR, month)[1]
     day, dates = stream.between(1, 4), []
     while day <= last - 1:
@@ -322,17 +326,17 @@ def _month_dates(stream: _Stream, month: int) -> list[str]:
     return dates
 
 
-def draw_month(stream: _Stream, account: Account, month: int, opening: int | None = None) -> MonthLedger | None:
+def draw_month(stream: LedgerStream, account: Account, month: int, opening: int | None = None) -> MonthLedger | None:
     """A month of entries from the ledger generator's walk; ``opening`` carries a previous month's closing."""
     dates = _month_dates(stream, month)[: stream.between(8, 13)]
-    walk_opening, lines = _walk(stream, dates)
-    table = _post(walk_opening if opening is None else opening, stream.between(1000, 9900), lines)
+    walk_opening, lines = walk_entries(stream, dates)
+    table = post_entries(walk_opening if opening is None else opening, stream.between(1000, 9900), lines)
     if any(p.balance < 0 for p in table.postings):
         return None
     return MonthLedger(account, month, table)
 
 
-def _lookalike(stream: _Stream, base: MonthLedger, account: Account) -> MonthLedger:
+def _lookalike(stream: LedgerStream, base: MonthLedger, account: Account) -> MonthLedger:
     """The same month with a third or so of the amounts moved a little: similar figures, other answers."""
     lines: list[Line] = []
     for line in base.table.lines:
@@ -344,7 +348,7 @@ def _lookalike(stream: _Stream, base: MonthLedger, account: Account) -> MonthLed
                 line = replace(line, credit=max(100_01, line.credit + delta))
         lines.append(line)
     opening = base.table.opening + stream.between(0, 1999_98) - 999_99
-    return MonthLedger(account, base.month, _post(opening, base.table.first_voucher, tuple(lines)))
+    return MonthLedger(account, base.month, post_entries(opening, base.table.first_voucher, tuple(lines)))
 
 
 def hard_to_guess(cents: int) -> bool:
@@ -359,7 +363,7 @@ def hard_to_guess(cents: int) -> bool:
 class _Plan:
     """Sessions being laid out in date order, and the books they add up to."""
 
-    stream: _Stream
+    stream: LedgerStream
     case_no: int
     clock: datetime.date = datetime.date(YEAR, 2, 1)
     prompts: list[str] = field(default_factory=list)
@@ -583,8 +587,8 @@ def _rule_breach(question: Question, answer: int | None, category: str, prompts:
     if answer is None:
         return "the question has no answer"
     if not hard_to_guess(answer):
-        return f"answer {_plain_money(answer)} is short or round"
-    if _money(answer) in prompts[-1] or _plain_money(answer) in prompts[-1]:
+        return f"answer {plain_money(answer)} is short or round"
+    if money(answer) in prompts[-1] or plain_money(answer) in prompts[-1]:
         return "the answer is printed in the question"
     return None
 
@@ -622,7 +626,7 @@ def generate_one(
     source = f"abilities seed={seed} #{index}"
     reason = "no attempt"
     for attempt in range(MAX_ATTEMPTS):
-        plan = _Plan(_Stream(seed, index, attempt, 0xAB), case_no=index + 1)
+        plan = _Plan(LedgerStream(seed, index, attempt, 0xAB), case_no=index + 1)
         built = _long_haystack(plan, haystack_bytes) if category == "long_haystack" else _BUILDERS[category](plan)
         if built is None:
             reason = "the draw could not carry the question"
@@ -638,7 +642,7 @@ def generate_one(
         expected = {
             "id": case_id,
             "category": category,
-            "answer": NOT_GIVEN if answer is None else _plain_money(answer),
+            "answer": NOT_GIVEN if answer is None else plain_money(answer),
             "answer_kind": "abstain" if answer is None else "money",
         }
         return make_case(case_id=case_id, suite=suite, prompts=prompts, expected=expected, source=source)

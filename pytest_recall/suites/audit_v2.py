@@ -36,20 +36,20 @@ from dataclasses import dataclass
 
 from pytest_recall.cases.model import Case
 from pytest_recall.suites.audit import (
-    _CODE_NAMES,
-    _NOTES,
+    CODE_NAMES,
+    EVENT_NOTES,
     FAMILIES,
     FIELDS,
     PROJECTS,
     SUITE,
-    _Builder,
-    _Draft,
-    _interleave,
-    _question,
+    Draft,
+    DraftBuilder,
     build_case,
     check_index,
     check_size,
+    interleave_chains,
     stamp,
+    value_question,
 )
 from pytest_recall.suites.rng import SplitMix64
 
@@ -84,41 +84,41 @@ class _Cell:
     project: str
     field: str
     ask_name: str
-    chain: tuple[_Draft | _Mark, ...]
+    chain: tuple[Draft | _Mark, ...]
 
 
-Known = tuple[str | None, tuple[_Draft, ...]]
+Known = tuple[str | None, tuple[Draft, ...]]
 
 
 class _Patterns:
     """The family patterns, each a chain of user events for one cell, drafted with the v1 builder."""
 
-    def __init__(self, b: _Builder, rng: SplitMix64, names: tuple[str, ...], field: str, mark: _Mark) -> None:
+    def __init__(self, b: DraftBuilder, rng: SplitMix64, names: tuple[str, ...], field: str, mark: _Mark) -> None:
         self.b, self.rng, self.names, self.field, self.mark = b, rng, names, field, mark
         self.values = rng.shuffled(FIELDS[field])
 
     def name(self) -> str:
         return self.rng.choice(self.names)
 
-    def said(self, value: str) -> list[_Draft]:
+    def said(self, value: str) -> list[Draft]:
         return self.b.decision(self.name(), self.field, value)
 
-    def then(self, kind: str, value: str | None, ref: _Draft, note: str | None = None) -> _Draft:
+    def then(self, kind: str, value: str | None, ref: Draft, note: str | None = None) -> Draft:
         return self.b.event(self.name(), self.field, kind, value, ref, note)
 
-    def maybe_corrected(self) -> list[_Draft]:
+    def maybe_corrected(self) -> list[Draft]:
         chain = self.said(self.values[0])
         if self.rng.chance():
             chain.append(self.then("correction", self.values[1], chain[-1]))
         return chain
 
-    def suggestion(self, value: str) -> _Draft:
+    def suggestion(self, value: str) -> Draft:
         return self.b.event(self.name(), self.field, "assistant_suggestion", value)
 
-    def build(self, family: str, slot: int) -> tuple[list[_Draft | _Mark], str]:
+    def build(self, family: str, slot: int) -> tuple[list[Draft | _Mark], str]:
         """The chain for ``family`` in ``slot``, and the name a question about it uses."""
         v, mark = self.values, self.mark
-        chain: list[_Draft | _Mark]
+        chain: list[Draft | _Mark]
         if family == "alias_resolution":
             asked, other = self.rng.shuffled(self.names)
             if self.rng.chance():
@@ -195,7 +195,7 @@ class _Patterns:
         return chain, self.name()
 
 
-def _decorated(b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | _Mark]) -> list[_Draft | _Mark]:
+def _decorated(b: DraftBuilder, rng: SplitMix64, p: _Patterns, chain: list[Draft | _Mark]) -> list[Draft | _Mark]:
     """The chain with decorations: nearly always a suggestion or an import after everything, more anywhere before.
 
     A cell ends up with two to four non-user events whatever its pattern
@@ -205,7 +205,7 @@ def _decorated(b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | 
     """
     spare = p.values[4:]
     out = list(chain)
-    wanted = rng.between(2, 4) - sum(isinstance(d, _Draft) and d.kind == "assistant_suggestion" for d in chain)
+    wanted = rng.between(2, 4) - sum(isinstance(d, Draft) and d.kind == "assistant_suggestion" for d in chain)
     tail = rng.between(0, 31) != 0
     if tail:
         value = rng.choice(spare)
@@ -220,7 +220,7 @@ def _decorated(b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | 
             out.insert(where, b.event(p.name(), p.field, "imported_summary", rng.choice(spare)))
         else:
             cited = p.suggestion(rng.choice(spare))
-            note = rng.choice(_NOTES["tool_output"]).format(value=cited.value)
+            note = rng.choice(EVENT_NOTES["tool_output"]).format(value=cited.value)
             out.insert(where, cited)
             out.insert(rng.between(where + 1, last + 1), b.event(p.name(), p.field, "tool_output", None, cited, note))
             wanted -= 1
@@ -228,11 +228,11 @@ def _decorated(b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | 
     return out
 
 
-def _grid(rng: SplitMix64, b: _Builder, family: str, slot: int) -> tuple[list[_Cell], int, list[_Draft]]:
+def _grid(rng: SplitMix64, b: DraftBuilder, family: str, slot: int) -> tuple[list[_Cell], int, list[Draft]]:
     """Every cell of a trail, which of them the transfer question asks about, and the alias events."""
     projects = rng.shuffled(PROJECTS)[:PROJECTS_PER_TRAIL]
     fields = rng.shuffled(list(FIELDS))[:FIELDS_PER_TRAIL]
-    codes = rng.shuffled(_CODE_NAMES)[:ALIASED_PER_TRAIL]
+    codes = rng.shuffled(CODE_NAMES)[:ALIASED_PER_TRAIL]
     names: dict[str, tuple[str, ...]] = {p: (p,) for p in projects}
     links = []
     for project, code in zip(projects, codes, strict=False):
@@ -259,7 +259,7 @@ def _grid(rng: SplitMix64, b: _Builder, family: str, slot: int) -> tuple[list[_C
 
 
 def _known(
-    timed: Sequence[tuple[_Draft, dt.datetime]], cell: _Cell, as_of: dt.date | None, links: Sequence[_Draft]
+    timed: Sequence[tuple[Draft, dt.datetime]], cell: _Cell, as_of: dt.date | None, links: Sequence[Draft]
 ) -> Known:
     """The answer by the rules: the last user event of the cell's project, any name, up to the date."""
     names = _names(cell.project, links)
@@ -278,7 +278,7 @@ def _known(
     return (None if last.kind == "retraction" else last.value), (last, *via)
 
 
-def _names(project: str, links: Sequence[_Draft]) -> set[str]:
+def _names(project: str, links: Sequence[Draft]) -> set[str]:
     return {project} | {link.value for link in links if link.project == project and link.value}
 
 
@@ -291,7 +291,7 @@ def _clash(transfer: Known, rehearsal: Known) -> bool:
 
 
 def _siblings_change_later(
-    timed: Sequence[tuple[_Draft, dt.datetime]], cell: _Cell, known: Known, links: Sequence[_Draft]
+    timed: Sequence[tuple[Draft, dt.datetime]], cell: _Cell, known: Known, links: Sequence[Draft]
 ) -> bool:
     """cross_field_decoy: two other fields of the asked project get a correction or retraction afterwards."""
     _, cited = known
@@ -336,11 +336,11 @@ def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
 
 def _attempt(
     rng: SplitMix64, family: str, slot: int
-) -> tuple[list[tuple[_Draft, dt.datetime]], tuple[str, Known], tuple[str, Known]] | None:
+) -> tuple[list[tuple[Draft, dt.datetime]], tuple[str, Known], tuple[str, Known]] | None:
     """One try at a trail; None when it misses a condition, and the next try draws on from the same stream."""
-    b = _Builder(rng)
+    b = DraftBuilder(rng)
     cells, asked, links = _grid(rng, b, family, slot)
-    timed, dates = stamp(rng, _interleave(rng, [*(c.chain for c in cells), *([link] for link in links)]))
+    timed, dates = stamp(rng, interleave_chains(rng, [*(c.chain for c in cells), *([link] for link in links)]))
     cell = cells[asked]
     as_of = dates.get(_Mark(asked))
     transfer = _known(timed, cell, as_of, links)
@@ -353,7 +353,7 @@ def _attempt(
             r_cell = cells[other]
             return (
                 timed,
-                (_question(cell.field, cell.ask_name, as_of), transfer),
-                (_question(r_cell.field, r_cell.ask_name, r_as_of), rehearsal),
+                (value_question(cell.field, cell.ask_name, as_of), transfer),
+                (value_question(r_cell.field, r_cell.ask_name, r_as_of), rehearsal),
             )
     return None
