@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import calendar
 import datetime
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from pytest_recall.cases.model import Case, make_case
@@ -647,12 +646,6 @@ def generate_one(
         }
         return make_case(case_id=case_id, suite=suite, prompts=prompts, expected=expected, source=source)
     raise ValueError(f"{source}: no {category} case met the rules in {MAX_ATTEMPTS} attempts (last: {reason})")
-
-
-def accounts_of(cases: Iterable[Case]) -> set[str]:
-    """Every account code the cases show, for checking what a shared memory holds."""
-    pattern = re.compile(r"^Account (\d{4}-\d{3}) ·", re.MULTILINE)
-    return {code for case in cases for step in case.steps[:-1] for code in pattern.findall(step.prompt)}
 
 
 _BUILDERS = {

@@ -18,9 +18,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from pytest_recall.cases.model import Case, case_files, make_case, write_case_folders
+from pytest_recall.cases.model import Case, make_case
 from pytest_recall.suites.rng import SplitMix64
 
 PERIOD_START = "2026-01-01"
@@ -237,16 +236,6 @@ def generate_one(seed: int, index: int, *, suite: str = "ledger") -> Case:
         expected={"id": case_id, "category": kind, "answer": ask.answer, "answer_kind": answer_kind},
         source=source,
     )
-
-
-def render_case_files(case: Case) -> dict[str, str]:
-    """File name -> text of a case folder, as the session-memory-recall task lays it out."""
-    return case_files(case)
-
-
-def write_cases(cases: Iterable[Case], out_dir: Path) -> list[Path]:
-    """One folder per case under ``out_dir``, written byte for byte."""
-    return write_case_folders(cases, out_dir)
 
 
 def render_step1(table: Table, question: str) -> str:
