@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -198,6 +198,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pytest-recall", description="Tools around pytest-recall runs.")
     parser.add_argument("--version", action="version", version=f"pytest-recall {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_report_commands(commands)
+    _add_generate_command(commands)
+
+    suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
+    suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
+    suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
+    suite.set_defaults(handler=_suite)
+
+    agents = commands.add_parser("agents", help="list the adapters for real agent CLIs and how to wire each")
+    agents.set_defaults(handler=_agents)
+
+    from pytest_recall.testing.exchange import MODES
+
+    fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
+    fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
+    fake.add_argument("--mode", choices=MODES, default="memory", help="what it remembers")
+    fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
+    fake.set_defaults(handler=_fake_model)
+    return parser
+
+
+def _add_report_commands(commands: Any) -> None:
+    """``merge``, ``report`` and ``compare``: what works on saved reports."""
+    from pytest_recall.reporting.merge import Gate
 
     merge = commands.add_parser("merge", help="merge shard reports into one, recomputing every aggregate")
     merge.add_argument("reports", nargs="+", help="report JSON files written by --recall-report")
@@ -205,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--threshold", type=float, default=None, help="pass mark (default: the reports' own)")
     merge.add_argument(
         "--gate",
-        choices=("cases", "score"),
+        choices=get_args(Gate),
         default="cases",
         help="what the exit status follows, as --recall-gate: 'cases' (default) exits 1 on any failed or errored "
         "case, 'score' exits 1 only when the merged score misses the threshold; an interrupted shard exits 2",
@@ -230,10 +254,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", metavar="PATH", help="also write the comparison as JSON here")
     compare.set_defaults(handler=_compare)
 
+
+def _add_generate_command(commands: Any) -> None:
+    """``generate FAMILY``: one subcommand per generated family, each writing case folders."""
+    seed_help = "any whole number; the same seed, the same cases"
     generate = commands.add_parser("generate", help="write a generated suite as case folders")
     families = generate.add_subparsers(dest="family", required=True, metavar="FAMILY")
     ledger = families.add_parser("ledger", help="ledger cases in the session-memory-recall format")
-    ledger.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
+    ledger.add_argument("--seed", type=int, required=True, help=seed_help)
     ledger.add_argument("--count", type=int, required=True, help="how many cases (1 to 10000)")
     audit = families.add_parser("audit", help="audit-trail cases of the agent-supermemory suite")
     audit.add_argument("--split", required=True, help="train or eval: disjoint seeds, the same eight families")
@@ -242,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", type=int, default=2, help="2 (default): the suite without tells; 1: the first suite, unchanged"
     )
     abilities = families.add_parser("abilities", help="multi-session ledger cases in seven memory categories")
-    abilities.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
+    abilities.add_argument("--seed", type=int, required=True, help=seed_help)
     abilities.add_argument("--count", type=int, required=True, help="how many cases (1 or more; categories rotate)")
     abilities.add_argument(
         "--haystack-bytes",
@@ -251,26 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="size of a long_haystack step (default 60000; above 100000 it needs --recall-prompt=stdin or file)",
     )
     coding = families.add_parser("coding", help="coding cases with a workspace, judged on the files the agent leaves")
-    coding.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
+    coding.add_argument("--seed", type=int, required=True, help=seed_help)
     coding.add_argument("--count", type=int, required=True, help="how many cases (1 or more; categories rotate)")
     for family in (ledger, audit, abilities, coding):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
-
-    suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
-    suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
-    suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
-    suite.set_defaults(handler=_suite)
-
-    agents = commands.add_parser("agents", help="list the adapters for real agent CLIs and how to wire each")
-    agents.set_defaults(handler=_agents)
-
-    fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
-    fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
-    fake.add_argument("--mode", choices=("plain", "memory", "native"), default="memory", help="what it remembers")
-    fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
-    fake.set_defaults(handler=_fake_model)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,8 +9,9 @@ import pytest
 
 from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
-from pytest_recall.plugin.config import Gate, RunConfig
+from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS
+from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
 from pytest_recall.sessions.network import Network
 from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode

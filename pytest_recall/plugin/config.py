@@ -15,19 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
 from pytest_recall.cases.live_protocol import READINESS_FIELDS
+from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.sessions.rooms import Isolation
 from pytest_recall.sessions.sandbox import SandboxSettings
 from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits, SessionSettings, Wrapper
 
-# What pytest's exit status follows: any failed case, or the run score against the threshold.
-Gate = Literal["cases", "score"]
 # The first retry's delay; rate limits usually lift within seconds.
 DEFAULT_RETRY_DELAY_S = 5.0
 
