@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args
 
+from pytest_recall.scoring.verdict import scored_a_pass
+
 TranscriptMode = Literal["failed", "all", "none"]
 # The default comes first.
 TRANSCRIPT_MODES: tuple[str, ...] = get_args(TranscriptMode)
@@ -57,16 +59,11 @@ def prompt_text(value: Any) -> str:
     return f"{head}\n[… {value.get('size')} bytes in all, sha256 {str(value.get('sha256'))[:16]}…]\n{tail}"
 
 
-def _passing(record: Mapping[str, Any]) -> bool:
-    score = record.get("score")
-    return not record.get("error") and isinstance(score, (int, float)) and float(score) >= 1.0
-
-
 def transcripts_view(mode: TranscriptMode) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
     """What the report keeps of a record under ``--recall-transcripts=mode``."""
 
     def view(record: Mapping[str, Any]) -> Mapping[str, Any]:
-        if mode == "all" or (mode == "failed" and not _passing(record)):
+        if mode == "all" or (mode == "failed" and not scored_a_pass(record.get("score"), record.get("error"))):
             return record
         steps = record.get("steps")
         if not isinstance(steps, list):
