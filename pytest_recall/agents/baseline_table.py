@@ -19,10 +19,10 @@ through the real harness to check these figures are the harness's.
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,38 +74,54 @@ def agents_for(settings: Mapping[str, Any]) -> dict[str, AgentFactory]:
     return agents
 
 
-def play(agent: Agent, case: Case) -> float:
-    """One case's score for ``agent``, its steps run one after another as the harness runs them."""
-    root = Path(tempfile.mkdtemp(prefix="recall-baseline-"))
+def play(agent: Agent, case: Case, root: Path) -> float:
+    """One case's score for ``agent``, its steps run one after another as the harness runs them.
+
+    ``root`` is a new, empty directory for this case alone. Only a case with
+    a workspace gets working directories on disk: the other families' agents
+    never look at theirs, and a busy disk makes thousands of them slow.
+    """
     scope, harness = root / "scope", root / "harness"
-    harness.mkdir()
     last = case.steps[-1].number
-    keeper = WorkspaceKeeper(case, harness, last_step=last) if uses_workspace(case) else None
+    keeper = None
+    if uses_workspace(case):
+        harness.mkdir(parents=True)
+        keeper = WorkspaceKeeper(case, harness, last_step=last)
     stdout = ""
-    try:
-        for step in case.steps:
-            prompt = step.prompt
-            if step.feedback is not None:
-                prompt = feedback_text(judge_answer(stdout, step.feedback), step.feedback) + prompt
-            workdir = root / f"step{step.number}"
+    for step in case.steps:
+        prompt = step.prompt
+        if step.feedback is not None:
+            prompt = feedback_text(judge_answer(stdout, step.feedback), step.feedback) + prompt
+        workdir = root / f"step{step.number}"
+        if keeper is not None:
             workdir.mkdir()
-            if keeper is not None:
-                keeper.enter(step.number, workdir)
-            stdout = agent(prompt, workdir, scope)
-            if keeper is not None:
-                keeper.leave(step.number, workdir)
-            shutil.rmtree(workdir, ignore_errors=True)
-        snapshot = keeper.snapshot if keeper is not None else None
-        return float(judge_answer(stdout, case.expected, snapshot=snapshot)["score"])
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+            keeper.enter(step.number, workdir)
+        stdout = agent(prompt, workdir, scope)
+        if keeper is not None:
+            keeper.leave(step.number, workdir)
+    snapshot = keeper.snapshot if keeper is not None else None
+    return float(judge_answer(stdout, case.expected, snapshot=snapshot)["score"])
 
 
-def score_suite(agent: AgentFactory, cases: Iterable[Case]) -> dict[str, float]:
+def scratch_dir() -> str | None:
+    """Where the workdirs go: ``$TMPDIR`` if set, else shared memory where Linux has it, else the default.
+
+    A coding suite's table makes thousands of small workspaces; on a busy
+    disk that is minutes, in memory a second.
+    """
+    if os.environ.get("TMPDIR"):
+        return None
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def score_suite(agent: AgentFactory, cases: Sequence[Case]) -> dict[str, float]:
     """The mean score overall and per category."""
     by_category: dict[str, list[float]] = {}
-    for case in cases:
-        by_category.setdefault(str(case.category), []).append(play(agent(), case))
+    with tempfile.TemporaryDirectory(prefix="recall-baselines-", dir=scratch_dir()) as tmp:
+        for number, case in enumerate(cases):
+            score = play(agent(), case, Path(tmp) / str(number))
+            by_category.setdefault(str(case.category), []).append(score)
     every = [score for scores in by_category.values() for score in scores]
     row = {"overall": sum(every) / len(every) if every else 0.0}
     row.update({category: sum(s) / len(s) for category, s in by_category.items()})

@@ -5,7 +5,7 @@ A suite file names a family and its parameters::
     family = "ledger"   # seed = 7, count = 256
     family = "audit"    # split = "eval", size = 32, version = 2
     family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional)
-    family = "coding"     # seed = 29, count = 112; workspace = "carry" runs every case carried
+    family = "coding"     # seed = 29, count = 224, version = 2; workspace = "carry" runs every case carried
 
 Every worker builds the same cases in the same order from those numbers
 alone, so node ids are stable across runs and across xdist workers. The
@@ -83,7 +83,16 @@ def _coding(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Ca
 
     seed = _whole(settings, "seed", source, low=0)
     count = _whole(settings, "count", source, low=1)
-    yield from coding.iter_cases(seed, count, suite=suite)
+    version = _version(settings, source, coding.VERSIONS, coding.VERSION)
+    yield from coding.iter_cases(seed, count, suite=suite, version=version)
+
+
+def _version(settings: Mapping[str, Any], source: str, known: tuple[int, ...], latest: int) -> int:
+    """A suite file's ``version``: the latest by default, an older one by name, so old results stay comparable."""
+    version = settings.get("version", latest)
+    if isinstance(version, bool) or version not in known:
+        raise CaseError(f"{source}: 'version' must be one of {', '.join(map(str, known))}, not {version!r}")
+    return int(version)
 
 
 FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
@@ -97,7 +106,7 @@ FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "ledger": ("seed", "count"),
     "audit": ("split", "size", "version"),
     "abilities": ("seed", "count", "haystack_bytes"),
-    "coding": ("seed", "count"),
+    "coding": ("seed", "count", "version"),
 }
 
 
