@@ -4,7 +4,7 @@ A suite file names a family and its parameters::
 
     family = "ledger"   # seed = 7, count = 256
     family = "audit"    # split = "eval", size = 32, version = 2
-    family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional)
+    family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional), version = 2
     family = "coding"     # seed = 29, count = 224, version = 2; workspace = "carry" runs every case carried
 
 Every worker builds the same cases in the same order from those numbers
@@ -75,7 +75,8 @@ def _abilities(settings: Mapping[str, Any], suite: str, source: str) -> Iterator
     haystack = _whole(
         {"haystack_bytes": haystack}, "haystack_bytes", source, low=1000, high=abilities.MAX_HAYSTACK_BYTES
     )
-    yield from abilities.iter_cases(seed, count, suite=suite, haystack_bytes=haystack)
+    version = _version(settings, source, abilities.VERSIONS, abilities.VERSION)
+    yield from abilities.iter_cases(seed, count, suite=suite, haystack_bytes=haystack, version=version)
 
 
 def _coding(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Case]:
@@ -105,7 +106,7 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
 FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "ledger": ("seed", "count"),
     "audit": ("split", "size", "version"),
-    "abilities": ("seed", "count", "haystack_bytes"),
+    "abilities": ("seed", "count", "haystack_bytes", "version"),
     "coding": ("seed", "count", "version"),
 }
 
