@@ -415,7 +415,10 @@ class _Plan:
         if self.version >= 2 and shown:
             last = max(int(p.voucher.rsplit("-", 1)[1]) for g in shown for p in g.table.postings)
             first = last + self.stream.between(1, 40)
-        return draw_month(self.stream, account, month, opening, first)
+        drawn = draw_month(self.stream, account, month, opening, first)
+        if self.version >= 2 and drawn is not None and any(not (p.debit or p.credit) for p in drawn.table.postings):
+            return None  # a settlement of a zero balance: an entry with no amount, which no ledger prints
+        return drawn
 
     @property
     def books(self) -> Books:
