@@ -3,7 +3,7 @@
 A suite file names a family and its parameters::
 
     family = "ledger"   # seed = 7, count = 256
-    family = "audit"    # split = "eval", size = 32, version = 2
+    family = "audit"    # split = "eval", size = 256, version = 3
     family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional), version = 2
     family = "coding"     # seed = 29, count = 224, version = 2; workspace = "carry" runs every case carried
 
@@ -57,13 +57,13 @@ def _audit(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Cas
     if split not in audit.SPLITS:
         raise CaseError(f"{source}: 'split' must be one of {', '.join(audit.SPLITS)}, not {split!r}")
     size = _whole(settings, "size", source, low=1, high=audit.MAX_SIZE)
-    # A new suite gets the version without the tells; version = 1 keeps the first cases, byte for byte.
-    version = settings.get("version", audit_v2.VERSION)
-    generators = {1: audit.generate_one, 2: audit_v2.generate_one}
-    if isinstance(version, bool) or version not in generators:
-        raise CaseError(f"{source}: 'version' must be 1 or 2, not {version!r}")
+    # A new suite gets the latest version; an older one by name keeps its cases byte for byte.
+    version = _version(settings, source, (1, *audit_v2.VERSIONS), audit_v2.VERSION)
     for index in range(size):
-        yield generators[version](split, index, suite=suite)
+        if version == 1:
+            yield audit.generate_one(split, index, suite=suite)
+        else:
+            yield audit_v2.generate_one(split, index, suite=suite, version=version)
 
 
 def _abilities(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Case]:
