@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from pytest_recall.cases.model import Case
 from pytest_recall.suites.audit import (
+    _ACTOR,
     _CODE_NAMES,
     _NOTES,
     FAMILIES,
@@ -239,8 +240,9 @@ def _decorated(
     out = list(chain)
     wanted = rng.between(2, 4) - sum(isinstance(d, _Draft) and d.kind == "assistant_suggestion" for d in chain)
     tail = rng.between(0, 31) != 0 or version >= 3
-    # Version 3 imports rarely (a tail import 1 in 5, an inserted one 1 in 10), so few cells carry one.
-    suggested_up_to, imported_up_to = (3, 6) if version == 2 else (4, 5)
+    # Version 3 imports and injects rarely (a tail import 1 in 5; inserted: an import 1 in 10, an injection 1 in 5),
+    # so each lands on a third of cells or fewer, the asked one no more often than any other.
+    suggested_up_to, imported_up_to = (3, 6) if version == 2 else (6, 7)
     if tail:
         value = rng.choice(spare)
         if version == 2:
@@ -321,6 +323,20 @@ def _known(
     return (None if last.kind == "retraction" else last.value), (last, *via)
 
 
+def _most_decorated(cells: Sequence[_Cell], asked: int) -> bool:
+    """Whether the asked cell has the most non-user events of its trail (alone or tied).
+
+    Decorations are drawn alike for every cell, so the asked cell would top
+    the count about as often as a typical cell, one trail in six, and a
+    reader who keeps only the most decorated cell would earn that much.
+    Version 3 never lets it top the count: keeping the most decorated cell
+    then never keeps the asked one, and ruling the top out leaves a guesser
+    one cell in 22 or so instead of one in 24.
+    """
+    counts = [sum(isinstance(d, _Draft) and _ACTOR[d.kind] != "user" for d in cell.chain) for cell in cells]
+    return counts[asked] == max(counts)
+
+
 def _names(project: str, links: Sequence[_Draft]) -> set[str]:
     return {project} | {link.value for link in links if link.project == project and link.value}
 
@@ -384,6 +400,8 @@ def _attempt(
     """One try at a trail; None when it misses a condition, and the next try draws on from the same stream."""
     b = _Builder(rng)
     cells, asked, links = _grid(rng, b, family, slot, version)
+    if version >= 3 and _most_decorated(cells, asked):
+        return None
     timed, dates = stamp(rng, _interleave(rng, [*(c.chain for c in cells), *([link] for link in links)]))
     cell = cells[asked]
     as_of = dates.get(_Mark(asked))
