@@ -238,14 +238,14 @@ FITTED: Mapping[int, Mapping[str, str | None]] = {
         "ui_font": "merriweather",
     },
     3: {
-        "ci_provider": "circleci",
-        "code_reviewer": "sanjay",
-        "deploy_region": "us-east-1",
-        "issue_tracker": "phabricator",
+        "ci_provider": "teamcity",
+        "code_reviewer": "oskar",
+        "deploy_region": "sa-east-1",
+        "issue_tracker": "taiga",
         "primary_database": "postgres",
         "release_cadence": None,
-        "theme_color": "coral",
-        "ui_font": "nunito",
+        "theme_color": "amber",
+        "ui_font": "fira-sans",
     },
 }
 
