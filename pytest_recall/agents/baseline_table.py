@@ -9,8 +9,10 @@ the harness plays them: a new working directory per step filled by the
 harness's own workspace keeper, feedback judged for real, the last step
 judged by the harness's judge. ::
 
-    python -m pytest_recall.agents.baseline_table            # the Markdown table of docs/cases.md
-    python -m pytest_recall.agents.baseline_table --json     # the same figures as JSON
+    python -m pytest_recall.agents.baseline_table              # the Markdown table of docs/cases.md
+    python -m pytest_recall.agents.baseline_table coding       # one bundled suite
+    python -m pytest_recall.agents.baseline_table --dir DIR    # every suite.toml folder in DIR
+    python -m pytest_recall.agents.baseline_table --json       # the figures as JSON
 
 The project's tests hold every figure to its bound and run some baselines
 through the real harness to check these figures are the harness's.
@@ -172,15 +174,30 @@ def format_markdown(figures: Mapping[str, Mapping[str, Mapping[str, float]]]) ->
     return "\n\n".join(blocks) + "\n"
 
 
+def suites_in(folder: Path) -> dict[str, Path]:
+    """Every generated suite in ``folder``: its subfolders that hold a suite.toml."""
+    return {sub.name: sub for sub in sorted(folder.iterdir()) if (sub / SUITE_FILE).is_file()}
+
+
+USAGE = "usage: python -m pytest_recall.agents.baseline_table [--json] [--dir DIR] [SUITE ...]"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     suites = bundled_suites()
-    chosen = [a for a in args if not a.startswith("--")]
-    if chosen:
-        unknown = sorted(set(chosen) - set(suites))
-        if unknown:
-            print(f"baseline table: no bundled generated suite {', '.join(unknown)}", file=sys.stderr)
+    if "--dir" in args:
+        at = args.index("--dir")
+        if at + 1 >= len(args) or not Path(args[at + 1]).is_dir():
+            print(f"baseline table: --dir needs a folder of suites\n{USAGE}", file=sys.stderr)
             return 2
+        suites = suites_in(Path(args[at + 1]))
+        del args[at : at + 2]
+    chosen = [a for a in args if not a.startswith("--")]
+    unknown = sorted(set(chosen) - set(suites)) + sorted(a for a in args if a.startswith("--") and a != "--json")
+    if unknown:
+        print(f"baseline table: no generated suite or option {', '.join(unknown)}\n{USAGE}", file=sys.stderr)
+        return 2
+    if chosen:
         suites = {name: suites[name] for name in chosen}
     figures = table(suites)
     print(json.dumps(figures, indent=1, sort_keys=True) if "--json" in args else format_markdown(figures), end="")
