@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.cases.model import Case, case_files, load_case_dir
-from pytest_recall.cli import main
+from pytest_recall.cases.model import Case, case_files
 from pytest_recall.suites import abilities
 from pytest_recall.suites.suite_file import family_cases, suite_cases
 

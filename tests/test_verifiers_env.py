@@ -61,7 +61,9 @@ def test_rows_hold_the_trail_prompt_the_transfer_answer_and_the_episode_info() -
 def test_the_environment_serves_the_latest_suite_and_older_ones_by_number() -> None:
     from pytest_recall.suites import audit
 
-    assert episode_rows("eval", 1, version=1)[0]["prompt"][0]["content"] == audit.generate_one("eval", 0).steps[0].prompt
+    assert (
+        episode_rows("eval", 1, version=1)[0]["prompt"][0]["content"] == audit.generate_one("eval", 0).steps[0].prompt
+    )
     v2 = generate_one("eval", 0, version=2)
     assert episode_rows("eval", 1, version=2)[0]["prompt"][0]["content"] == v2.steps[0].prompt
     with pytest.raises(ValueError, match="version must be one of 1, 2, 3, not 4"):

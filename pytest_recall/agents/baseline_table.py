@@ -28,9 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall import bundled
 from pytest_recall.agents import baselines, coding_solver, no_memory
 from pytest_recall.agents import notebook as notebook_agent
-from pytest_recall import bundled
 from pytest_recall.cases.model import Case, read_toml
 from pytest_recall.scoring.judge import feedback_text, judge_answer
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace

@@ -87,7 +87,9 @@ NOTE_ONLY = re.compile(r"^There is no code to write in this session\b", re.MULTI
 
 def is_session(prompt: str) -> bool:
     """A coding session: a project, and a task or a session that only teaches."""
-    return SESSION.search(prompt) is not None and (TASK.search(prompt) is not None or NOTE_ONLY.search(prompt) is not None)
+    return SESSION.search(prompt) is not None and (
+        TASK.search(prompt) is not None or NOTE_ONLY.search(prompt) is not None
+    )
 
 
 def learn(prompt: str, project: str, memory: Memory) -> None:

@@ -71,11 +71,12 @@ FIELDS_PER_TRAIL = 6
 SLOTS = 16  # a family's cases cycle through its variants in this many slots
 _SPLIT_CODE = {"train": 0x7472, "eval": 0x6576}
 _DECIDES = frozenset({"user_statement", "confirmation", "correction", "retraction"})
-# The slots of each family whose transfer answer is null: 1 in 16 cases or a few more, never a whole family.
-NEVER_DECIDED = {"as_of_before_correction": (7,), "no_confirmed_decision": (3, 11)}  # {"value": null, "evidence": []}
+# The slots of each family whose transfer answer is null ({"value": null, "evidence": []}): 1 in 16 cases or
+# a few more, never a whole family.
+NEVER_DECIDED: dict[str, tuple[int, ...]] = {"as_of_before_correction": (7,), "no_confirmed_decision": (3, 11)}
 RETRACTED = {"retraction": (1, 9, 5, 13), "reconfirmation_after_retraction": (14,)}  # null, citing the retraction
 # Version 3: one never-decided slot in no_confirmed_decision, so no family gives the null answer more than 1 in 16.
-NEVER_DECIDED_V3 = {"as_of_before_correction": (7,), "no_confirmed_decision": (3,)}
+NEVER_DECIDED_V3: dict[str, tuple[int, ...]] = {"as_of_before_correction": (7,), "no_confirmed_decision": (3,)}
 
 
 def never_decided(version: int) -> dict[str, tuple[int, ...]]:
@@ -248,11 +249,11 @@ def _decorated(
         if version == 2:
             out.append(p.suggestion(value) if rng.chance() else b.event(p.name(), p.field, "imported_summary", value))
         else:
-            # Under the name the cell's last decision used, so the latest event under no name is that decision.
+            # Under the name the cell's last decision used: the latest event under no name is that decision.
             deciding = [d for d in chain if isinstance(d, _Draft) and d.kind in _DECIDES]
             name = deciding[-1].project if deciding else p.name()
-            kind = "assistant_suggestion" if rng.between(0, 4) != 0 else "imported_summary"
-            out.append(b.event(name, p.field, kind, value))
+            decoration = "assistant_suggestion" if rng.between(0, 4) != 0 else "imported_summary"
+            out.append(b.event(name, p.field, decoration, value))
         wanted -= 1
     while wanted > 0:
         last = len(out) - 1 if tail else len(out)  # nothing goes after the tail
@@ -406,7 +407,9 @@ def generate_one(split: str, index: int, *, suite: str = SUITE, version: int = V
         if built is not None:
             timed, transfer, rehearsal = built
             extra = {"version": version}
-            return build_case(rng, split, index, suite, family, timed, rehearsal=rehearsal, transfer=transfer, extra=extra)
+            return build_case(
+                rng, split, index, suite, family, timed, rehearsal=rehearsal, transfer=transfer, extra=extra
+            )
     raise AssertionError(f"{split}[{index}]: no trail met the family's conditions in {_ATTEMPTS} attempts")
 
 
