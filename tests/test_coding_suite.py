@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,69 +89,58 @@ def shown_convention(kind: str, pkg: str, files: dict[str, bytes]) -> str | None
     return found.pop()
 
 
+@dataclass
+class Learned:
+    """What the oracle has read so far: rules by (project, kind), what replaced them, decisions, helpers, facts."""
+
+    rules: dict[tuple[str, str], str] = field(default_factory=dict)
+    replaced: dict[tuple[str, str], str] = field(default_factory=dict)
+    decisions: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    helpers: dict[str, tuple[str, str]] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)
+
+
 def oracle(case: Case) -> list[dict[str, Any]]:
-    rules: dict[tuple[str, str], str] = {}
-    replaced: dict[tuple[str, str], str] = {}
-    decisions: dict[str, tuple[str, str, str]] = {}
-    helpers: dict[str, tuple[str, str]] = {}
-    facts: dict[str, str] = {}
+    seen = Learned()
     assert case.workspace is not None
     for step in case.steps:
         for project, pkg, text in parts_of(step.prompt):
             for line in text.splitlines():
                 for sentence in re.split(r"(?<=\.) (?=Decision |From the last attempt)", line):
-                    _read_line(sentence, project, pkg, rules, replaced, decisions, helpers, facts)
+                    _read_line(sentence, project, seen)
                     if OLDER in sentence:
                         kind = _rule_kind(sentence)
                         assert kind is not None
                         old = shown_convention(kind, pkg, case.workspace.tree_for(step.number).files)
                         if old is not None:
-                            replaced[(project, kind)] = old
+                            seen.replaced[(project, kind)] = old
     out: list[dict[str, Any]] = [{"path": "tests/", "unchanged": True}]
     for project, pkg, text in parts_of(case.steps[-1].prompt):
-        out += _task_oracle(case, project, pkg, text, rules, replaced, decisions, helpers, facts)
+        out += _task_oracle(case, project, pkg, text, seen)
     return out
 
 
-def _read_line(
-    line: str,
-    project: str,
-    pkg: str,
-    rules: dict[tuple[str, str], str],
-    replaced: dict[tuple[str, str], str],
-    decisions: dict[str, tuple[str, str, str]],
-    helpers: dict[str, tuple[str, str]],
-    facts: dict[str, str],
-) -> None:
+def _read_line(line: str, project: str, seen: Learned) -> None:
     kind = _rule_kind(line)
     if kind is not None:
         value = QUOTED.findall(line)[-1]
-        if (project, kind) in rules and line.startswith("Rule change"):
-            replaced[(project, kind)] = rules[(project, kind)]
-        rules[(project, kind)] = value
+        if (project, kind) in seen.rules and line.startswith("Rule change"):
+            seen.replaced[(project, kind)] = seen.rules[(project, kind)]
+        seen.rules[(project, kind)] = value
     if line.startswith("Decision "):
         words = line.replace(",", "").split()
         purpose = line.split(": to ", 1)[1].split(", this project")[0]
-        decisions[purpose] = (words[1].rstrip(":"), words[words.index("uses") + 1], words[words.index("not") + 1])
+        seen.decisions[purpose] = (words[1].rstrip(":"), words[words.index("uses") + 1], words[words.index("not") + 1])
     if "was tried and failed" in line:
         job = line.split(": to ", 1)[1].split(", calling")[0]
         calls = re.findall(r"helpers\.(\w+)\(\)", line)
-        helpers[job] = (calls[0], calls[-1])
+        seen.helpers[job] = (calls[0], calls[-1])
     if line.startswith("Fact: the constant "):
-        facts[line.split()[3]] = line
+        seen.facts[line.split()[3]] = line
 
 
-def _task_oracle(
-    case: Case,
-    project: str,
-    pkg: str,
-    last: str,
-    rules: dict[tuple[str, str], str],
-    replaced: dict[tuple[str, str], str],
-    decisions: dict[str, tuple[str, str, str]],
-    helpers: dict[str, tuple[str, str]],
-    facts: dict[str, str],
-) -> list[dict[str, Any]]:
+def _task_oracle(case: Case, project: str, pkg: str, last: str, seen: Learned) -> list[dict[str, Any]]:
+    rules, replaced, decisions, helpers, facts = seen.rules, seen.replaced, seen.decisions, seen.helpers, seen.facts
     ask = ASK.search(last)
     assert ask is not None
     stem, fn, ret = ask["stem"], ask["fn"], ask["ret"]

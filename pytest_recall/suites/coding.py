@@ -281,14 +281,20 @@ def _failed_path(project: Project, draw: _Draw, index: int) -> Built:
     return prompts, checks, CaseWorkspace(make_tree(workspace_files(project, draw)))
 
 
-def _superseded(project: Project, draw: _Draw, index: int) -> Built:
-    """A rule, then a later session that replaces it: only the latest rule holds."""
-    pkg = project.pkg
+def _rule_and_successor(draw: _Draw) -> tuple[Rule, Rule]:
+    """A rule and the rule of the same kind that replaces it, with another value."""
     kind = draw.pick(RULE_KINDS)
     old = draw.rule(kind)
     new = draw.rule(kind)
     while new.value == old.value:
         new = draw.rule(kind)
+    return old, new
+
+
+def _superseded(project: Project, draw: _Draw, index: int) -> Built:
+    """A rule, then a later session that replaces it: only the latest rule holds."""
+    pkg = project.pkg
+    old, new = _rule_and_successor(draw)
     tasks = [draw.task(), draw.task(), draw.task()]
     change = f"Rule change: this replaces the earlier rule of the same kind. {new.sentence(pkg)}"
     prompts = [
@@ -450,11 +456,8 @@ def _carry_v2(project: Project, draw: _Draw, index: int) -> Built:
     included (an ``AGENTS.md``), passes.
     """
     pkg = project.pkg
-    kind = draw.pick(RULE_KINDS)
-    old = draw.rule(kind)
-    new = draw.rule(kind)
-    while new.value == old.value:
-        new = draw.rule(kind)
+    old, new = _rule_and_successor(draw)
+    kind = old.kind
     stems = [draw.fresh(lambda: f"{draw.pick(VERBS)}_{draw.pick(NOUNS)}") for _ in range(draw.number(2, 4))]
     existing = dict(_follows(old, pkg, stem) for stem in stems)
     files = workspace_files(project, draw, existing)
