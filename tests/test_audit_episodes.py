@@ -87,5 +87,5 @@ def test_the_full_bundled_suite_scores_one_with_the_notebook(recall_suite):
 
     result = recall_suite.run("--recall-concurrency=8", command=console_script("recall-notebook"))
 
-    result.assert_outcomes(passed=32)
+    result.assert_outcomes(passed=256)
     assert recall_suite.report()["score"] == 1.0
