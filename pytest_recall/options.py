@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.agents.adapters.advice import preset_conflict
 from pytest_recall.agents.adapters.presets import PRESETS
 from pytest_recall.cases.live_protocol import ProtocolError, decode_escapes, parse_exit_codes, protocol_fields
 from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds
@@ -210,8 +211,8 @@ OPTIONS = (
         "recall_live_preset",
         "Run every case live in one session of a known CLI, driven as its adapter's tests drive it: "
         + "; ".join(f"'{name}': {preset.about}" for name, preset in PRESETS.items())
-        + ". It sets the command (unless --recall-cmd gives one) and the turn protocol; protocol flags given as "
-        "well win over the preset's values.",
+        + ". It sets the command and the turn protocol; --recall-cmd may only name the preset's own launcher, with "
+        "extra arguments for the CLI after it; protocol flags given as well win over the preset's values.",
     ),
     Option(
         "recall_turn_template",
@@ -373,6 +374,8 @@ class Settings:
         if command is not None and not argv:
             raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
         argv, resolved = resolve_command_paths(argv)
+        if preset is not None and command is not None and (conflict := preset_conflict(preset, command, argv)):
+            raise pytest.UsageError(conflict)
         report = raw_value(config, "recall_report")
         settings = cls(
             command=command,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_recall import hookspecs
+from pytest_recall.agents.adapters.advice import bare_cli_advice
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
@@ -157,6 +158,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"recall: {shared_home_warning(settings.sandbox == 'bwrap')}")
     if settings.argv:
         lines.append(f"recall: {tracking_line()}")
+    if (advice := bare_cli_advice(settings.argv)) is not None:
+        lines.append(f"recall: {advice}")
     for given, resolved in settings.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines

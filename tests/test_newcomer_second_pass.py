@@ -1,0 +1,66 @@
+"""A newcomer's first hour, second pass: the Claude path, the live preset, quiet mode and small traps.
+
+Each test here failed before its fix; each names the trap it keeps shut.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ANSWER = "12345.67"
+VENV_BIN = Path(sys.executable).parent
+
+
+def fake_cli(folder: Path, name: str) -> Path:
+    """An executable called like a real CLI that only answers; what matters is how it is named."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text(f"#!{sys.executable}\nprint('{ANSWER}')\n", encoding="utf-8")
+    program.chmod(0o755)
+    return program
+
+
+def test_a_command_beside_a_live_preset_is_refused_naming_both_fixes(recall_suite: Any) -> None:
+    recall_suite.add("case_01", ["remember 12345.67", "recall"])
+    refused = recall_suite.run("--recall-live-preset=claude", "--collect-only", command="recall-claude")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert len([line for line in refused.stderr.lines if line.strip()]) == 1
+    refused.stderr.fnmatch_lines(
+        [
+            "ERROR: --recall-cmd='recall-claude' would replace the launcher --recall-live-preset=claude runs "
+            "(recall-claude --live), and live turns cannot reach it: drop --recall-cmd to measure the live session, "
+            "or drop --recall-live-preset to run your command a process per step*"
+        ]
+    )
+    # The preset's own launcher, by full path and with the CLI's extra arguments, is what it runs anyway.
+    launcher = shlex.join([str(VENV_BIN / "recall-llm"), "--live", "-m", "gpt-4o-mini"])
+    accepted = recall_suite.run("--recall-live-preset=llm-chat", "--collect-only", command=launcher)
+    assert accepted.ret == pytest.ExitCode.OK, accepted.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("cli", "flags", "adapter", "why"),
+    [
+        ("claude", "-p", "recall-claude", "claude -p asks approval for the tool calls that write its memory*"),
+        ("codex", "exec", "recall-codex", "codex exec refuses a working folder that is not a trusted git*"),
+        ("aider", "--yes --message", "recall-aider", "aider prints its banner and token footer on stdout*"),
+    ],
+)
+def test_a_bare_cli_in_print_mode_is_told_the_adapter_and_why(
+    recall_suite: Any, cli: str, flags: str, adapter: str, why: str
+) -> None:
+    recall_suite.add("case_01", ["remember 12345.67", "recall"])
+    program = fake_cli(recall_suite.pytester.path / "bin", cli)
+    result = recall_suite.run("--collect-only", command=f"{program} {flags}")
+    assert result.ret == pytest.ExitCode.OK
+    mark = flags.split()[-1]
+    result.stdout.fnmatch_lines(
+        [f"recall: --recall-cmd runs {cli} {mark} directly; use --recall-cmd={adapter}, the tested adapter: {why}"]
+    )
+    adapted = recall_suite.run("--collect-only", command=f"{program} --version")
+    assert "the tested adapter" not in adapted.stdout.str()
