@@ -259,7 +259,7 @@ OPTIONS = (
     Option(
         "recall_retry_delay",
         f"Seconds before the first retry of a case, doubling for each further one (default "
-        f"{DEFAULT_RETRY_DELAY_S:g}). Other cases in flight keep running meanwhile.",
+        f"{DEFAULT_RETRY_DELAY_S:g}; 0 retries at once). Other cases in flight keep running meanwhile.",
         str(DEFAULT_RETRY_DELAY_S),
     ),
     Option(
@@ -392,7 +392,7 @@ class Settings:
             scope=_choice(config, "recall_scope", SCOPES),
             preflight=_switch(config, "recall_preflight"),
             retries=_whole(config, "recall_retries", minimum=0),
-            retry_delay_s=_seconds(config, "recall_retry_delay"),
+            retry_delay_s=_seconds(config, "recall_retry_delay", zero_ok=True),
             transcripts=_choice(config, "recall_transcripts", TRANSCRIPT_MODES),
             **_scale_out(config),
             **_sandbox(config),
@@ -418,10 +418,10 @@ def flag_of(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _seconds(config: pytest.Config, name: str) -> float:
+def _seconds(config: pytest.Config, name: str, *, zero_ok: bool = False) -> float:
     __tracebackhide__ = True
     try:
-        return parse_positive_seconds(raw_value(config, name), flag_of(name))
+        return parse_positive_seconds(raw_value(config, name), flag_of(name), zero_ok=zero_ok)
     except CaseError as exc:
         raise pytest.UsageError(str(exc)) from None
 

@@ -64,3 +64,13 @@ def test_a_bare_cli_in_print_mode_is_told_the_adapter_and_why(
     )
     adapted = recall_suite.run("--collect-only", command=f"{program} --version")
     assert "the tested adapter" not in adapted.stdout.str()
+
+
+def test_a_retry_delay_of_zero_retries_at_once_and_a_negative_one_is_refused(recall_suite: Any) -> None:
+    recall_suite.add("case_a", ["exit 3", "exit 3"], ANSWER)
+    result = recall_suite.run("--recall-retries=1", "--recall-retry-delay=0")
+    result.assert_outcomes(failed=1)
+    assert recall_suite.records()["case_a"]["attempts"] == 2
+    refused = recall_suite.run("--recall-retry-delay=-1")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["ERROR: --recall-retry-delay must be 0 or a positive number of seconds, not '-1'"])

@@ -260,8 +260,11 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
             raise CaseError(f"{what}: {problem}")
 
 
-def parse_positive_seconds(value: Any, what: str) -> float:
-    """Seconds from a user; one line of error rather than a ValueError traceback."""
+def parse_positive_seconds(value: Any, what: str, *, zero_ok: bool = False) -> float:
+    """Seconds from a user; one line of error rather than a ValueError traceback.
+
+    ``zero_ok`` admits 0 where it means "no wait" (a retry's pause), never where it would mean "no time at all".
+    """
     __tracebackhide__ = True
     try:
         # float(True) is 1.0: a TOML ``timeout = true`` is a mistake, not one second.
@@ -270,8 +273,9 @@ def parse_positive_seconds(value: Any, what: str) -> float:
         seconds = float(value)
     except (TypeError, ValueError):
         raise CaseError(f"{what} must be a number of seconds, not {value!r}") from None
-    if not seconds > 0 or seconds == float("inf"):
-        raise CaseError(f"{what} must be a positive number of seconds, not {value!r}")
+    if not (seconds >= 0 if zero_ok else seconds > 0) or seconds == float("inf"):
+        wanted = "0 or a positive number" if zero_ok else "a positive number"
+        raise CaseError(f"{what} must be {wanted} of seconds, not {value!r}")
     return seconds
 
 
