@@ -5,6 +5,7 @@ Each test here failed before its fix; each names the trap it keeps shut.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -74,3 +75,30 @@ def test_a_retry_delay_of_zero_retries_at_once_and_a_negative_one_is_refused(rec
     refused = recall_suite.run("--recall-retry-delay=-1")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["ERROR: --recall-retry-delay must be 0 or a positive number of seconds, not '-1'"])
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (("step1.txt", "setp2.txt"), "s/case: only one step (found setp2.txt: rename it step2.txt); a case needs*"),
+        (("Step1.txt", "step 2.txt"), "s/case: no steps (found Step1.txt: rename it step1.txt; step 2.txt: rename*"),
+        (("step1.txt", "notes.txt"), "s/case: only one step; a case needs step1.txt and step2.txt at least"),
+    ],
+)
+def test_a_case_of_one_step_names_the_text_file_that_looks_like_a_step(
+    tmp_path: Path, files: tuple[str, ...], message: str
+) -> None:
+    from fnmatch import fnmatch
+
+    from pytest_recall.cases.answer_forms import BUILTIN_KINDS
+    from pytest_recall.cases.model import CaseError, load_case_dir
+
+    folder = tmp_path / "case"
+    folder.mkdir()
+    for name in files:
+        (folder / name).write_text("remember", encoding="utf-8")
+    expected = {"id": "case", "category": "c", "answer": ANSWER, "answer_kind": "money"}
+    (folder / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
+    with pytest.raises(CaseError) as caught:
+        load_case_dir(folder, suite="s", source="s/case", known_kinds=BUILTIN_KINDS)
+    assert fnmatch(str(caught.value), message), str(caught.value)

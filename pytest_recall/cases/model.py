@@ -168,8 +168,7 @@ def make_case(
     settings = dict(settings or {})
     feedback = dict(feedback or {})
     if len(prompts) < 2:
-        what = "no steps" if not prompts else "only one step"
-        raise CaseError(f"{source}: {what}; a case needs step1.txt and step2.txt at least")
+        raise CaseError(too_few_steps(source, len(prompts)))
     _check_expectation(expected, f"{source}: {ANSWER_FILE}", known_kinds)
     for number, judged_against in feedback.items():
         if not 2 <= number <= len(prompts):
@@ -334,6 +333,20 @@ def _unreadable(source: str, path: Path, exc: OSError) -> str:
     return f"{source}: cannot read {path.name} ({exc.strerror or exc}); make it a readable file"
 
 
+def too_few_steps(source: str, count: int, folder: Path | None = None) -> str:
+    """A case of fewer than two steps, naming the text files that look like misspelt step files."""
+    what = "no steps" if not count else "only one step"
+    found = []
+    if folder is not None:
+        try:
+            found = sorted(p.name for p in folder.iterdir() if p.suffix == ".txt" and not _STEP_FILE.match(p.name))
+        except OSError:
+            pass
+    renames = [f"{name}: rename it step{digits[0]}.txt" for name in found if (digits := re.findall(r"\d+", name))]
+    hint = f" (found {'; '.join(renames)})" if renames else ""
+    return f"{source}: {what}{hint}; a case needs step1.txt and step2.txt at least"
+
+
 def _near_misses(folder: Path) -> str:
     """The JSON files a case folder does hold, which are most likely a misspelt answer.json."""
     try:
@@ -402,6 +415,8 @@ def load_case_dir(
     settings_path = folder / SETTINGS_FILE
     settings = read_toml(settings_path, source) if settings_path.is_file() else {}
     prompts = read_step_prompts(folder, source)
+    if len(prompts) < 2:
+        raise CaseError(too_few_steps(source, len(prompts), folder))
     try:
         workspace = read_case_workspace(folder)
     except (WorkspaceError, OSError) as exc:
