@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.sessions.sandbox import check_bwrap
+
 ANSWER = "12345.67"
 VENV_BIN = Path(sys.executable).parent
 
@@ -102,3 +104,18 @@ def test_a_case_of_one_step_names_the_text_file_that_looks_like_a_step(
     with pytest.raises(CaseError) as caught:
         load_case_dir(folder, suite="s", source="s/case", known_kinds=BUILTIN_KINDS)
     assert fnmatch(str(caught.value), message), str(caught.value)
+
+
+@pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
+def test_a_bind_given_through_a_symlink_makes_the_agent_under_it_visible(recall_suite: Any) -> None:
+    real = recall_suite.pytester.path / "real-tools"
+    fake_cli(real, "agent")
+    linked = recall_suite.pytester.path / "tools"
+    linked.symlink_to(real, target_is_directory=True)
+    recall_suite.add("case_01", ["remember 12345.67", "recall"])
+    result = recall_suite.run("--recall-sandbox=bwrap", f"--recall-sandbox-bind={linked}", command=f"{linked}/agent")
+    result.assert_outcomes(passed=1)
+    # Nothing bound: still one line naming what to bind.
+    unbound = recall_suite.run("--recall-sandbox=bwrap", command=f"{linked}/agent")
+    assert unbound.ret == pytest.ExitCode.USAGE_ERROR
+    unbound.stderr.fnmatch_lines([f"ERROR: --recall-cmd: {linked}/agent is not visible inside the bwrap sandbox*"])
