@@ -10,6 +10,7 @@ import dataclasses
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -730,6 +731,10 @@ def check_command_starts(argv: tuple[str, ...]) -> None:
     found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
     if found is None:
         hint = "; install the agent or give its full path"
+        beside = Path(sys.executable).parent
+        if (beside / program).is_file():
+            # pytest-recall's own scripts sit beside the interpreter, in an environment not activated here.
+            hint = f"; it is in {beside}, which is not on PATH: activate that environment (. {beside}/activate)"
         if os.path.isfile(program):
             hint = f"; to run the file here, write ./{program}"
         raise pytest.UsageError(f"--recall-cmd: {program!r} was not found on PATH{hint}")

@@ -6,7 +6,9 @@ Each test here failed before its fix; each names the trap it keeps shut.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -119,3 +121,56 @@ def test_a_bind_given_through_a_symlink_makes_the_agent_under_it_visible(recall_
     unbound = recall_suite.run("--recall-sandbox=bwrap", command=f"{linked}/agent")
     assert unbound.ret == pytest.ExitCode.USAGE_ERROR
     unbound.stderr.fnmatch_lines([f"ERROR: --recall-cmd: {linked}/agent is not visible inside the bwrap sandbox*"])
+
+
+def without_this_environment_on_path() -> dict[str, str]:
+    """The environment of `.venv/bin/python -m pytest` in a shell that never activated the venv, no CLI, no CI.
+
+    Any folder holding pytest-recall's scripts leaves PATH (a pyenv shim would find them as well).
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "RECALL_LLM_BIN") and not k.startswith("PYTEST_")}
+    kept = [p for p in env.get("PATH", "").split(os.pathsep) if p and not (Path(p) / "recall-notebook").exists()]
+    env["PATH"] = os.pathsep.join(kept)
+    return env
+
+
+def test_the_preset_test_passes_from_a_fresh_clone_that_never_activated_its_venv() -> None:
+    test = Path(__file__).parent / "test_turn_protocol.py"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-n",
+            "0",
+            "-W",
+            "ignore",
+            str(test),
+            "-k",
+            "test_a_preset_runs_live_with_its_launcher_unless_a_command_is_given",
+        ],
+        env=without_this_environment_on_path(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_script_of_this_environment_off_path_says_to_activate_it(
+    recall_suite: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", without_this_environment_on_path()["PATH"])
+    recall_suite.add("case_01", ["remember 12345.67", "recall"])
+    result = recall_suite.run(command="recall-notebook")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --recall-cmd: 'recall-notebook' was not found on PATH; it is in {VENV_BIN}, which is not on PATH: "
+            f"activate that environment (. {VENV_BIN}/activate)"
+        ]
+    )
