@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_recall import hookspecs
-from pytest_recall.agents.adapters.advice import bare_cli_advice
+from pytest_recall.agents.adapters.advice import bare_cli_advice, command_line_trap
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
@@ -25,7 +25,7 @@ from pytest_recall.items import (
     TrapTaskDirectory,
     seeded_order,
 )
-from pytest_recall.options import NO_COMMAND, SHARD_INPUT, Settings, add_options, check_command_starts
+from pytest_recall.options import NO_COMMAND, OPTIONS, SHARD_INPUT, Settings, add_options, check_command_starts
 from pytest_recall.preflight import preflight
 from pytest_recall.progress import register_progress
 from pytest_recall.recorder import Recorder
@@ -54,6 +54,13 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Before pytest parses the command line: a misspelt flag or a split --recall-cmd is one line with the fix."""
+    trap = command_line_trap(args, tuple(option.flag for option in OPTIONS))
+    if trap is not None:
+        raise pytest.UsageError(trap)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -140,6 +140,9 @@ class Recorder:
 
     def resume_hint(self) -> str:
         """How to pick an interrupted run up where it stopped, from what this run wrote."""
+        if self.collection_errors and not self.records:
+            # Nothing ran, so nothing was paid for: there is nothing to resume, only errors to fix.
+            return "no case ran: pytest stops at collection errors; fix them (ERRORS above) and run again"
         kept = self.settings.log_path or (self.settings.report_path if self.write_error is None else None)
         if kept is None:
             return "to resume, run again with --recall-log=FILE this time: a log keeps each case as it finishes"

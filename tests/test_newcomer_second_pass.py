@@ -174,3 +174,36 @@ def test_a_script_of_this_environment_off_path_says_to_activate_it(
             f"activate that environment (. {VENV_BIN}/activate)"
         ]
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--recall-comd=x",), "ERROR: unknown option --recall-comd; did you mean --recall-cmd?"),
+        (("--recall-epoch", "2"), "ERROR: unknown option --recall-epoch; did you mean --recall-epochs?"),
+        (
+            ("--recall-cmd=python", "my_agent.py"),
+            "ERROR: --recall-cmd=python my_agent.py: the shell split the command in two, so pytest would import "
+            "my_agent.py as a test file; quote the whole command: --recall-cmd='python my_agent.py'",
+        ),
+    ],
+)
+def test_a_misspelt_flag_or_a_split_command_is_one_line_with_the_fix(
+    recall_suite: Any, args: tuple[str, ...], message: str
+) -> None:
+    recall_suite.add("case_01", ["remember 12345.67", "recall"])
+    recall_suite.pytester.makepyfile(my_agent="import json\nprint(json.loads('not json'))\n")
+    result = recall_suite.run(*args, with_command=False, report=False)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.stderr.lines if line.strip()] == [message]
+
+
+def test_a_collection_error_says_to_fix_it_not_to_resume(recall_suite: Any) -> None:
+    recall_suite.add("case_01", ["remember 12345.67", "recall"])
+    recall_suite.pytester.makepyfile(test_broken="import json\nprint(json.loads('not json'))\n")
+    result = recall_suite.run()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        ["  no case ran: pytest stops at collection errors; fix them (ERRORS above) and run again"]
+    )
+    assert "--recall-log" not in result.stdout.str() and "--recall-resume" not in result.stdout.str()

@@ -87,3 +87,40 @@ def preset_conflict(preset: LivePreset, command: str, argv: tuple[str, ...]) -> 
         f"--recall-live-preset to run your command a process per step (extra arguments for the live CLI go after "
         f"the launcher: --recall-cmd='{launcher} ARGS')"
     )
+
+
+# A word after the command that ends so is a script the agent runs, not a test file pytest should import.
+_SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl")
+
+
+def command_line_trap(args: list[str] | tuple[str, ...], flags: tuple[str, ...]) -> str | None:
+    """One line for the two typos that pytest would otherwise report as something else.
+
+    A misspelt ``--recall-*`` flag is named with the flag it most likely
+    meant. An unquoted ``--recall-cmd=python my_agent.py`` leaves
+    ``my_agent.py`` as an argument of pytest's own, which it would import as
+    a test module (running the agent's top level) before any case runs.
+    """
+    import difflib
+
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return None
+        name, has_value, value = arg.partition("=")
+        if name.startswith("--recall-") and name not in flags:
+            near = difflib.get_close_matches(name, flags, n=1, cutoff=0.6)
+            guess = f"; did you mean {near[0]}?" if near else f"; the --recall-* flags are listed by pytest --help"
+            return f"unknown option {name}{guess}"
+        if name != "--recall-cmd":
+            continue
+        following = index + 1 if has_value else index + 2
+        command = value if has_value else (args[index + 1] if index + 1 < len(args) else "")
+        nxt = args[following] if following < len(args) else ""
+        base = PurePath(nxt).name
+        looks_like_test = base.startswith("test_") or base.endswith("_test.py")
+        if nxt.endswith(_SCRIPT_SUFFIXES) and not looks_like_test and command and " " not in command:
+            return (
+                f"--recall-cmd={command} {nxt}: the shell split the command in two, so pytest would import {nxt} "
+                f"as a test file; quote the whole command: --recall-cmd='{command} {nxt}'"
+            )
+    return None
