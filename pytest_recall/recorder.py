@@ -26,7 +26,7 @@ from pytest_recall.reporting.junit import CASE_PROPERTY_NAMES, add_run_propertie
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
 from pytest_recall.reporting.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
-from pytest_recall.reporting.summary import error_lines, format_summary
+from pytest_recall.reporting.summary import error_lines, format_summary, warning_lines
 from pytest_recall.reporting.transcripts import transcripts_view
 
 
@@ -48,6 +48,8 @@ class Recorder:
         # Run-log append failures, by message, with how many records each cost.
         self.log_errors: dict[str, int] = {}
         self.summaries: list[CaseSummary] = []
+        # Each stderr block a failure section showed, and the case that showed it first.
+        self.seen_stderr: dict[tuple[str, ...], str] = {}
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
@@ -71,7 +73,7 @@ class Recorder:
         place_case_figures(self.config, report)
         if record is not None:
             self.spool.add(record)
-            shorten_failure(report, record)
+            shorten_failure(report, record, self.seen_stderr)
             self.unrecorded_failures.pop(report.nodeid, None)
         elif report.failed and report.nodeid not in self.records and _looks_like_case(report.nodeid):
             text = str(report.longrepr).strip().splitlines()
@@ -149,7 +151,7 @@ class Recorder:
         return f"to resume, run the same command again with --recall-resume={kept}"
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """The verdict in colour; ``-q`` keeps the verdict and the errors, ``-qq`` the verdict alone."""
+        """The verdict in colour; ``-q`` keeps the verdict, the warnings and the errors, ``-qq`` the verdict alone."""
         if self.report is None:
             return
         verbosity = self.config.get_verbosity()
@@ -159,7 +161,7 @@ class Recorder:
         terminalreporter.write_line(verdict, green=bool(self.report["passed"]), red=not self.report["passed"])
         if verbosity <= -2:
             return
-        for line in details if verbosity >= 0 else ():
+        for line in details if verbosity >= 0 else warning_lines(self.report, self.summaries):
             terminalreporter.write_line(line)
         for line in error_lines(self.summaries):
             terminalreporter.write_line(line, red=True)

@@ -207,3 +207,25 @@ def test_a_collection_error_says_to_fix_it_not_to_resume(recall_suite: Any) -> N
         ["  no case ran: pytest stops at collection errors; fix them (ERRORS above) and run again"]
     )
     assert "--recall-log" not in result.stdout.str() and "--recall-resume" not in result.stdout.str()
+
+
+def test_quiet_keeps_the_shared_home_warning_and_the_agent_failures_and_one_stderr_shows_once(
+    recall_suite: Any,
+) -> None:
+    for number in range(1, 4):
+        recall_suite.add(f"case_0{number}", ["err usage: agent PROMPT\nexit 2", "recall"])
+    result = recall_suite.run("-q", "--recall-home=user", f"--junitxml={recall_suite.pytester.path / 'j.xml'}")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "recall: FAILED  score 0.000 *",
+            "  WARNING --recall-home=user: memory an agent keeps in HOME is shared between cases*",
+            "  agent failures (not memory results: fix the agent or its setup, then run again):",
+            "  3 cases: agent failed in step 1 (exit 2)*",
+        ]
+    )
+    sections = result.stdout.str().split("= FAILURES =", 1)[1].split("= pytest-recall =", 1)[0]
+    assert sections.count("    stderr (last ") == 1
+    assert sections.count("    stderr: the same as cases/suite/case_0") == 2
+    # The JUnit file keeps every case's whole text.
+    assert (recall_suite.pytester.path / "j.xml").read_text(encoding="utf-8").count("stderr (last ") == 3
