@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -229,3 +230,35 @@ def test_quiet_keeps_the_shared_home_warning_and_the_agent_failures_and_one_stde
     assert sections.count("    stderr: the same as cases/suite/case_0") == 2
     # The JUnit file keeps every case's whole text.
     assert (recall_suite.pytester.path / "j.xml").read_text(encoding="utf-8").count("stderr (last ") == 3
+
+
+@pytest.mark.parametrize(
+    ("stdout", "reason"),
+    [
+        ("12345.67 or 99999.99", "final line offers 2 candidate values (12345.67, 99999.99): a shotgun earns nothing"),
+        (
+            "1111.00\n2222.00\n12345.67\n3333.00\n4444.00\n5555.00\nI am not sure.",
+            "output offers 6 candidate values (1111.00, 12345.67, 2222.00, 3333.00 and 2 more): a shotgun earns nothing",
+        ),
+    ],
+)
+def test_a_shotgun_names_the_values_it_offered(stdout: str, reason: str) -> None:
+    from pytest_recall.scoring.judge import judge_answer
+
+    verdict = judge_answer(stdout, {"answer": ANSWER, "answer_kind": "money", "category": "c"})
+    assert (verdict["score"], verdict["reason"]) == (0.0, reason)
+
+
+def test_the_html_page_explains_its_unscored_tile_and_keeps_answers_whole() -> None:
+    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.html_cases import CASE_COLUMNS
+
+    report = {"passed": False, "score": 0.0, "threshold": 0.5, "n_total": 1, "n_passed": 0, "n_scored": 0}
+    page = render_html({**report, "n_skipped_no_gold": 1, "n_errors": 1, "cases": []})
+    assert "no gold" not in page
+    tile = re.search(r'<div title="([^"]*)"><dt>unscored</dt><dd>1</dd></div>', page)
+    assert tile is not None and "no expected answer to judge against" in tile[1]
+    # Voucher ids such as AR-2026-0042 would otherwise break at their hyphens.
+    assert CASE_COLUMNS[4:6] == ("expected", "reported")
+    rule = re.search(r"\.cases tr:not\(\.evidence\) td:nth-child\(5\),[^{]*td:nth-child\(6\)\{([^}]*)\}", page)
+    assert rule is not None and rule[1] == "white-space:nowrap"

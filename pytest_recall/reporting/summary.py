@@ -181,8 +181,9 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
             else:
                 line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
         lines.append(line)
+        runs = counted(int(control["n"]), "control run") if control.get("n") else "the control runs"
+        lines.append(f"  pytest's passed count includes {runs}, which pass whatever they score: see the line above")
         lines += help_harm_lines(report)
-        lines.append("  pytest counts control runs as passed whatever they score; their score is the line above")
     return lines
 
 
