@@ -10,6 +10,7 @@ import pytest
 
 from pytest_recall import hookspecs
 from pytest_recall.agents.adapters.advice import bare_cli_advice, command_line_trap
+from pytest_recall.bundled import wheel_nodeid
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
@@ -178,15 +179,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    named = {"nodeid": nodeid} if (nodeid := wheel_nodeid(path)) is not None else {}
     if is_case_dir(path):
-        return CaseDirectory.from_parent(parent, path=path)
+        return CaseDirectory.from_parent(parent, path=path, **named)
     if is_suite_dir(path):
-        return SuiteDirectory.from_parent(parent, path=path)
+        return SuiteDirectory.from_parent(parent, path=path, **named)
     if is_trap_task_dir(path):
-        return TrapTaskDirectory.from_parent(parent, path=path)
+        return TrapTaskDirectory.from_parent(parent, path=path, **named)
     if looks_like_case_dir(path):
         # Step files without answer.json: collected so that loading it names the missing file.
-        return CaseDirectory.from_parent(parent, path=path)
+        return CaseDirectory.from_parent(parent, path=path, **named)
     return None
 
 

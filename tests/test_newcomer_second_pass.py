@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from pytest_recall.sessions.sandbox import check_bwrap
 
 ANSWER = "12345.67"
 VENV_BIN = Path(sys.executable).parent
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 
 def fake_cli(folder: Path, name: str) -> Path:
@@ -262,3 +264,42 @@ def test_the_html_page_explains_its_unscored_tile_and_keeps_answers_whole() -> N
     assert CASE_COLUMNS[4:6] == ("expected", "reported")
     rule = re.search(r"\.cases tr:not\(\.evidence\) td:nth-child\(5\),[^{]*td:nth-child\(6\)\{([^}]*)\}", page)
     assert rule is not None and rule[1] == "white-space:nowrap"
+
+
+@pytest.mark.slow
+def test_a_suite_run_from_an_installed_wheel_is_named_from_the_suite_not_from_site_packages(tmp_path: Path) -> None:
+    # As a clone's `pip install .` lays it out: the package, with the suites copied in, in a venv inside the clone.
+    clone = tmp_path / "clone"
+    site = clone / ".venv" / "lib" / "python3" / "site-packages"
+    package = site / "pytest_recall"
+    shutil.copytree(REPO_DIR / "pytest_recall", package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO_DIR / "cases" / "session-memory-recall", package / "bundled_cases" / "session-memory-recall")
+    (clone / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    env["PYTHONPATH"] = str(site)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            str(package / "bundled_cases" / "session-memory-recall"),
+            f"--recall-cmd={VENV_BIN / 'recall-notebook'}",
+            "--recall-report=r.json",
+            "--junitxml=j.xml",
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    report = json.loads((project / "r.json").read_text(encoding="utf-8"))
+    assert sorted(case["nodeid"] for case in report["cases"])[0] == "session-memory-recall/case_01::recall"
+    classnames = re.findall(r'classname="([^"]*)"', (project / "j.xml").read_text(encoding="utf-8"))
+    assert len(classnames) == 8 and sorted(classnames)[0] == "session-memory-recall.case_01"
