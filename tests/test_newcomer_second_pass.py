@@ -303,3 +303,72 @@ def test_a_suite_run_from_an_installed_wheel_is_named_from_the_suite_not_from_si
     assert sorted(case["nodeid"] for case in report["cases"])[0] == "session-memory-recall/case_01::recall"
     classnames = re.findall(r'classname="([^"]*)"', (project / "j.xml").read_text(encoding="utf-8"))
     assert len(classnames) == 8 and sorted(classnames)[0] == "session-memory-recall.case_01"
+
+
+def test_the_docs_preset_table_ends_each_session_as_the_preset_does() -> None:
+    from pytest_recall.agents.adapters.presets import PRESETS
+
+    section = (REPO_DIR / "docs" / "cases.md").read_text(encoding="utf-8").split("### Presets for real CLIs", 1)[1]
+    table = next(block for block in section.split("\n\n") if block.startswith("| preset |"))
+    keys = {"quit\r": "`quit`", "/exit\r": "`/exit`", "\x04": "Ctrl-D"}
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| `([\w-]+)` \|.*\| ([^|]+) \|$", table, re.MULTILINE)}
+    assert rows == {name: keys[preset.protocol.quit or "\x04"] for name, preset in PRESETS.items()}
+    for name, preset in PRESETS.items():
+        # --help says it too, from the preset's own description.
+        assert f"{rows[name].strip('`')} ends the session" in preset.about.replace("'", "")
+
+
+def test_every_readme_claude_login_copy_is_the_tested_adapters() -> None:
+    from pytest_recall.agents.adapters.claude import ADAPTER
+
+    readme = (REPO_DIR / "README.md").read_text(encoding="utf-8")
+    commands = re.sub(r"\\\n\s*", " ", readme)
+    copies = [m[1] for m in re.finditer(r"--recall-home-copy=(\S+)", commands) if ".claude" in m[1]]
+    assert copies and set(copies) == {ADAPTER.home_copy}, copies
+
+
+def test_the_readme_says_why_a_free_fake_model_run_shows_a_cost() -> None:
+    readme = (REPO_DIR / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Evaluate Claude Code in five minutes", 1)[1].split("\n## ", 1)[0]
+    assert "Claude Code's own estimate for the fake model's tokens" in section and "nothing was charged" in section
+
+
+def test_the_node_ci_installs_is_the_one_the_pinned_claude_code_declares(tmp_path: Path) -> None:
+    install_node = (REPO_DIR / ".ci" / "install-node").read_text(encoding="utf-8")
+    install_clis = (REPO_DIR / ".ci" / "install-clis").read_text(encoding="utf-8")
+    major = re.search(r"^NODE_MAJOR=(\d+)$", install_node, re.MULTILINE)
+    pinned = re.search(r"^CLAUDE_CODE_VERSION=(\S+)$", install_clis, re.MULTILINE)
+    assert major is not None and pinned is not None
+    assert f"Claude Code {pinned[1]} declares `engines: node >={major[1]}`" in install_node
+    assert f"Claude Code {pinned[1]} needs Node {major[1]} or newer" in (REPO_DIR / "README.md").read_text("utf-8")
+    assert 'eval "$(.ci/install-node)"' in (REPO_DIR / ".ci" / "run").read_text(encoding="utf-8")
+    # A node new enough is left alone: nothing to eval.
+    fake = fake_node(tmp_path, f"v{major[1]}.1.0")
+    done = subprocess.run(
+        [str(REPO_DIR / ".ci" / "install-node")],
+        env={"PATH": f"{fake}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert done.stdout == ""
+
+
+def fake_node(folder: Path, version: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "node").write_text(f"#!/bin/sh\necho {version}\n", encoding="utf-8")
+    (folder / "node").chmod(0o755)
+    return folder
+
+
+def test_the_installed_claude_code_declares_the_node_ci_installs() -> None:
+    from cli_wiring import real_cli
+
+    from pytest_recall.agents.adapters.claude import ADAPTER
+
+    claude = Path(real_cli(ADAPTER))
+    manifest = claude.parent.parent / "@anthropic-ai" / "claude-code" / "package.json"
+    engines = json.loads(manifest.read_text(encoding="utf-8"))["engines"]["node"]
+    major = re.search(r"^NODE_MAJOR=(\d+)$", (REPO_DIR / ".ci" / "install-node").read_text("utf-8"), re.MULTILINE)
+    assert major is not None and engines == f">={major[1]}.0.0"
