@@ -179,16 +179,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    named = {"nodeid": nodeid} if (nodeid := wheel_nodeid(path)) is not None else {}
+    nodeid = wheel_nodeid(path)  # None lets pytest name it from the rootdir, as usual
     if is_case_dir(path):
-        return CaseDirectory.from_parent(parent, path=path, **named)
+        return CaseDirectory.from_parent(parent, path=path, nodeid=nodeid)
     if is_suite_dir(path):
-        return SuiteDirectory.from_parent(parent, path=path, **named)
+        return SuiteDirectory.from_parent(parent, path=path, nodeid=nodeid)
     if is_trap_task_dir(path):
-        return TrapTaskDirectory.from_parent(parent, path=path, **named)
+        return TrapTaskDirectory.from_parent(parent, path=path, nodeid=nodeid)
     if looks_like_case_dir(path):
         # Step files without answer.json: collected so that loading it names the missing file.
-        return CaseDirectory.from_parent(parent, path=path, **named)
+        return CaseDirectory.from_parent(parent, path=path, nodeid=nodeid)
     return None
 
 

@@ -137,29 +137,17 @@ def without_this_environment_on_path() -> dict[str, str]:
     return env
 
 
+def pytest_in_a_subprocess(args: list[str], env: dict[str, str], cwd: Path | None = None) -> Any:
+    """A whole pytest process of its own, for what pytester cannot set up: PATH and sys.path as a user has them."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
 def test_the_preset_test_passes_from_a_fresh_clone_that_never_activated_its_venv() -> None:
     test = Path(__file__).parent / "test_turn_protocol.py"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "-n",
-            "0",
-            "-W",
-            "ignore",
-            str(test),
-            "-k",
-            "test_a_preset_runs_live_with_its_launcher_unless_a_command_is_given",
-        ],
+    done = pytest_in_a_subprocess(
+        ["-q", "-n", "0", "-W", "ignore", str(test), "-k", "test_a_preset_runs_live_with_its_launcher_unless_a"],
         env=without_this_environment_on_path(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:]
 
@@ -240,7 +228,8 @@ def test_quiet_keeps_the_shared_home_warning_and_the_agent_failures_and_one_stde
         ("12345.67 or 99999.99", "final line offers 2 candidate values (12345.67, 99999.99): a shotgun earns nothing"),
         (
             "1111.00\n2222.00\n12345.67\n3333.00\n4444.00\n5555.00\nI am not sure.",
-            "output offers 6 candidate values (1111.00, 12345.67, 2222.00, 3333.00 and 2 more): a shotgun earns nothing",
+            "output offers 6 candidate values (1111.00, 12345.67, 2222.00, 3333.00 and 2 more): "
+            "a shotgun earns nothing",
         ),
     ],
 )
@@ -279,24 +268,15 @@ def test_a_suite_run_from_an_installed_wheel_is_named_from_the_suite_not_from_si
     project.mkdir()
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(site)
-    done = subprocess.run(
+    done = pytest_in_a_subprocess(
         [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
             str(package / "bundled_cases" / "session-memory-recall"),
             f"--recall-cmd={VENV_BIN / 'recall-notebook'}",
             "--recall-report=r.json",
             "--junitxml=j.xml",
         ],
-        cwd=project,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        cwd=project,
     )
     assert done.returncode == 0, done.stdout[-3000:]
     report = json.loads((project / "r.json").read_text(encoding="utf-8"))

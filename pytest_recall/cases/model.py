@@ -8,6 +8,7 @@ the judge and the report never need to know where a case came from.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -338,10 +339,8 @@ def too_few_steps(source: str, count: int, folder: Path | None = None) -> str:
     what = "no steps" if not count else "only one step"
     found = []
     if folder is not None:
-        try:
+        with contextlib.suppress(OSError):
             found = sorted(p.name for p in folder.iterdir() if p.suffix == ".txt" and not _STEP_FILE.match(p.name))
-        except OSError:
-            pass
     renames = [f"{name}: rename it step{digits[0]}.txt" for name in found if (digits := re.findall(r"\d+", name))]
     hint = f" (found {'; '.join(renames)})" if renames else ""
     return f"{source}: {what}{hint}; a case needs step1.txt and step2.txt at least"

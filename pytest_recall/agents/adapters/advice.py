@@ -109,7 +109,7 @@ def command_line_trap(args: list[str] | tuple[str, ...], flags: tuple[str, ...])
         name, has_value, value = arg.partition("=")
         if name.startswith("--recall-") and name not in flags:
             near = difflib.get_close_matches(name, flags, n=1, cutoff=0.6)
-            guess = f"; did you mean {near[0]}?" if near else f"; the --recall-* flags are listed by pytest --help"
+            guess = f"; did you mean {near[0]}?" if near else "; the --recall-* flags are listed by pytest --help"
             return f"unknown option {name}{guess}"
         if name != "--recall-cmd":
             continue
