@@ -91,3 +91,12 @@ def test_the_dataclass_and_its_json_agree() -> None:
     assert record.passed and record_passed(record.as_json())
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.score = 0.0  # type: ignore[misc]
+
+
+def test_the_summary_and_junit_keys_are_fields_of_the_record() -> None:
+    from pytest_recall.reporting.records import JUNIT_CASE_FIELDS
+    from pytest_recall.reporting.spool import DERIVED_SUMMARY_KEYS, SUMMARY_KEYS
+
+    names = {field.name for field in dataclasses.fields(CaseRecord)}
+    assert set(JUNIT_CASE_FIELDS) <= names
+    assert set(SUMMARY_KEYS) - set(DERIVED_SUMMARY_KEYS) <= names

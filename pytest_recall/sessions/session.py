@@ -72,7 +72,7 @@ class RunningSession:
         self._stdout = HeadTailBuffer(spec.max_output_bytes)
         self._stderr = HeadTailBuffer(spec.max_output_bytes)
         # A live (continue) session's turns; None for a fresh session, which only runs.
-        self.live = LiveTurns(spec.turns, spec.protocol, spec.compose_turn) if spec.turns else None
+        self.turns = LiveTurns(spec.turns, spec.protocol, spec.compose_turn) if spec.turns else None
         self.started = time.monotonic()
         self.deadline = self.started + spec.timeout_s
         self.kill_at: float | None = None
@@ -118,8 +118,8 @@ class RunningSession:
             if not chunk:
                 return False
             self._stdout.feed(chunk)
-            if self.live is not None:
-                self.live.feed(chunk)
+            if self.turns is not None:
+                self.turns.feed(chunk)
         return True
 
     @property
@@ -150,15 +150,15 @@ class RunningSession:
 
     def next_wakeup(self) -> float:
         wake = self.kill_at if self.kill_at is not None else self.deadline
-        live = self.live
-        if self.pidfd is None or (live is not None and (not live.input_closed or live.typing)):
+        turns = self.turns
+        if self.pidfd is None or (turns is not None and (not turns.input_closed or turns.typing)):
             wake = min(wake, time.monotonic() + POLL_INTERVAL_S)
         return wake
 
     def tick(self, now: float) -> None:
         """Deadlines: TERM the group at the timeout, KILL it after the grace."""
-        if self.live is not None:
-            self.live.drive(now, self.child.send, self.child.eof_byte, ending=self.kill_at is not None)
+        if self.turns is not None:
+            self.turns.drive(now, self.child.send, self.child.eof_byte, ending=self.kill_at is not None)
         if self.kill_at is None and now >= self.deadline:
             self.timed_out = True
             signal_group(self.child.pid, signal.SIGTERM)
@@ -199,8 +199,8 @@ class RunningSession:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
-        if self.live is not None:
-            self.live.close_unfinished()
+        if self.turns is not None:
+            self.turns.close_unfinished()
         exit_code = self.child.exit_code
         sig = self.child.signal
         self.finished = SessionResult(
@@ -214,7 +214,7 @@ class RunningSession:
             stderr_bytes=self._stderr.total,
             truncated=self._stdout.truncated or self._stderr.truncated,
             killed_leftovers=leftovers,
-            turns=tuple(self.live.results) if self.live is not None else (),
+            turns=tuple(self.turns.results) if self.turns is not None else (),
             ok_exit_codes=self.spec.ok_exit_codes,
         )
         return self.finished
