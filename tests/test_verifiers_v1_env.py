@@ -101,9 +101,11 @@ def test_the_taskset_holds_the_requested_split_and_size_numbered_from_zero() -> 
 
 
 def test_the_taskset_serves_the_latest_suite_version_and_older_ones_by_number() -> None:
-    latest = list(environment.load_environment("eval", 1).taskset)[0].data
+    (latest_task,) = environment.load_environment("eval", 1).taskset
+    latest = latest_task.data
     assert latest.info["version"] == 3
-    older = list(environment.load_environment("eval", 1, version=1).taskset)[0].data
+    (older_task,) = environment.load_environment("eval", 1, version=1).taskset
+    older = older_task.data
     assert older.info["version"] == 1 and older.prompt != latest.prompt
     with pytest.raises(ValueError, match="version must be one of 1, 2, 3, not 7"):
         environment.load_environment("eval", 1, version=7)
