@@ -24,7 +24,8 @@ the session in front of it::
 
 Every one of them scores at most 0.10 in every category of every bundled
 generated suite, except ``plain`` on ``abstention`` (the report's
-``false_abstention_rate`` exposes an always-abstain agent); the table in
+``false_abstention_rate`` exposes an always-abstain agent) and the frozen
+first version of the audit suite, ``agent-supermemory-v1``; the table in
 ``docs/cases.md`` comes from :mod:`pytest_recall.agents.baseline_table`.
 """
 
