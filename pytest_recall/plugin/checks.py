@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,10 @@ def check_command_starts(argv: tuple[str, ...]) -> None:
     found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
     if found is None:
         hint = "; install the agent or give its full path"
+        beside = Path(sys.executable).parent
+        if (beside / program).is_file():
+            # pytest-recall's own scripts sit beside the interpreter, in an environment not activated here.
+            hint = f"; it is in {beside}, which is not on PATH: activate that environment (. {beside}/activate)"
         if os.path.isfile(program):
             hint = f"; to run the file here, write ./{program}"
         raise pytest.UsageError(f"--recall-cmd: {program!r} was not found on PATH{hint}")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.agents.adapters.advice import preset_conflict
 from pytest_recall.agents.adapters.presets import PRESETS, LivePreset
 from pytest_recall.cases.live_protocol import (
     ProtocolError,
@@ -88,6 +89,8 @@ def read_command(read: OptionReader, preset: LivePreset | None) -> AgentCommand:
     if text is not None and not argv:
         raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
     argv, resolved = resolve_command_paths(argv)
+    if preset is not None and text is not None and (conflict := preset_conflict(preset, text, argv)):
+        raise pytest.UsageError(conflict)
     return AgentCommand(text=text, argv=argv, prompt=read.choice("recall_prompt"), resolved_paths=resolved)
 
 
@@ -181,7 +184,7 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
         epochs=read.whole("recall_epochs", minimum=1),
         control=read.switch("recall_control"),
         retries=read.whole("recall_retries", minimum=0),
-        retry_delay_s=read.seconds("recall_retry_delay"),
+        retry_delay_s=read.seconds("recall_retry_delay", zero_ok=True),
         shard=_shard(read),
         shard_durations_path=durations,
         resume_path=read.path("recall_resume"),

@@ -228,8 +228,8 @@ OPTIONS = (
         "recall_live_preset",
         "Run every case live in one session of a known CLI, driven as its adapter's tests drive it: "
         + "; ".join(f"'{name}': {preset.about}" for name, preset in PRESETS.items())
-        + ". It sets the command (unless --recall-cmd gives one) and the turn protocol; protocol flags given as "
-        "well win over the preset's values.",
+        + ". It sets the command and the turn protocol; --recall-cmd may only name the preset's own launcher, with "
+        "extra arguments for the CLI after it; protocol flags given as well win over the preset's values.",
         choices=tuple(PRESETS),
     ),
     Option(
@@ -279,7 +279,7 @@ OPTIONS = (
     Option(
         "recall_retry_delay",
         f"Seconds before the first retry of a case, doubling for each further one (default "
-        f"{DEFAULT_RETRY_DELAY_S:g}). Other cases in flight keep running meanwhile.",
+        f"{DEFAULT_RETRY_DELAY_S:g}; 0 retries at once). Other cases in flight keep running meanwhile.",
         str(DEFAULT_RETRY_DELAY_S),
     ),
     Option(

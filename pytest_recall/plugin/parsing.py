@@ -28,10 +28,10 @@ class OptionReader:
     def text(self, name: str) -> str | None:
         return raw_value(self.config, name)
 
-    def seconds(self, name: str) -> float:
+    def seconds(self, name: str, *, zero_ok: bool = False) -> float:
         __tracebackhide__ = True
         try:
-            return parse_positive_seconds(self.text(name), flag_of(name))
+            return parse_positive_seconds(self.text(name), flag_of(name), zero_ok=zero_ok)
         except CaseError as exc:
             raise pytest.UsageError(str(exc)) from None
 

@@ -80,7 +80,7 @@ PROJECTS = _words(
 )
 CODE_NAMES = _words("orion vega nova atlas zephyr comet pulsar quasar nebula aurora")
 _AGENTS = _words("mnemo scribe keeper tally archivist ledger")
-_ACTOR = {
+ACTOR_OF_KIND = {
     "user_statement": "user",
     "correction": "user",
     "retraction": "user",
@@ -478,7 +478,7 @@ def _line(draft: Draft, when: dt.datetime, ids: dict[int, str]) -> str:
     value = "-" if draft.value is None else draft.value
     return (
         f"{ids[draft.key]} | {when:%Y-%m-%dT%H:%M}Z | project={draft.project} | field={draft.field} | "
-        f"kind={draft.kind} | actor={_ACTOR[draft.kind]} | value={value} | ref={ref} | "
+        f"kind={draft.kind} | actor={ACTOR_OF_KIND[draft.kind]} | value={value} | ref={ref} | "
         f"note={draft.note.replace('{ref}', ref)}"
     )
 
