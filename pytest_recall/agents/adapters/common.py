@@ -79,12 +79,15 @@ def find_cli(adapter: Adapter) -> str:
     return found
 
 
-def run_cli(argv: Sequence[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI with stdin at end of file and its stdout captured; its stderr stays the adapter's."""
+def run_cli(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, stdin_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with ``stdin_text`` (or nothing) on stdin and its stdout captured; its stderr stays the adapter's."""
     try:
         return subprocess.run(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            input=stdin_text,
+            stdin=subprocess.DEVNULL if stdin_text is None else None,
             stdout=subprocess.PIPE,
             text=True,
             errors="replace",
