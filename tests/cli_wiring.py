@@ -118,12 +118,20 @@ def qwen_wiring(base_url: str) -> Wiring:
     )
 
 
+def copilot_wiring(base_url: str) -> Wiring:
+    # Bring your own key: no GitHub login; offline: no telemetry, no update checks, no GitHub MCP server.
+    # COPILOT_PKG_CACHE_HOME (from .ci/install-clis) keeps every HOME from unpacking the CLI again.
+    env = {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": f"{base_url}/v1"}
+    return Wiring(env={**env, "COPILOT_PROVIDER_API_KEY": "sk-fake", "COPILOT_MODEL": "fake"})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
     "gemini": gemini_wiring,
     "opencode": opencode_wiring,
     "qwen": qwen_wiring,
+    "copilot": copilot_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }

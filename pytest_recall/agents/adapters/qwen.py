@@ -1,7 +1,8 @@
 """``recall-qwen [EXTRA ARGS...] PROMPT``: Qwen Code in headless mode, unattended.
 
-``qwen PROMPT`` (the positional prompt; ``-p`` is deprecated) runs one turn;
-``--output-format stream-json`` prints Claude Code's message stream, one JSON
+``qwen`` with its stdin not a terminal runs one turn on what stdin holds:
+the prompt goes there, whole (a positional prompt after ``--`` is dropped,
+and ``-p`` is deprecated); ``--output-format stream-json`` prints Claude Code's message stream, one JSON
 message a line, ending with a ``result`` that holds the answer and the usage
 apart. ``--approval-mode=yolo`` approves its tools, which would otherwise
 wait for a person. Qwen Code's memory is the ``QWEN.md`` files it loads into
@@ -47,8 +48,8 @@ UNATTENDED = ["--approval-mode=yolo"]
 QUIET_ENV = {"QWEN_USAGE_STATISTICS_ENABLED": "false"}
 
 
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, *UNATTENDED, "--output-format", "stream-json", *extra, "--", prompt]
+def command(cli: str, extra: Sequence[str]) -> list[str]:
+    return [cli, *UNATTENDED, "--output-format", "stream-json", *extra]
 
 
 def live_command(cli: str, extra: Sequence[str]) -> list[str]:
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if live_extra is not None:
         exec_cli(live_command(find_cli(ADAPTER), live_extra), env)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt), env)
+    done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
     return finish(result_message.read_result(done.stdout, "qwen"), done.returncode)
 
 
