@@ -94,11 +94,11 @@ def memory_command(api: Api, mode: Mode, note: str, context: str, tools: frozens
     if api == "responses":
         home = '"${CODEX_HOME:-$HOME/.codex}"'
         return f"mkdir -p {home} && printf '%s\\n' {line} >> {home}/AGENTS.md"
-    found = _memory_file(api, context, tools)
-    if found is None:
+    located = _memory_file(api, context, tools)
+    if located is None:
         return None
     # No "$(dirname ...)": Gemini CLI and Qwen Code block command substitution in their shell tools.
-    folder, name = found
+    folder, name = located
     return f"mkdir -p {folder} && printf '%s\\n' {line} >> {folder}/{name}"
 
 

@@ -13,9 +13,6 @@ With ``COPILOT_PROVIDER_BASE_URL`` set (bring your own key) it needs no
 GitHub login; ``COPILOT_OFFLINE=true`` also keeps it off GitHub entirely.
 Its memory is its custom instructions: ``~/.copilot/copilot-instructions.md``
 is loaded into every session.
-
-``recall-copilot --live [EXTRA ARGS...]`` starts the interactive TUI with
-the same permissions, for ``--recall-session=continue``.
 """
 
 from __future__ import annotations
@@ -31,10 +28,8 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    exec_cli,
     find_cli,
     finish,
-    live_args,
     run_cli,
     split_args,
 )
@@ -54,10 +49,6 @@ UNATTENDED = ["--allow-all", "--no-ask-user", "--no-auto-update"]
 
 def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
     return [cli, *UNATTENDED, "--output-format", "json", *extra, f"--prompt={prompt}"]
-
-
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, *extra]
 
 
 def read_events(stdout: str) -> tuple[Outcome, str | None]:
@@ -111,9 +102,6 @@ def session_tokens(session: str, env: Mapping[str, str]) -> tuple[int, int] | No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    live_extra = live_args(argv)
-    if live_extra is not None:
-        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     outcome, session = read_events(done.stdout)

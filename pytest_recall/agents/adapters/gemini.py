@@ -10,16 +10,11 @@ session. Gemini CLI 0.61 has no ``save_memory`` tool any more: its memory
 is the ``GEMINI.md`` files it loads into every session, which the model
 edits with its own file and shell tools; the global one is
 ``~/.gemini/GEMINI.md``.
-
-``recall-gemini --live [EXTRA ARGS...]`` starts the interactive TUI with
-the same approval mode and trust, for ``--recall-session=continue`` (the
-``gemini`` live preset).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -28,10 +23,8 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    exec_cli,
     find_cli,
     finish,
-    live_args,
     run_cli,
     split_args,
 )
@@ -51,10 +44,6 @@ UNATTENDED = ["--approval-mode=yolo", "--skip-trust"]
 
 def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
     return [cli, *UNATTENDED, "--output-format", "json", *extra, f"--prompt={prompt}"]
-
-
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, *extra]
 
 
 def read_json(stdout: str) -> Outcome:
@@ -82,9 +71,6 @@ def read_json(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    live_extra = live_args(argv)
-    if live_extra is not None:
-        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     return finish(read_json(done.stdout), done.returncode)

@@ -12,15 +12,11 @@ does not deny: no one is there to answer a permission prompt.
 
 OpenCode's memory is its rules files: the global ``AGENTS.md`` in its
 config folder (``~/.config/opencode``) is loaded into every session.
-
-``recall-opencode --live [EXTRA ARGS...]`` starts the interactive TUI
-instead, for ``--recall-session=continue`` (the ``opencode`` live preset).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 
@@ -28,10 +24,8 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    exec_cli,
     find_cli,
     finish,
-    live_args,
     run_cli,
     split_args,
 )
@@ -51,10 +45,6 @@ UNATTENDED = ["run", "--format", "json", "--auto"]
 
 def command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, *UNATTENDED, *extra]
-
-
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *extra]
 
 
 def read_events(stdout: str) -> Outcome:
@@ -104,9 +94,6 @@ def read_events(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    live_extra = live_args(argv)
-    if live_extra is not None:
-        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), stdin_text=prompt)
     return finish(read_events(done.stdout), done.returncode)

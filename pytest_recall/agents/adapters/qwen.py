@@ -10,10 +10,6 @@ every session, the global one ``~/.qwen/QWEN.md``; after a turn it may also
 run its own memory-extraction agent, which writes under ``~/.qwen/memories``.
 
 Qwen Code 0.24 declares Node >= 22. Its usage statistics are turned off.
-
-``recall-qwen --live [EXTRA ARGS...]`` starts the interactive TUI with the
-same approval mode, for ``--recall-session=continue`` (the ``qwen`` live
-preset).
 """
 
 from __future__ import annotations
@@ -25,10 +21,8 @@ from collections.abc import Sequence
 from pytest_recall.agents.adapters import result_message
 from pytest_recall.agents.adapters.common import (
     Adapter,
-    exec_cli,
     find_cli,
     finish,
-    live_args,
     run_cli,
     split_args,
 )
@@ -52,15 +46,8 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, *UNATTENDED, "--output-format", "stream-json", *extra]
 
 
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, *extra]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     env = {**QUIET_ENV, **os.environ}
-    live_extra = live_args(argv)
-    if live_extra is not None:
-        exec_cli(live_command(find_cli(ADAPTER), live_extra), env)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
     return finish(result_message.read_result(done.stdout, "qwen"), done.returncode)
