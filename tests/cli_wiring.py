@@ -77,7 +77,8 @@ def gemini_wiring(base_url: str) -> Wiring:
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        # One attempt: a refused connection is otherwise retried ten times, for minutes.
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "maxAttempts": 1},
     }
     return Wiring(
         home_files={".gemini/settings.json": json.dumps(settings)},

@@ -15,6 +15,7 @@ edits with its own file and shell tools; the global one is
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -47,13 +48,18 @@ def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
 
 
 def read_json(stdout: str) -> Outcome:
-    """The one JSON object ``--output-format json`` prints; what comes before it is chatter."""
-    start = stdout.find("{")
-    try:
-        document: dict[str, Any] = json.loads(stdout[start:]) if start >= 0 else {}
-    except ValueError:
-        document = {}
-    if not isinstance(document, dict) or not document:
+    """The JSON object ``--output-format json`` prints last, on lines of its own; the rest is chatter."""
+    document: dict[str, Any] = {}
+    start = len(stdout)
+    decoder = json.JSONDecoder()
+    for found in re.finditer(r"^\{", stdout, re.MULTILINE):
+        try:
+            candidate, _ = decoder.raw_decode(stdout, found.start())
+        except ValueError:
+            continue
+        if isinstance(candidate, dict) and ("response" in candidate or "error" in candidate):
+            document, start = candidate, found.start()
+    if not document:
         return Outcome(stdout, ok=False, failure="gemini printed no JSON result")
     chatter(stdout[:start])
     tokens_in = tokens_out = 0
