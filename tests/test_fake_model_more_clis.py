@@ -8,11 +8,11 @@ shell tool in the file the CLI loads into every session.
 from __future__ import annotations
 
 import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_fake_model import logged, post, sse
 
 from pytest_recall.testing import FakeModelServer
 
@@ -24,23 +24,6 @@ GEMINI_PATH = "/v1beta/models/gemini-test:"
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "run_shell_command"}, {"name": "write_file"}]}]
 SESSION_CONTEXT = {"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}
 GEMINI_SYSTEM = {"parts": [{"text": "- **Global Personal Memory** (`/home/u/.gemini/GEMINI.md`): yours"}]}
-
-
-def post(server: FakeModelServer, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
-    request = urllib.request.Request(
-        server.base_url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return str(response.headers["Content-Type"]), bytes(response.read())
-
-
-def sse(payload: bytes) -> list[dict[str, Any]]:
-    lines = payload.decode().splitlines()
-    return [json.loads(line[6:]) for line in lines if line.startswith("data: ") and line != "data: [DONE]"]
-
-
-def logged(log_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines()]
 
 
 def gemini_turn(*contents: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -135,6 +135,19 @@ def chatter(text: str) -> None:
     if text.strip():
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
         sys.stderr.flush()
+
+
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """Each line of the CLI's stdout that is a JSON object; every other line is chatter."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if isinstance(event, dict):
+            yield event
+        else:
+            chatter(line)
 
 
 def live_args(argv: Sequence[str] | None) -> list[str] | None:

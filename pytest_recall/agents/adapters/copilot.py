@@ -27,9 +27,9 @@ from typing import Any
 from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
-    chatter,
     find_cli,
     finish,
+    json_events,
     run_cli,
     split_args,
 )
@@ -56,14 +56,9 @@ def read_events(stdout: str) -> tuple[Outcome, str | None]:
     answer = ""
     errors: list[str] = []
     result: dict[str, Any] | None = None
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            chatter(line)
-            continue
-        kind = event.get("type") if isinstance(event, dict) else None
-        data = event.get("data") or {} if isinstance(event, dict) else {}
+    for event in json_events(stdout):
+        kind = event.get("type")
+        data = event.get("data") or {}
         if kind == "assistant.message" and not data.get("toolRequests"):
             answer = str(data.get("content") or "")
         elif kind == "session.error":

@@ -26,6 +26,7 @@ from pytest_recall.agents.adapters.common import (
     chatter,
     find_cli,
     finish,
+    json_events,
     run_cli,
     split_args,
 )
@@ -54,15 +55,7 @@ def read_events(stdout: str) -> Outcome:
     cost = 0.0
     finished = False
     errors: list[str] = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            chatter(line)
-            continue
-        if not isinstance(event, dict):
-            chatter(line)
-            continue
+    for event in json_events(stdout):
         kind = event.get("type")
         part = event.get("part") or {}
         if kind == "step_start":
@@ -80,7 +73,7 @@ def read_events(stdout: str) -> Outcome:
             data = error.get("data") or {} if isinstance(error, dict) else {}
             errors.append(str(data.get("message") or error))
         if kind != "text":
-            chatter(line)
+            chatter(json.dumps(event))
     ok = finished and not errors
     return Outcome(
         "".join(step_text),

@@ -8,22 +8,16 @@ well, the usage and, for Claude Code, ``total_cost_usd``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pytest_recall.agents.adapters.common import Outcome, chatter
+from pytest_recall.agents.adapters.common import Outcome, json_events
 
 
 def read_result(stdout: str, cli: str) -> Outcome:
     """The last ``result`` message; every other line is chatter for the transcript."""
     result: dict[str, Any] | None = None
-    for line in stdout.splitlines():
-        try:
-            document = json.loads(line)
-        except ValueError:
-            chatter(line)
-            continue
-        if isinstance(document, dict) and document.get("type") == "result":
+    for document in json_events(stdout):
+        if document.get("type") == "result":
             result = document
     if result is None:
         return Outcome("", ok=False, failure=f"{cli} printed no result")
