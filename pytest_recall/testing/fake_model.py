@@ -5,7 +5,7 @@ It speaks four wire formats, each streamed (SSE) and not, with usage figures:
 - Anthropic Messages, ``POST /v1/messages`` (Claude Code), with ``tool_use`` blocks;
 - OpenAI Responses, ``POST /v1/responses`` (Codex), with ``function_call`` items;
 - OpenAI Chat Completions, ``POST /v1/chat/completions`` (llm, aider, OpenCode,
-  Qwen Code), with ``tool_calls`` and a usage chunk;
+  Qwen Code, Copilot CLI), with ``tool_calls`` and a usage chunk;
 - Google Generative Language, ``POST /v1beta/models/<model>:generateContent``
   and ``:streamGenerateContent`` (Gemini CLI), with ``functionCall`` parts.
 
