@@ -48,7 +48,10 @@ def keyring_suite(pytester: pytest.Pytester) -> None:
         pytest.param("session", (), id="session-keyring-default-mode-serial"),
         pytest.param("user", ("--recall-concurrency=4",), id="user-keyring-default-mode-concurrent"),
         pytest.param(
-            "session", ("--recall-concurrency=4", *SANDBOX_ARGS), id="session-keyring-bwrap-concurrent", marks=needs_bwrap
+            "session",
+            ("--recall-concurrency=4", *SANDBOX_ARGS),
+            id="session-keyring-bwrap-concurrent",
+            marks=needs_bwrap,
         ),
     ],
 )

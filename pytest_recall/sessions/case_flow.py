@@ -21,8 +21,7 @@ pool of one.
 
 from __future__ import annotations
 
-import json
-import math
+import concurrent.futures
 import os
 import time
 from collections.abc import Callable, Generator, Mapping
@@ -31,8 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.model import Case, Step
-from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
+from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.cost_file import StepCost, read_cost
+from pytest_recall.sessions.memory_listing import MemoryListing, start_listing
+from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import CaseArea, HomeCopy, SessionRooms, prepare_memory, private_dir
 from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
@@ -92,38 +94,6 @@ def open_shared_scope(settings: RunSettings) -> Path:
     return root
 
 
-@dataclass(frozen=True, slots=True)
-class StepCost:
-    """What an agent said a step cost, in its cost file: dollars, tokens, or both."""
-
-    cost_usd: float | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-
-
-def read_cost(cost_file: Path) -> StepCost:
-    """An agent's own report of what a step cost; unreadable reports and values count as none."""
-    try:
-        data = json.loads(cost_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return StepCost()
-    if not isinstance(data, dict):
-        return StepCost()
-    cost, tokens_in, tokens_out = (_amount(data.get(key)) for key in ("cost_usd", "tokens_in", "tokens_out"))
-    return StepCost(
-        cost_usd=cost,
-        tokens_in=None if tokens_in is None else int(tokens_in),
-        tokens_out=None if tokens_out is None else int(tokens_out),
-    )
-
-
-def _amount(value: Any) -> float | None:
-    """A finite, non-negative number, or None: NaN and negative costs are no report."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
-
-
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
     """A step that opens with feedback on the agent's previous answer, judged for real."""
     if step.feedback is None:
@@ -173,9 +143,14 @@ def effective_case(case: Case, settings: RunSettings) -> Case:
     )
 
 
+# How often a case waiting for its memory listing looks again; other cases' sessions are served meanwhile.
+LISTING_POLL_S = 0.01
+LISTING_INLINE_WAIT_S = 0.005
+
+
 def case_flow(
     case: Case, settings: RunSettings, judge: Judge, *, control: bool = False, epoch: int = 1
-) -> Generator[SessionSpec, SessionResult, CaseRun]:
+) -> Generator[SessionSpec | Pause, SessionResult | None, CaseRun]:
     """Run a case step by step; yields each session it needs and returns the whole run."""
     started = time.monotonic()
     # The control asks the last question cold: no earlier step, no feedback.
@@ -209,9 +184,11 @@ def case_flow(
                 if keeper is not None:
                     keeper.enter(steps[0].number, rooms.workdir)
                 result = yield _live_spec(case, steps, settings, env, rooms, judge)
+                assert result is not None
                 if keeper is not None:
                     keeper.leave(steps[0].number, rooms.workdir)
-                cost = read_cost(rooms.harness / "cost.json")
+                cost, fault = read_cost(rooms.harness / "cost.json")
+                area.faults += [fault] if fault else []
             finally:
                 area.close_step(rooms)
             runs.extend(_split_live_turns(steps, result, cost))
@@ -226,25 +203,53 @@ def case_flow(
                     if keeper is not None:
                         keeper.enter(step.number, rooms.workdir)
                     result = yield spec
+                    assert result is not None
                     if keeper is not None:
                         keeper.leave(step.number, rooms.workdir)
-                    cost = read_cost(rooms.harness / "cost.json")
+                    cost, fault = read_cost(rooms.harness / "cost.json")
+                    area.faults += [fault] if fault else []
                 finally:
                     area.close_step(rooms)
-                last = index == len(steps) - 1
-                memory = None if last else area.memory()
+                last = index == len(steps) - 1 or bool(area.faults)
+                memory = None if last else (yield from _memory_listing(area))
                 runs.append(_step_run(step.number, prompt, result, cost, memory))
-                if result.failed:
+                if result.failed or area.faults:
                     break
     except AgentStartError as exc:
+        area.close()
         return CaseRun(
             case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
         )
     finally:
+        # The area goes whatever happened; a second close after the one below finds nothing.
         area.close()
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
     snapshot = keeper.snapshot if keeper is not None else None
-    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration, workspace_snapshot=snapshot)
+    return CaseRun(
+        case,
+        tuple(runs),
+        control=control,
+        epoch=epoch,
+        duration_s=duration,
+        workspace_snapshot=snapshot,
+        agent_fault="; ".join(area.faults) or None,
+    )
+
+
+def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
+    """The memory listing, made on a thread of its own while this case pauses and every other one runs."""
+    future, cancel = start_listing(area.memory_roots())
+    try:
+        # A small memory is listed in a moment: waited for here, with no round through the event loop.
+        concurrent.futures.wait([future], timeout=LISTING_INLINE_WAIT_S)
+        while not future.done():
+            yield Pause(time.monotonic() + LISTING_POLL_S)
+    finally:
+        cancel.set()  # an interrupted run stops hashing at the next chunk
+    listing = future.result()
+    if listing.fault is not None:
+        area.faults.append(listing.fault)
+    return listing
 
 
 def _step_spec(
@@ -290,9 +295,9 @@ def _step_run(
     prompt: str,
     result: SessionResult,
     cost: StepCost,
-    memory: tuple[tuple[MemoryFile, ...], int, int] | None = None,
+    memory: MemoryListing | None = None,
 ) -> StepRun:
-    listing, files, size = memory if memory is not None else (None, 0, 0)
+    listing, files, size = (memory.files, memory.count, memory.total) if memory is not None else (None, 0, 0)
     return StepRun(
         number=number,
         prompt=prompt,

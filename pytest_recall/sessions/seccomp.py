@@ -132,9 +132,7 @@ class _ConfinedSpawner:
     """One thread that carries the filter; work handed to it runs there, one piece at a time."""
 
     def __init__(self) -> None:
-        self._work: queue.SimpleQueue[tuple[Callable[[], object], list[object], threading.Event]] = (
-            queue.SimpleQueue()
-        )
+        self._work: queue.SimpleQueue[tuple[Callable[[], object], list[object], threading.Event]] = queue.SimpleQueue()
         ready = threading.Event()
         self.problem: str | None = None
 
