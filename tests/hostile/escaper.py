@@ -6,7 +6,10 @@ argv: MARKER MODE PROMPT. It answers with the prompt's last word, then:
   each parent exiting: a process forked after the reaper's look at /proc that
   leaves the group before the group is killed escapes both;
 - ``uid``: leaves a ``setsid`` daemon that changes its uid to 65534 (nobody),
-  keeping its environment and so its session token (needs root).
+  keeping its environment and so its session token (needs root);
+- ``cgroup-move``: leaves a ``setsid`` daemon that moves itself out of the
+  session's cgroup into the root cgroup, where ``cgroup.kill`` cannot reach it
+  (needs root and a cgroup v2 mount).
 
 Every process carries MARKER in its command line (they are forks of this one).
 """
@@ -66,12 +69,29 @@ def uid_daemon() -> None:
     os._exit(0)
 
 
+def cgroup_daemon() -> None:
+    """A setsid daemon in the root cgroup; the agent exits only once it has moved."""
+    ready, done = os.pipe()
+    if os.fork() != 0:
+        os.close(done)
+        os.read(ready, 1)
+        return
+    os.setsid()
+    with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+        root = next(line.split()[4] for line in mounts if " - cgroup2 " in line)
+    with open(os.path.join(root, "cgroup.procs"), "w", encoding="ascii") as procs:
+        procs.write(str(os.getpid()))
+    os.write(done, b"1")
+    time.sleep(60)
+    os._exit(0)
+
+
 def main() -> int:
     mode, prompt = sys.argv[2], sys.argv[-1]
     print(prompt.split()[-1], flush=True)
     for stream in (0, 1, 2):
         os.close(stream)  # the session's pty and pipe see end of file only from the harness's side
-    race() if mode == "race" else uid_daemon()
+    {"race": race, "uid": uid_daemon, "cgroup-move": cgroup_daemon}[mode]()
     return 0
 
 
