@@ -84,7 +84,7 @@ class ReportFile:
             offset = self._cases_start
             for raw in strict_json.bounded_lines(handle):
                 if raw.strip() in (b"]", b"],"):
-                    _check_tail(handle, self.path, more_fields=raw.strip() == b"],")
+                    check_report_tail(handle, self.path, more_fields=raw.strip() == b"],")
                     return
                 record = parse_line(raw)
                 problem = "not JSON on one line" if record is None else record_problem(record)
@@ -151,12 +151,12 @@ def open_report(path: Path) -> ReportFile | None:
     if stripped == _CASES_EMPTY:
         with open(path, "rb") as handle:
             handle.seek(cases_start)
-            _check_tail(handle, path)
+            check_report_tail(handle, path)
         cases_start = os.path.getsize(path)
     return ReportFile(path, header, cases_start)
 
 
-def _check_tail(handle: Any, path: Path, *, more_fields: bool = False) -> None:
+def check_report_tail(handle: Any, path: Path, *, more_fields: bool = False) -> None:
     """After the case list, the report's last fields and its closing brace: anything after that is no report."""
     tail = handle.read(strict_json.MAX_LINE_BYTES + 1)
     if len(tail) > strict_json.MAX_LINE_BYTES:

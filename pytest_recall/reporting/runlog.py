@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases import strict_json
-from pytest_recall.reporting.report_file import line_at, parse_line
+from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line
 from pytest_recall.reporting.schema import json_line, record_problem
 
 ResumeKey = tuple[str, str, str, str]
@@ -187,14 +187,30 @@ class ResumeIndex:
 
 
 def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each record of a log or a one-case-a-line report with the byte offset of its line, one at a time."""
+    """Each record of a log or a one-case-a-line report with the byte offset of its line, one at a time.
+
+    Nothing may follow a report's end, and in a log only its last line may
+    be no record (torn by a run killed mid-write): anything else is a
+    ValueError, so a file with something appended is never read as intact.
+    """
     with open(path, "rb") as handle:
         offset = 0
+        report = False
+        torn_at: int | None = None
         for raw in strict_json.bounded_lines(handle):
+            stripped = raw.strip()
+            report = report or (offset == 0 and stripped == b"{")
+            if report and stripped in (b"]", b"],"):
+                check_report_tail(handle, path, more_fields=stripped == b"],")
+                return
             try:
                 record = parse_line(raw)
             except ValueError as exc:
                 raise ValueError(f"byte {offset}: {exc}") from None
+            if not report and torn_at is not None:
+                raise ValueError(f"byte {torn_at}: a line that is no record, and not the log's torn last line")
+            if not report and record is None and stripped:
+                torn_at = offset
             if record is not None and "nodeid" in record:
                 yield offset, record
             offset += len(raw)
