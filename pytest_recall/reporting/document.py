@@ -51,7 +51,7 @@ def load_report(path: Path) -> dict[str, Any]:
     """A report file, checked against the published schema; ValueError says in one line why not."""
     with open(path, "rb") as handle:
         try:
-            data = strict_json.loads(handle.read())
+            data = strict_json.loads(b"".join(strict_json.bounded_lines(handle)))
         except MemoryError:
             raise ValueError(f"{path}: too large to read in the memory there is") from None
         except ValueError as exc:
