@@ -33,11 +33,12 @@ from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.cost_file import StepCost, read_cost
+from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
 from pytest_recall.sessions.memory_listing import MemoryListing, start_listing
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import CaseArea, HomeCopy, SessionRooms, prepare_memory, private_dir
-from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
+from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
@@ -180,17 +181,8 @@ def case_flow(
                 overrides=settings.env,
                 prompt_file=None,
             )
-            try:
-                if keeper is not None:
-                    keeper.enter(steps[0].number, rooms.workdir)
-                result = yield _live_spec(case, steps, settings, env, rooms, judge)
-                assert result is not None
-                if keeper is not None:
-                    keeper.leave(steps[0].number, rooms.workdir)
-                cost, fault = read_cost(rooms.harness / "cost.json")
-                area.faults += [fault] if fault else []
-            finally:
-                area.close_step(rooms)
+            spec = _live_spec(case, steps, settings, env, rooms, judge)
+            result, cost = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
             runs.extend(_split_live_turns(steps, result, cost))
             live_duration: float | None = result.duration_s
         else:
@@ -199,17 +191,7 @@ def case_flow(
                 prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
                 rooms = area.open_step()
                 spec = _step_spec(case, step, prompt, settings, area, rooms)
-                try:
-                    if keeper is not None:
-                        keeper.enter(step.number, rooms.workdir)
-                    result = yield spec
-                    assert result is not None
-                    if keeper is not None:
-                        keeper.leave(step.number, rooms.workdir)
-                    cost, fault = read_cost(rooms.harness / "cost.json")
-                    area.faults += [fault] if fault else []
-                finally:
-                    area.close_step(rooms)
+                result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
                 last = index == len(steps) - 1 or bool(area.faults)
                 memory = None if last else (yield from _memory_listing(area))
                 runs.append(_step_run(step.number, prompt, result, cost, memory))
@@ -250,6 +232,27 @@ def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, Me
     if listing.fault is not None:
         area.faults.append(listing.fault)
     return listing
+
+
+def _session_in_rooms(
+    spec: SessionSpec, step_number: int, rooms: SessionRooms, area: CaseArea, keeper: WorkspaceKeeper | None
+) -> Generator[SessionSpec, SessionResult | None, tuple[SessionResult, StepCost]]:
+    """One session in its rooms, fresh or live: the workspace copied in, the session run, the
+    workspace pictured, the cost file read, and the rooms closed whatever happened. What the
+    agent left there that the harness refuses to handle is kept in ``area.faults``."""
+    try:
+        if keeper is not None:
+            keeper.enter(step_number, rooms.workdir)
+        result = yield spec
+        assert result is not None
+        if keeper is not None:
+            keeper.leave(step_number, rooms.workdir)
+        cost, fault = read_cost(rooms.harness / "cost.json")
+        if fault is not None:
+            area.faults.append(fault)
+        return result, cost
+    finally:
+        area.close_step(rooms)
 
 
 def _step_spec(
