@@ -28,6 +28,8 @@ import os
 import stat
 from pathlib import Path
 
+from pytest_recall.sessions.memory_listing import shown_path
+
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _PATH_ONLY = getattr(os, "O_PATH", os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC
 # Hoisted directories are named with this prefix at the top of the tree being removed.
@@ -61,11 +63,11 @@ def _remove_in(parent: int, name: str, shown: str) -> str | None:
     except OSError as exc:
         return f"{shown} could not be examined: {exc.strerror}"
     if not stat.S_ISDIR(info.st_mode):
-        what = _kind(info.st_mode)
+        what = file_kind(info.st_mode)
         target = ""
         if stat.S_ISLNK(info.st_mode):
             with contextlib.suppress(OSError):
-                target = f" to {_shown(os.readlink(name, dir_fd=parent))!r}"
+                target = f" to {shown_path(os.readlink(name, dir_fd=parent))!r}"
         try:
             os.unlink(name, dir_fd=parent)
         except OSError as exc:
@@ -101,7 +103,7 @@ def _empty(top: int, problems: list[str]) -> None:
         try:
             directory = _open_directory(top, name)
         except OSError as exc:
-            problems.append(f"{_shown(name)}: {exc.strerror}")
+            problems.append(f"{shown_path(name)}: {exc.strerror}")
             continue
         try:
             for child in _clear(directory, top, problems, hoist=True):
@@ -111,7 +113,7 @@ def _empty(top: int, problems: list[str]) -> None:
         try:
             os.rmdir(name, dir_fd=top)
         except OSError as exc:
-            problems.append(f"{_shown(name)}: {exc.strerror}")
+            problems.append(f"{shown_path(name)}: {exc.strerror}")
 
 
 def _clear(directory: int, top: int, problems: list[str], *, hoist: bool) -> list[str]:
@@ -134,7 +136,7 @@ def _clear(directory: int, top: int, problems: list[str], *, hoist: bool) -> lis
         except IsADirectoryError:
             subdirectories.append(name)  # swapped for a directory meanwhile
         except OSError as exc:
-            problems.append(f"{_shown(name)}: {exc.strerror}")
+            problems.append(f"{shown_path(name)}: {exc.strerror}")
     return subdirectories
 
 
@@ -150,7 +152,7 @@ def _hoist(directory: int, name: str, top: int, counter: int, pending: list[str]
         except OSError as exc:
             if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
                 continue
-            problems.append(f"{_shown(name)}: {exc.strerror}")
+            problems.append(f"{shown_path(name)}: {exc.strerror}")
             return counter
         pending.append(hoisted)
         return counter
@@ -177,18 +179,14 @@ def _open_directory(parent: int, name: str) -> int:
     return fd
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISREG(mode):
-        return "a file"
-    return "a device or other special file"
-
-
-def _shown(name: str) -> str:
-    """A name as text whatever its bytes: a name that is not UTF-8 must not break the line that reports it."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
+def file_kind(mode: int) -> str:
+    """What an agent put where a file or folder was expected, in words for its reason."""
+    kinds = (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a device"),
+    )
+    return next((words for test, words in kinds if test(mode)), "a device or other special file")

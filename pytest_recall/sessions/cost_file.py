@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.sessions.agent_tree import file_kind
 from pytest_recall.sessions.memory_listing import shown_path
 
 MAX_COST_FILE_BYTES = 64 * 1024
@@ -58,7 +59,7 @@ def read_cost(cost_file: Path) -> tuple[StepCost, str | None]:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return StepCost(), f"{name} is {_kind(info.st_mode)}, not a regular file"
+            return StepCost(), f"{name} is {file_kind(info.st_mode)}, not a regular file"
         if info.st_nlink != 1:
             return StepCost(), f"{name} has {info.st_nlink} hard links; it must be a file of its own"
         data = os.read(fd, MAX_COST_FILE_BYTES + 1)
@@ -115,15 +116,3 @@ def _nesting(data: bytes) -> int:
         elif byte in b"]}":
             depth -= 1
     return deepest
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "a special file"

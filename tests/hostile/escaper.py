@@ -20,6 +20,7 @@ import ctypes
 import os
 import sys
 import time
+from collections.abc import Callable
 
 NOBODY = 65534
 PR_SET_DUMPABLE = 4
@@ -51,39 +52,33 @@ def race() -> None:
     os._exit(0)
 
 
-def uid_daemon() -> None:
-    """A setsid daemon that becomes nobody; the agent exits only once it has."""
+def daemon(become: Callable[[], None]) -> None:
+    """A setsid daemon that does ``become`` and sleeps; the agent exits only once it has."""
     ready, done = os.pipe()
     if os.fork() != 0:
         os.close(done)
         os.read(ready, 1)
         return
     os.setsid()
+    become()
+    os.write(done, b"1")
+    time.sleep(60)
+    os._exit(0)
+
+
+def nobody() -> None:
     os.setgroups([])
     os.setgid(NOBODY)
     os.setuid(NOBODY)
     # Dumpable again, so its /proc files are owned by nobody rather than root.
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-    os.write(done, b"1")
-    time.sleep(60)
-    os._exit(0)
 
 
-def cgroup_daemon() -> None:
-    """A setsid daemon in the root cgroup; the agent exits only once it has moved."""
-    ready, done = os.pipe()
-    if os.fork() != 0:
-        os.close(done)
-        os.read(ready, 1)
-        return
-    os.setsid()
+def root_cgroup() -> None:
     with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
         root = next(line.split()[4] for line in mounts if " - cgroup2 " in line)
     with open(os.path.join(root, "cgroup.procs"), "w", encoding="ascii") as procs:
         procs.write(str(os.getpid()))
-    os.write(done, b"1")
-    time.sleep(60)
-    os._exit(0)
 
 
 def main() -> int:
@@ -91,7 +86,10 @@ def main() -> int:
     print(prompt.split()[-1], flush=True)
     for stream in (0, 1, 2):
         os.close(stream)  # the session's pty and pipe see end of file only from the harness's side
-    {"race": race, "uid": uid_daemon, "cgroup-move": cgroup_daemon}[mode]()
+    if mode == "race":
+        race()
+    else:
+        daemon({"uid": nobody, "cgroup-move": root_cgroup}[mode])
     return 0
 
 
