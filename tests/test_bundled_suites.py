@@ -82,7 +82,7 @@ def test_every_bundled_suite_together_scores_one_with_the_notebook_and_zero_with
     )
 
     report = recall_suite.report()
-    assert report["n_total"] == 8 + 256 + 32 + 32 + 224 + 112
+    assert report["n_total"] == 8 + 256 + 32 + 224 + 224 + 256
     assert report["n_errors"] == 0
     memoryless = ("abstention", "scoped")
     assert {r["score"] for r in report["cases"] if r["category"] not in memoryless} == {score}

@@ -109,6 +109,9 @@ class CaseRun:
     attempts: int = 1
     # What the last step left in its workdir, for the ``files`` judge; None for every other kind.
     workspace_snapshot: WorkspaceSnapshot | None = None
+    # What the agent left (in its scope, HOME, workdir or cost file) that the harness could not handle
+    # plainly: a tree too deep, a FIFO, a swapped link. The agent's doing: the case scores 0 for it.
+    agent_fault: str | None = None
 
     @property
     def judged_stdout(self) -> str:

@@ -9,7 +9,10 @@ The rules, first match wins:
 
 1. an agent that could not start: no score, an error;
 2. a case changed on disk during the run: 0, since an agent must not escape
-   its score by rewriting its case;
+   its score by rewriting its case; likewise an agent that left something the
+   harness could not handle plainly (a tree too deep to walk, a FIFO as its
+   cost file, its workdir swapped for a link): 0, an agent failure with the
+   reason, never an error, which would take the case out of the score;
 3. a step that timed out, was killed or failed before the last: 0, since the
    later sessions could not recall what an unfinished one never stored;
 4. a trap task's own judge, when the task ships one; a judge that fails
@@ -88,6 +91,11 @@ def decide(
     if changed_on_disk:
         reason = f"case files changed on disk during the run: {', '.join(changed_on_disk)}"
         return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="wrong")
+    if run.agent_fault:
+        reason = f"the agent left what the harness refuses to handle: {run.agent_fault}"
+        return Verdict(
+            0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="agent_failed"
+        )
     # An exit status the case counts as ending well (ok_exit_codes) is judged as 0.
     outcomes = [
         (0 if result.exit_code in result.ok_exit_codes else result.exit_code, result.signal, result.timed_out)

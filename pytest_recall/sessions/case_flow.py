@@ -21,19 +21,21 @@ pool of one.
 
 from __future__ import annotations
 
-import json
-import math
+import concurrent.futures
 import os
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.live_protocol import laid_over
 from pytest_recall.cases.model import Case, Step
-from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
+from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
+from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
+from pytest_recall.sessions.memory_listing import MemoryListing, start_listing
+from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import CaseArea, SessionRooms, prepare_memory, private_dir
 from pytest_recall.sessions.session import SessionSpec
@@ -62,38 +64,6 @@ def open_shared_scope(settings: SessionSettings) -> Path:
     root = private_dir("recall-memory-")
     prepare_memory(root, settings.isolation)
     return root
-
-
-@dataclass(frozen=True, slots=True)
-class StepCost:
-    """What an agent said a step cost, in its cost file: dollars, tokens, or both."""
-
-    cost_usd: float | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-
-
-def read_cost(cost_file: Path) -> StepCost:
-    """An agent's own report of what a step cost; unreadable reports and values count as none."""
-    try:
-        data = json.loads(cost_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return StepCost()
-    if not isinstance(data, dict):
-        return StepCost()
-    cost, tokens_in, tokens_out = (_amount(data.get(key)) for key in ("cost_usd", "tokens_in", "tokens_out"))
-    return StepCost(
-        cost_usd=cost,
-        tokens_in=None if tokens_in is None else int(tokens_in),
-        tokens_out=None if tokens_out is None else int(tokens_out),
-    )
-
-
-def _amount(value: Any) -> float | None:
-    """A finite, non-negative number, or None: NaN and negative costs are no report."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -143,9 +113,14 @@ def effective_case(case: Case, settings: SessionSettings) -> Case:
     )
 
 
+# How often a case waiting for its memory listing looks again; other cases' sessions are served meanwhile.
+LISTING_POLL_S = 0.01
+LISTING_INLINE_WAIT_S = 0.005
+
+
 def case_flow(
     case: Case, settings: SessionSettings, judge: Judge, *, control: bool = False, epoch: int = 1
-) -> Generator[SessionSpec, SessionResult, CaseRun]:
+) -> Generator[SessionSpec | Pause, SessionResult | None, CaseRun]:
     """Run a case step by step; yields each session it needs and returns the whole run."""
     started = time.monotonic()
     # The control asks the last question cold: no earlier step, no feedback.
@@ -181,34 +156,65 @@ def case_flow(
                 rooms = area.open_step()
                 spec = _step_spec(case, step, prompt, settings, area, rooms)
                 result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
-                last = index == len(steps) - 1
-                memory = None if last else area.memory()
+                last = index == len(steps) - 1 or bool(area.faults)
+                memory = None if last else (yield from _memory_listing(area))
                 runs.append(_step_run(step.number, prompt, result, cost, memory))
-                if result.failed:
+                if result.failed or area.faults:
                     break
     except AgentStartError as exc:
+        area.close()
         return CaseRun(
             case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
         )
     finally:
+        # The area goes whatever happened; a second close after the one below finds nothing.
         area.close()
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
     snapshot = keeper.snapshot if keeper is not None else None
-    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration, workspace_snapshot=snapshot)
+    return CaseRun(
+        case,
+        tuple(runs),
+        control=control,
+        epoch=epoch,
+        duration_s=duration,
+        workspace_snapshot=snapshot,
+        agent_fault="; ".join(area.faults) or None,
+    )
+
+
+def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
+    """The memory listing, made on a thread of its own while this case pauses and every other one runs."""
+    future, cancel = start_listing(area.memory_roots())
+    try:
+        # A small memory is listed in a moment: waited for here, with no round through the event loop.
+        concurrent.futures.wait([future], timeout=LISTING_INLINE_WAIT_S)
+        while not future.done():
+            yield Pause(time.monotonic() + LISTING_POLL_S)
+    finally:
+        cancel.set()  # an interrupted run stops hashing at the next chunk
+    listing = future.result()
+    if listing.fault is not None:
+        area.faults.append(listing.fault)
+    return listing
 
 
 def _session_in_rooms(
     spec: SessionSpec, step_number: int, rooms: SessionRooms, area: CaseArea, keeper: WorkspaceKeeper | None
-) -> Generator[SessionSpec, SessionResult, tuple[SessionResult, StepCost]]:
+) -> Generator[SessionSpec, SessionResult | None, tuple[SessionResult, StepCost]]:
     """One session in its rooms, fresh or live: the workspace copied in, the session run, the
-    workspace pictured, the cost file read, and the rooms closed whatever happened."""
+    workspace pictured, the cost file read, and the rooms closed whatever happened. What the
+    agent left there that the harness refuses to handle is kept in ``area.faults``."""
     try:
         if keeper is not None:
             keeper.enter(step_number, rooms.workdir)
         result = yield spec
+        assert result is not None
         if keeper is not None:
             keeper.leave(step_number, rooms.workdir)
-        return result, read_cost(rooms.harness / "cost.json")
+        cost, fault = read_cost(rooms.harness / "cost.json")
+        if fault is not None:
+            area.faults.append(fault)
+        return result, cost
     finally:
         area.close_step(rooms)
 
@@ -256,9 +262,9 @@ def _step_run(
     prompt: str,
     result: SessionResult,
     cost: StepCost,
-    memory: tuple[tuple[MemoryFile, ...], int, int] | None = None,
+    memory: MemoryListing | None = None,
 ) -> StepRun:
-    listing, files, size = memory if memory is not None else (None, 0, 0)
+    listing, files, size = (memory.files, memory.count, memory.total) if memory is not None else (None, 0, 0)
     return StepRun(
         number=number,
         prompt=prompt,

@@ -20,18 +20,16 @@ The whole area is removed when the case ends.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
-import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pytest_recall.cases.runs import MemoryFile
+from pytest_recall.sessions.agent_tree import remove_agent_tree
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
@@ -52,9 +50,6 @@ WorkdirMode = Literal["fresh", "case"]
 ScopeMode = Literal["case", "suite"]
 # The placeholders a --recall-env value may use.
 ENV_PLACEHOLDERS = ("scope", "home", "workdir", "step", "case")
-# A memory listing names at most this many files; the count says how many there were.
-MEMORY_LISTING_LIMIT = 1000
-_HASH_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,27 +97,35 @@ class CaseArea:
         memory = shared_memory or self.root
         self.scope = memory / "scope"
         self.home = memory / "home" if isolation.home == "case" else None
+        # What the agent left that the harness could not handle plainly (see remove_tree), in order.
+        self.faults: list[str] = []
 
     def open_step(self) -> SessionRooms:
         """A fresh step directory and working directory: nothing of an earlier step is in either."""
         harness = self.root / "step"
-        remove_tree(harness)
+        self._remove(harness)
         harness.mkdir(mode=0o700)
         (harness / "tmp").mkdir(mode=0o700)
         if self.workdir_mode == "case":
             workdir = self.root / "work"
-            remove_tree(workdir)
+            self._remove(workdir)
             workdir.mkdir(mode=0o700)
         else:
             workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
         return SessionRooms(workdir=workdir, scope=self.scope, home=self.home, harness=harness)
 
     def close_step(self, rooms: SessionRooms) -> None:
-        remove_tree(rooms.workdir)
-        remove_tree(rooms.harness)
+        self._remove(rooms.workdir, "the step's workdir")
+        self._remove(rooms.harness)
 
     def close(self) -> None:
-        remove_tree(self.root)
+        self._remove(self.root, "the case's area")
+
+    def _remove(self, path: Path, name: str | None = None) -> None:
+        """Remove what a step left; what the agent made of it that got in the way is kept in ``faults``."""
+        fault = remove_tree(path)
+        if fault is not None:
+            self.faults.append(f"{name}: {fault}" if name else fault)
 
     def environment(
         self,
@@ -159,21 +162,9 @@ class CaseArea:
                 env[name] = template.format_map(values)
         return env
 
-    def memory(self) -> tuple[tuple[MemoryFile, ...], int, int]:
-        """What the agent keeps between steps: (files under scope/ and home/, up to the limit; file count; bytes)."""
-        files: list[MemoryFile] = []
-        count = total = 0
-        for root in (self.scope, self.home):
-            if root is None:
-                continue
-            for path in sorted(_regular_files(root)):
-                size = path.stat().st_size
-                count += 1
-                total += size
-                if len(files) < MEMORY_LISTING_LIMIT:
-                    name = f"{root.name}/{path.relative_to(root).as_posix()}"
-                    files.append(MemoryFile(name, size, _sha256(path)))
-        return tuple(files), count, total
+    def memory_roots(self) -> tuple[Path, ...]:
+        """What the agent keeps between steps: scope/, and home/ with a HOME per case (see ``memory_listing``)."""
+        return (self.scope,) if self.home is None else (self.scope, self.home)
 
 
 def prepare_memory(root: Path, isolation: Isolation) -> None:
@@ -212,51 +203,17 @@ def private_dir(prefix: str) -> Path:
     return path
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a directory an agent may have made hard to remove (read-only dirs)."""
+def remove_tree(path: Path) -> str | None:
+    """Remove a directory an agent wrote in; None when that went plainly, else one line on what the agent left.
 
-    def make_writable_and_retry(function: Callable[..., Any], target: str, _exc: object) -> None:
-        """Once more after making it writable; best effort, since removal must never hide why a case failed
-        (with no descriptors left, say, even the walk fails, and rmtree's failing call may need more arguments)."""
-        try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            function(target)
-        except (OSError, TypeError):
-            pass
-
+    Never recursive, never through a link (see :mod:`pytest_recall.sessions.agent_tree`).
+    """
     try:
-        # Many steps leave their directory empty: one rmdir then, instead of rmtree's walk
-        # (an open, a stat, a directory listing and a close for every directory).
+        # Many steps leave their directory empty: one rmdir then, instead of a walk.
         os.rmdir(path)
-        return
+        return None
     except FileNotFoundError:
-        return
+        return None
     except OSError:
         pass  # not empty, not a plain directory, or not removable as it is: the full walk below
-    if not (path.exists() or path.is_symlink()):
-        return
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=make_writable_and_retry)
-    else:  # pragma: no cover - Python < 3.12
-        shutil.rmtree(path, onerror=make_writable_and_retry)
-
-
-def _regular_files(root: Path) -> Iterator[Path]:
-    """Regular files under ``root``, never following a link out of it."""
-    for folder, _dirs, names in os.walk(root, followlinks=False):
-        for name in names:
-            path = Path(folder) / name
-            if path.is_file() and not path.is_symlink():
-                yield path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(_HASH_CHUNK):
-                digest.update(chunk)
-    except OSError:
-        return "unreadable"
-    return digest.hexdigest()
+    return remove_agent_tree(path)

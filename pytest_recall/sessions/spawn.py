@@ -13,8 +13,9 @@ starts. It reads top to bottom:
    controlling terminal exactly as ``pty.fork`` would. Where that does not
    hold (outside Linux), ptyprocess's public ``spawn`` starts it instead.
    The child is born in the session's cgroup where there is one
-   (:mod:`pytest_recall.sessions.cgroup`), with a new session keyring
-   (:mod:`pytest_recall.sessions.keyring`);
+   (:mod:`pytest_recall.sessions.cgroup`), with no kernel keyring
+   (:mod:`pytest_recall.sessions.seccomp`; where that filter cannot be
+   installed, with a new session keyring, :mod:`pytest_recall.sessions.keyring`);
 5. hand the terminal to pexpect's ``fdspawn``, through which live turns
    are sent, and watch the process through a pidfd.
 
@@ -46,6 +47,7 @@ import ptyprocess  # type: ignore[import-untyped]
 
 from pytest_recall.sessions.cgroup import SessionCgroup
 from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
+from pytest_recall.sessions.seccomp import run_confined, unavailable_reason
 
 # Rows and columns of every session's terminal: wide, so answers are not wrapped.
 TERMINAL_SIZE = (24, 200)
@@ -168,12 +170,14 @@ def spawn_agent(
     os.set_blocking(stderr_read, False)
     if stdin_write is not None:
         os.set_blocking(stdin_write, False)
-    # The child inherits the harness's session keyring: a new one for every session.
-    keyring = join_fresh_session_keyring()
+    # No keyring for the child where the filter holds; else the harness's session keyring, a new one each time.
+    keyring = join_fresh_session_keyring() if unavailable_reason() is not None else None
     try:
         with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
             if POSIX_SPAWN_GIVES_A_TERMINAL:
-                pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
+                pid, terminal_fd = run_confined(
+                    lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
+                )
             else:
                 pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
     except BaseException as exc:

@@ -43,6 +43,9 @@ from pytest_recall.testing.wire_gemini import count_tokens, gemini_chunks, gemin
 
 __all__ = ["MODES", "FakeModelServer", "Mode"]
 
+# A request body the fake model reads at most; the real APIs refuse far less (a few MiB).
+MAX_BODY_BYTES = 32 << 20
+
 
 class FakeModelServer:
     """A threaded HTTP server on 127.0.0.1; ``port=0`` picks a free port. Use as a context manager."""
@@ -104,16 +107,12 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
+            body = self._body()
+            if body is None:
+                return
             path = self.path.split("?")[0].rstrip("/")
             if not path.startswith("/v1"):
                 path = "/v1" + path
-            try:
-                body: Json = json.loads(raw or b"{}")
-            except ValueError:
-                self._json(400, {"error": {"type": "invalid_request_error", "message": "body is not JSON"}})
-                return
             if path == "/v1/messages/count_tokens":
                 self._json(200, {"input_tokens": tokens(json.dumps(body))})
                 return
@@ -126,7 +125,11 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 server.log({"path": path, "status": 404, "body": body})
                 self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
                 return
-            request = reader(body)
+            try:
+                request = reader(body)
+            except (AttributeError, TypeError, KeyError, ValueError) as exc:
+                self._bad_request(f"not a {path} request: {type(exc).__name__}: {str(exc)[:200]}")
+                return
             reply = decide(request, server.mode)
             model = gemini[0] if gemini is not None else str(body.get("model") or MODEL_NAME)
             tokens_in = tokens(request.context)
@@ -171,6 +174,37 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 self._sse(("", chunk) for chunk in gemini_chunks(reply, model, tokens_in, tokens_out))
             else:
                 self._json(200, list(gemini_chunks(reply, model, tokens_in, tokens_out)))
+
+        def _body(self) -> Json | None:
+            """The request's JSON object, read up to MAX_BODY_BYTES; None once a 400 or 413 went back instead.
+
+            A bad ``Content-Length`` leaves no way to find the next request on
+            the connection, so the connection closes after the answer.
+            """
+            declared = (self.headers.get("Content-Length") or "0").strip()
+            if not declared.isdigit():
+                self.close_connection = True
+                self._bad_request(f"Content-Length {declared[:40]!r} is not a byte count")
+                return None
+            length = int(declared)
+            if length > MAX_BODY_BYTES:
+                self.close_connection = True
+                too_large = {"type": "request_too_large", "message": f"body over {MAX_BODY_BYTES} bytes"}
+                self._json(413, {"error": too_large})
+                return None
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except (ValueError, RecursionError):
+                self._bad_request("body is not JSON")
+                return None
+            if not isinstance(body, dict):
+                self._bad_request("body is not a JSON object")
+                return None
+            return body
+
+        def _bad_request(self, message: str) -> None:
+            self._json(400, {"error": {"type": "invalid_request_error", "message": message}})
 
         def _json(self, status: int, document: Json | list[Json]) -> None:
             data = json.dumps(document).encode()

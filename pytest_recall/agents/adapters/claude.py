@@ -16,6 +16,11 @@ launcher records in ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``)
 that onboarding is done, that this key (its last 20 characters, as Claude Code
 stores it) is approved, that the current directory is trusted and that bypass
 mode was accepted, merged into whatever the file already holds.
+
+That is for the case's own HOME (``--recall-home=case``, the default). Under
+the harness with ``--recall-home=user`` the file is the user's real one, and
+each session would leave bypass mode accepted, the key approved and one more
+temporary folder trusted in it: the launcher refuses, in one line.
 """
 
 from __future__ import annotations
@@ -94,8 +99,30 @@ def live(extra: Sequence[str]) -> int:
     """Seed the first-run state, then become the TUI on the harness's terminal."""
     env = environment()
     cwd = os.getcwd()
+    refusal = users_own_config(env)
+    if refusal is not None:
+        print(refusal, file=sys.stderr, flush=True)
+        return USAGE_ERROR
     merge_json_file(config_path(env), lambda config: live_state(config, cwd, env.get("ANTHROPIC_API_KEY")))
     exec_cli(live_command(find_cli(ADAPTER), extra), env)
+
+
+USAGE_ERROR = 2
+
+
+def users_own_config(env: Mapping[str, str]) -> str | None:
+    """Why seeding would write into the user's real settings (a harness session with ``--recall-home=user``)."""
+    scope = env.get("RECALL_SCOPE_DIR")
+    if not scope or env.get("CLAUDE_CONFIG_DIR"):
+        return None  # not under the harness, or the user chose where the settings live
+    case_home = Path(scope).parent / "home"
+    if Path(env.get("HOME") or Path.home()).resolve() == case_home.resolve():
+        return None
+    return (
+        f"recall-claude --live: {config_path(env)} is the user's own (--recall-home=user): seeding it would accept "
+        "bypass mode, approve the API key and trust a temporary folder in your real settings; run with "
+        "--recall-home=case (the default) or set CLAUDE_CONFIG_DIR to a copy"
+    )
 
 
 def environment() -> dict[str, str]:

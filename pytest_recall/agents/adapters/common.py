@@ -15,9 +15,12 @@ with the CLI, which keeps the harness's terminal and reads the turns there.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -156,38 +159,79 @@ def live_args(argv: Sequence[str] | None) -> list[str] | None:
     return args[1:] if args[:1] == [LIVE_FLAG] else None
 
 
+# A CLI's settings file is a few kilobytes to a few megabytes (history per project); more is no settings file.
+MAX_SETTINGS_BYTES = 64 << 20
+
+
 def merge_json_file(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     """Rewrite the JSON object in ``path`` through ``change``, keeping whatever else it holds.
 
     The file may carry a real login or memory copied into HOME, so it is never
     clobbered: a file that is not a JSON object is an error, not a fresh start,
     and the new text replaces the old atomically, with the old file's mode.
+    Launchers that share a HOME (sessions at once) take turns: the whole
+    read-modify-write holds an exclusive ``flock`` on the file's directory,
+    which leaves nothing behind. An agent may have put a FIFO (an open that
+    never returns), a link or a device there: anything but a regular file is
+    refused in one line, without waiting on it or following it.
     """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
+        fcntl.flock(directory, fcntl.LOCK_EX)
+        _merge_locked(path, change)
+    finally:
+        os.close(directory)  # and with it the lock
+
+
+def _merge_locked(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    text, mode = _read_settings(path)
     try:
         document = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SystemExit(f"{path} is not valid JSON ({exc}); fix or remove it, it was not touched") from None
     if not isinstance(document, dict):
         raise SystemExit(f"{path} does not hold a JSON object; not touching it")
     changed = change(document)
     if changed == document and text.strip():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o600
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(changed, out, indent=2)
             out.write("\n")
-        os.chmod(temporary, mode)
+        os.chmod(temporary, 0o600 if mode is None else mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _read_settings(path: Path) -> tuple[str, int | None]:
+    """The settings file's text and mode ("" and None when there is none); one line for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "", None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SystemExit(
+                f"{path} is a symbolic link; replace it with the file itself, it was not touched"
+            ) from None
+        raise SystemExit(f"{path} could not be opened: {exc.strerror}; it was not touched") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SystemExit(f"{path} is not a regular file (a FIFO, device or folder); remove it, it was not touched")
+        if info.st_size > MAX_SETTINGS_BYTES:
+            raise SystemExit(f"{path} is larger than {MAX_SETTINGS_BYTES >> 20} MiB; not touching it")
+        data = os.read(fd, MAX_SETTINGS_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8"), stat.S_IMODE(info.st_mode)
+    except UnicodeDecodeError:
+        raise SystemExit(f"{path} is not UTF-8 text; fix or remove it, it was not touched") from None
 
 
 def exec_cli(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
