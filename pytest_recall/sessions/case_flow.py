@@ -137,15 +137,7 @@ def case_flow(
             if overlong is not None:
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
             rooms = area.open_step()
-            env = area.environment(
-                settings.base_env,
-                rooms,
-                step=steps[0].number,
-                case_id=case.case_id,
-                overrides=settings.isolation.env,
-                prompt_file=None,
-            )
-            spec = _live_spec(case, steps, settings, env, rooms, judge)
+            spec = _live_spec(case, steps, settings, area, rooms, judge)
             result, cost = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
             runs.extend(_split_live_turns(steps, result, cost))
             live_duration: float | None = result.duration_s
@@ -285,7 +277,7 @@ def _live_spec(
     case: Case,
     steps: tuple[Step, ...],
     settings: SessionSettings,
-    env: dict[str, str],
+    area: CaseArea,
     rooms: SessionRooms,
     judge: Judge,
 ) -> SessionSpec:
@@ -294,6 +286,14 @@ def _live_spec(
     The timeout covers the whole session: the per-step timeout times the
     turns. How turns are typed and read is the case's effective protocol.
     """
+    env = area.environment(
+        settings.base_env,
+        rooms,
+        step=steps[0].number,
+        case_id=case.case_id,
+        overrides=settings.isolation.env,
+        prompt_file=None,
+    )
     argv = list(settings.command.argv)
     if settings.wrap_argv is not None:
         argv = settings.wrap_argv(argv, rooms)

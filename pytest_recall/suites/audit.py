@@ -215,15 +215,41 @@ class DraftBuilder:
         return chain
 
 
-def _plan(rng: SplitMix64, family: str) -> _Plan:
-    b = DraftBuilder(rng)
-    field, aside, third = rng.shuffled(list(FIELDS))[:3]
-    values = rng.shuffled(FIELDS[field])
-    target_values, rehearsal_values, decoys = values[0:3], values[3:5], values[5:8]
-    project, other, far = rng.shuffled(PROJECTS)[:3]
-    alias = f"{rng.choice(CODE_NAMES)}-{rng.between(2, 99)}"
-    asked, named_elsewhere = (project, alias) if rng.chance() else (alias, project)
-    names = (project, alias) if family == "alias_resolution" else (project,)
+def _cross_field_events(
+    b: DraftBuilder, rng: SplitMix64, project: str, fields: tuple[str, str, str], target_values: Sequence[str]
+) -> tuple[list[Draft | None], tuple[str | None, tuple[Draft, ...]]]:
+    """cross_field_decoy: later corrections and retractions on the same project's other fields."""
+    field, aside, third = fields
+    chain = b.maybe_corrected(project, field, target_values[0], target_values[1])
+    a_values, t_values = rng.shuffled(FIELDS[aside]), rng.shuffled(FIELDS[third])
+    a_first = b.event(project, aside, "user_statement", a_values[0])
+    t_first = b.event(project, third, "user_statement", t_values[0])
+    target: list[Draft | None] = [
+        *chain,
+        a_first,
+        t_first,
+        b.event(project, aside, "correction", a_values[1], a_first),
+        b.event(project, third, "retraction", None, t_first),
+    ]
+    return target, (chain[-1].value, (chain[-1],))
+
+
+def _target_events(
+    b: DraftBuilder,
+    rng: SplitMix64,
+    family: str,
+    fields: tuple[str, str, str],
+    naming: tuple[str, str, str, str],
+    target_values: Sequence[str],
+) -> tuple[list[Draft | None], tuple[str | None, tuple[Draft, ...]]]:
+    """The asked cell's own events for ``family``, and the answer they give; None marks the as-of point.
+
+    The random draws come in the same order as before this was a function of its own, so every
+    generated case keeps its bytes. ``fields`` is (asked field, aside, third); ``naming`` is
+    (project, alias, the name asked by, the name used elsewhere).
+    """
+    field = fields[0]
+    project, alias, asked, named_elsewhere = naming
     target: list[Draft | None]
     prefix: list[Draft] = []
     if family == "explicit_correction":
@@ -260,19 +286,23 @@ def _plan(rng: SplitMix64, family: str) -> _Plan:
         again = b.event(project, field, "confirmation", chain[-1].value, chain[-1], "user: it stands again")
         target = [*chain, withdrawn, again]
         answer = (again.value, (again,))
-    else:  # cross_field_decoy: later corrections and retractions on the same project's other fields
-        chain = b.maybe_corrected(project, field, target_values[0], target_values[1])
-        a_values, t_values = rng.shuffled(FIELDS[aside]), rng.shuffled(FIELDS[third])
-        a_first = b.event(project, aside, "user_statement", a_values[0])
-        t_first = b.event(project, third, "user_statement", t_values[0])
-        target = [
-            *chain,
-            a_first,
-            t_first,
-            b.event(project, aside, "correction", a_values[1], a_first),
-            b.event(project, third, "retraction", None, t_first),
-        ]
-        answer = (chain[-1].value, (chain[-1],))
+    else:
+        return _cross_field_events(b, rng, project, fields, target_values)
+    return target, answer
+
+
+def _plan(rng: SplitMix64, family: str) -> _Plan:
+    b = DraftBuilder(rng)
+    field, aside, third = rng.shuffled(list(FIELDS))[:3]
+    values = rng.shuffled(FIELDS[field])
+    target_values, rehearsal_values, decoys = values[0:3], values[3:5], values[5:8]
+    project, other, far = rng.shuffled(PROJECTS)[:3]
+    alias = f"{rng.choice(CODE_NAMES)}-{rng.between(2, 99)}"
+    asked, named_elsewhere = (project, alias) if rng.chance() else (alias, project)
+    names = (project, alias) if family == "alias_resolution" else (project,)
+    target, answer = _target_events(
+        b, rng, family, (field, aside, third), (project, alias, asked, named_elsewhere), target_values
+    )
 
     rehearsal_chain = b.maybe_corrected(other, field, rehearsal_values[0], rehearsal_values[1])
     late_suggestion = b.event(rng.choice(names), field, "assistant_suggestion", decoys[0])

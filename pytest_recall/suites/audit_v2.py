@@ -158,73 +158,104 @@ class _Patterns:
             else:
                 chain = [*self.b.decision(other, self.field, v[0])]
             return [*chain, mark] if slot % 4 == 1 else chain, asked
-        if family == "explicit_correction":
-            said = self.said(v[0])
-            corrected = self.then("correction", v[1], said[-1])
-            chain = [*said, corrected]
-            if self.rng.chance():
-                chain.append(self.then("correction", v[2], corrected))
-            chain = [*chain, mark] if slot % 2 else chain
-        elif family == "as_of_before_correction":
-            if slot in self.never_decided[family]:
-                said = self.said(v[0])
-                chain = [mark, *said, self.then("correction", v[1], said[-1])]
-            else:
-                before = self.maybe_corrected()
-                chain = [*before, mark]
-                last = before[-1]
-                for n in range(1 + slot % 3):  # one, two or three later user events
-                    final = n == slot % 3 and slot % 2 == 1
-                    last = self.then("retraction" if final else "correction", None if final else v[2 + n % 2], last)
-                    chain.append(last)
-        elif family == "retraction":
-            before = self.maybe_corrected()
-            withdrawn = self.then("retraction", None, before[-1])
-            if slot in RETRACTED[family][:2]:
-                chain = [*before, withdrawn]
-            elif slot in RETRACTED[family]:
-                chain = [*before, withdrawn, mark, *self.said(v[2])]
-            else:
-                chain = [*before, withdrawn, *self.said(v[2])]
-                chain = [*chain, mark] if slot % 4 == 2 else chain
-        elif family == "no_confirmed_decision":
-            nulls = self.never_decided[family]
-            current_null, as_of_null = nulls[0], nulls[1] if len(nulls) > 1 else None
-            if slot == current_null:
-                chain = [self.suggestion(v[0]), self.suggestion(v[1])]
-            elif slot == as_of_null:
-                chain = [self.suggestion(v[0]), mark, *self.said(v[1])]
-            elif slot % 3 == 0:
-                offered = self.suggestion(v[0])
-                chain = [
-                    offered,
-                    self.suggestion(v[1]),
-                    self.then("confirmation", v[0], offered),
-                    self.suggestion(v[2]),
-                ]
-            else:
-                chain = [*self.maybe_corrected(), self.suggestion(v[2])]
-                if self.rng.chance():
-                    chain.append(self.suggestion(v[3]))
-                chain = [*chain, mark] if slot % 4 == 2 else chain
-        elif family == "reconfirmation_after_retraction":
-            before = self.maybe_corrected()
-            withdrawn = self.then("retraction", None, before[-1])
-            again = self.then("confirmation", before[-1].value, before[-1], "user: it stands again")
-            if slot in RETRACTED[family]:
-                chain = [*before, withdrawn, mark, again]
-            else:
-                chain = [*before, withdrawn, again]
-                chain = [*chain, mark] if slot % 4 == 3 else chain
-        elif family == "retraction_after_as_of":
-            before = self.maybe_corrected()
-            chain = [*before, mark, self.then("retraction", None, before[-1])]
-            if slot % 2:
-                chain.extend(self.said(v[2]))
-        else:  # cross_field_decoy: the chain is plain; the generator checks siblings change later
-            chain = [*self.maybe_corrected()]
-            chain = [*chain, mark] if slot % 4 == 1 else chain
+        # Each other family's chain is built by the method of its name, below.
+        chain = getattr(self, f"_{family}")(slot)
         return chain, self.name()
+
+    def _explicit_correction(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        said = self.said(v[0])
+        corrected = self.then("correction", v[1], said[-1])
+        chain = [*said, corrected]
+        if self.rng.chance():
+            chain.append(self.then("correction", v[2], corrected))
+        chain = [*chain, mark] if slot % 2 else chain
+        return chain
+
+    def _as_of_before_correction(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        if slot in self.never_decided["as_of_before_correction"]:
+            said = self.said(v[0])
+            chain = [mark, *said, self.then("correction", v[1], said[-1])]
+        else:
+            before = self.maybe_corrected()
+            chain = [*before, mark]
+            last = before[-1]
+            for n in range(1 + slot % 3):  # one, two or three later user events
+                final = n == slot % 3 and slot % 2 == 1
+                last = self.then("retraction" if final else "correction", None if final else v[2 + n % 2], last)
+                chain.append(last)
+        return chain
+
+    def _retraction(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        before = self.maybe_corrected()
+        withdrawn = self.then("retraction", None, before[-1])
+        if slot in RETRACTED["retraction"][:2]:
+            chain = [*before, withdrawn]
+        elif slot in RETRACTED["retraction"]:
+            chain = [*before, withdrawn, mark, *self.said(v[2])]
+        else:
+            chain = [*before, withdrawn, *self.said(v[2])]
+            chain = [*chain, mark] if slot % 4 == 2 else chain
+        return chain
+
+    def _no_confirmed_decision(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        nulls = self.never_decided["no_confirmed_decision"]
+        current_null, as_of_null = nulls[0], nulls[1] if len(nulls) > 1 else None
+        if slot == current_null:
+            chain = [self.suggestion(v[0]), self.suggestion(v[1])]
+        elif slot == as_of_null:
+            chain = [self.suggestion(v[0]), mark, *self.said(v[1])]
+        elif slot % 3 == 0:
+            offered = self.suggestion(v[0])
+            chain = [
+                offered,
+                self.suggestion(v[1]),
+                self.then("confirmation", v[0], offered),
+                self.suggestion(v[2]),
+            ]
+        else:
+            chain = [*self.maybe_corrected(), self.suggestion(v[2])]
+            if self.rng.chance():
+                chain.append(self.suggestion(v[3]))
+            chain = [*chain, mark] if slot % 4 == 2 else chain
+        return chain
+
+    def _reconfirmation_after_retraction(self, slot: int) -> list[Draft | _Mark]:
+        mark = self.mark
+        chain: list[Draft | _Mark]
+        before = self.maybe_corrected()
+        withdrawn = self.then("retraction", None, before[-1])
+        again = self.then("confirmation", before[-1].value, before[-1], "user: it stands again")
+        if slot in RETRACTED["reconfirmation_after_retraction"]:
+            chain = [*before, withdrawn, mark, again]
+        else:
+            chain = [*before, withdrawn, again]
+            chain = [*chain, mark] if slot % 4 == 3 else chain
+        return chain
+
+    def _retraction_after_as_of(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        before = self.maybe_corrected()
+        chain = [*before, mark, self.then("retraction", None, before[-1])]
+        if slot % 2:
+            chain.extend(self.said(v[2]))
+        return chain
+
+    def _cross_field_decoy(self, slot: int) -> list[Draft | _Mark]:
+        """The chain is plain; the generator checks siblings change later."""
+        mark = self.mark
+        chain: list[Draft | _Mark]
+        chain = [*self.maybe_corrected()]
+        chain = [*chain, mark] if slot % 4 == 1 else chain
+        return chain
 
 
 def _decorated(

@@ -92,138 +92,143 @@ class FakeModelServer:
             out.write(line)
 
 
+class FakeModelHandler(BaseHTTPRequestHandler):
+    """One connection to the fake model; ``server`` is set on the subclass each server makes."""
+
+    server_of_run: FakeModelServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the JSON log is the record."""
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}], "models": []})
+        else:
+            self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
+
+    def do_POST(self) -> None:
+        body = self._body()
+        if body is None:
+            return
+        path = self.path.split("?")[0].rstrip("/")
+        if not path.startswith("/v1"):
+            path = "/v1" + path
+        if path == "/v1/messages/count_tokens":
+            self._json(200, {"input_tokens": tokens(json.dumps(body))})
+            return
+        gemini = route(path)
+        if gemini is not None and gemini[1] == "countTokens":
+            self._json(200, count_tokens(tokens(json.dumps(body))))
+            return
+        reader = read_gemini if gemini is not None else READERS.get(path)
+        if reader is None:
+            self.server_of_run.log({"path": path, "status": 404, "body": body})
+            self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
+            return
+        try:
+            request = reader(body)
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            self._bad_request(f"not a {path} request: {type(exc).__name__}: {str(exc)[:200]}")
+            return
+        reply = decide(request, self.server_of_run.mode)
+        model = gemini[0] if gemini is not None else str(body.get("model") or MODEL_NAME)
+        tokens_in = tokens(request.context)
+        stream = bool(body.get("stream")) or (gemini is not None and gemini[1] == "streamGenerateContent")
+        self.server_of_run.log(
+            {
+                "at": time.time(),
+                "path": path,
+                "api": request.api,
+                "mode": self.server_of_run.mode,
+                "stream": stream,
+                "kind": reply.kind,
+                "prompt": request.prompt,
+                "after_tool": request.after_tool,
+                "tools": sorted(request.tools),
+                "reply": reply.text,
+                "tool": reply.tool,
+                "tool_input": reply.tool_input,
+                "body": body,
+            }
+        )
+        if request.api == "gemini":
+            self._gemini(reply, model, tokens_in, stream)
+        elif request.api == "anthropic":
+            if stream:
+                self._sse(anthropic_events(reply, model, tokens_in))
+            else:
+                self._json(200, anthropic_message(reply, model, tokens_in))
+        elif request.api == "responses":
+            self._sse(responses_events(reply, model, tokens_in))
+        elif stream:
+            self._sse(chat_chunks(reply, model, tokens_in), done=True)
+        else:
+            self._json(200, chat_completion(reply, model, tokens_in))
+
+    def _gemini(self, reply: Reply, model: str, tokens_in: int, stream: bool) -> None:
+        """One response; or its chunks, as server-sent events when asked ``alt=sse``, else a JSON array."""
+        tokens_out = tokens(reply.text + reply.tool_input)
+        if not stream:
+            self._json(200, gemini_response(reply, model, tokens_in, tokens_out))
+        elif "alt=sse" in self.path:
+            self._sse(("", chunk) for chunk in gemini_chunks(reply, model, tokens_in, tokens_out))
+        else:
+            self._json(200, list(gemini_chunks(reply, model, tokens_in, tokens_out)))
+
+    def _body(self) -> Json | None:
+        """The request's JSON object, read up to MAX_BODY_BYTES; None once a 400 or 413 went back instead.
+
+        A bad ``Content-Length`` leaves no way to find the next request on
+        the connection, so the connection closes after the answer.
+        """
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        if not declared.isdigit():
+            self.close_connection = True
+            self._bad_request(f"Content-Length {declared[:40]!r} is not a byte count")
+            return None
+        length = int(declared)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            too_large = {"type": "request_too_large", "message": f"body over {MAX_BODY_BYTES} bytes"}
+            self._json(413, {"error": too_large})
+            return None
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"{}")
+        except (ValueError, RecursionError):
+            self._bad_request("body is not JSON")
+            return None
+        if not isinstance(body, dict):
+            self._bad_request("body is not a JSON object")
+            return None
+        return body
+
+    def _bad_request(self, message: str) -> None:
+        self._json(400, {"error": {"type": "invalid_request_error", "message": message}})
+
+    def _json(self, status: int, document: Json | list[Json]) -> None:
+        data = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: Iterator[tuple[str, Json]], done: bool = False) -> None:
+        chunks = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events]
+        if done:
+            chunks.append("data: [DONE]\n\n")
+        payload = "".join(chunks).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
 def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the JSON log is the record."""
-
-        def do_GET(self) -> None:
-            path = self.path.split("?")[0].rstrip("/")
-            if path in ("/v1/models", "/models"):
-                self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}], "models": []})
-            else:
-                self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
-
-        def do_POST(self) -> None:
-            body = self._body()
-            if body is None:
-                return
-            path = self.path.split("?")[0].rstrip("/")
-            if not path.startswith("/v1"):
-                path = "/v1" + path
-            if path == "/v1/messages/count_tokens":
-                self._json(200, {"input_tokens": tokens(json.dumps(body))})
-                return
-            gemini = route(path)
-            if gemini is not None and gemini[1] == "countTokens":
-                self._json(200, count_tokens(tokens(json.dumps(body))))
-                return
-            reader = read_gemini if gemini is not None else READERS.get(path)
-            if reader is None:
-                server.log({"path": path, "status": 404, "body": body})
-                self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
-                return
-            try:
-                request = reader(body)
-            except (AttributeError, TypeError, KeyError, ValueError) as exc:
-                self._bad_request(f"not a {path} request: {type(exc).__name__}: {str(exc)[:200]}")
-                return
-            reply = decide(request, server.mode)
-            model = gemini[0] if gemini is not None else str(body.get("model") or MODEL_NAME)
-            tokens_in = tokens(request.context)
-            stream = bool(body.get("stream")) or (gemini is not None and gemini[1] == "streamGenerateContent")
-            server.log(
-                {
-                    "at": time.time(),
-                    "path": path,
-                    "api": request.api,
-                    "mode": server.mode,
-                    "stream": stream,
-                    "kind": reply.kind,
-                    "prompt": request.prompt,
-                    "after_tool": request.after_tool,
-                    "tools": sorted(request.tools),
-                    "reply": reply.text,
-                    "tool": reply.tool,
-                    "tool_input": reply.tool_input,
-                    "body": body,
-                }
-            )
-            if request.api == "gemini":
-                self._gemini(reply, model, tokens_in, stream)
-            elif request.api == "anthropic":
-                if stream:
-                    self._sse(anthropic_events(reply, model, tokens_in))
-                else:
-                    self._json(200, anthropic_message(reply, model, tokens_in))
-            elif request.api == "responses":
-                self._sse(responses_events(reply, model, tokens_in))
-            elif stream:
-                self._sse(chat_chunks(reply, model, tokens_in), done=True)
-            else:
-                self._json(200, chat_completion(reply, model, tokens_in))
-
-        def _gemini(self, reply: Reply, model: str, tokens_in: int, stream: bool) -> None:
-            """One response; or its chunks, as server-sent events when asked ``alt=sse``, else a JSON array."""
-            tokens_out = tokens(reply.text + reply.tool_input)
-            if not stream:
-                self._json(200, gemini_response(reply, model, tokens_in, tokens_out))
-            elif "alt=sse" in self.path:
-                self._sse(("", chunk) for chunk in gemini_chunks(reply, model, tokens_in, tokens_out))
-            else:
-                self._json(200, list(gemini_chunks(reply, model, tokens_in, tokens_out)))
-
-        def _body(self) -> Json | None:
-            """The request's JSON object, read up to MAX_BODY_BYTES; None once a 400 or 413 went back instead.
-
-            A bad ``Content-Length`` leaves no way to find the next request on
-            the connection, so the connection closes after the answer.
-            """
-            declared = (self.headers.get("Content-Length") or "0").strip()
-            if not declared.isdigit():
-                self.close_connection = True
-                self._bad_request(f"Content-Length {declared[:40]!r} is not a byte count")
-                return None
-            length = int(declared)
-            if length > MAX_BODY_BYTES:
-                self.close_connection = True
-                too_large = {"type": "request_too_large", "message": f"body over {MAX_BODY_BYTES} bytes"}
-                self._json(413, {"error": too_large})
-                return None
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw or b"{}")
-            except (ValueError, RecursionError):
-                self._bad_request("body is not JSON")
-                return None
-            if not isinstance(body, dict):
-                self._bad_request("body is not a JSON object")
-                return None
-            return body
-
-        def _bad_request(self, message: str) -> None:
-            self._json(400, {"error": {"type": "invalid_request_error", "message": message}})
-
-        def _json(self, status: int, document: Json | list[Json]) -> None:
-            data = json.dumps(document).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _sse(self, events: Iterator[tuple[str, Json]], done: bool = False) -> None:
-            chunks = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events]
-            if done:
-                chunks.append("data: [DONE]\n\n")
-            payload = "".join(chunks).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    return Handler
+    """A handler class bound to ``server``: http.server makes one handler per connection from a class."""
+    return type("Handler", (FakeModelHandler,), {"server_of_run": server})
