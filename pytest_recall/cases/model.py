@@ -18,7 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from pytest_recall.cases.answer_forms import answer_form_error, builtin_kind
+from pytest_recall.cases.answer_forms import EXTRA_ANSWER_KEYS, answer_form_error, builtin_kind
+from pytest_recall.cases.groups import CaseGroup, GroupError, group_key_of_nodeid, is_group_dir, read_group
 from pytest_recall.cases.live_protocol import (
     DEFAULT_PROTOCOL,
     PROTOCOL_KEYS,
@@ -90,6 +91,9 @@ class Case:
     # ``workspace/`` and ``workspace.stepN/`` of the case, and whether each step starts fresh or carries on.
     workspace: CaseWorkspace | None = None
     workspace_mode: str = "fresh"
+    # A grouped case (see cases/groups.py): its group's key, and how many of its first steps are the group's ingest.
+    group: str | None = None
+    ingest_steps: int = 0
 
     @property
     def category(self) -> str | None:
@@ -122,6 +126,8 @@ class Case:
             payload["live"] = [self.live.turn_template, self.live.paste, self.live.quit, self.live.answer_pattern]
         if self.ok_exit_codes != (0,):
             payload["ok_exit_codes"] = list(self.ok_exit_codes)
+        if self.group is not None:
+            payload["group"] = [self.group, self.ingest_steps]
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
 
@@ -158,6 +164,7 @@ def make_case(
     known_kinds: frozenset[str] | None = None,
     feedback: Mapping[int, Mapping[str, Any]] | None = None,
     workspace: CaseWorkspace | None = None,
+    group: CaseGroup | None = None,
 ) -> Case:
     """Validate and build a case from plain parts; every source goes through here.
 
@@ -167,6 +174,10 @@ def make_case(
     __tracebackhide__ = True
     settings = dict(settings or {})
     feedback = dict(feedback or {})
+    if group is not None:
+        if not prompts:
+            raise CaseError(f"{source}: no steps; a case of a group needs step1.txt, its question")
+        prompts = [*group.prompts, *prompts]
     if len(prompts) < 2:
         what = "no steps" if not prompts else "only one step"
         raise CaseError(f"{source}: {what}; a case needs step1.txt and step2.txt at least")
@@ -196,6 +207,8 @@ def make_case(
         expected=MappingProxyType(expected),
         source=source,
         workspace=workspace,
+        group=group.key if group is not None else None,
+        ingest_steps=len(group.prompts) if group is not None else 0,
         **session_fields(settings, source),
     )
 
@@ -251,9 +264,10 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
     if known_kinds is None:
         return  # a trap task with a judge of its own decides what its answers look like
     if builtin_kind(kind):
-        unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS)
+        extra = EXTRA_ANSWER_KEYS.get(kind, frozenset())
+        unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS - extra)
         if unknown:
-            allowed = ", ".join(REQUIRED_ANSWER_KEYS)
+            allowed = ", ".join([*REQUIRED_ANSWER_KEYS, *sorted(extra)])
             raise CaseError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {allowed}")
         problem = answer_form_error(kind, expected["answer"])
         if problem is not None:
@@ -398,6 +412,14 @@ def load_case_dir(
     settings_path = folder / SETTINGS_FILE
     settings = read_toml(settings_path, source) if settings_path.is_file() else {}
     prompts = read_step_prompts(folder, source)
+    group = None
+    if is_group_dir(folder.parent):
+        try:
+            group = read_group(folder.parent, group_key_of_nodeid(source) or folder.parent.name)
+        except GroupError as exc:
+            raise CaseError(str(exc)) from None
+        # A group folder sits between the suite and its cases.
+        suite = folder.parent.parent.name
     try:
         workspace = read_case_workspace(folder)
     except (WorkspaceError, OSError) as exc:
@@ -412,6 +434,7 @@ def load_case_dir(
         known_kinds=known_kinds,
         feedback=read_step_feedback(folder, source),
         workspace=workspace,
+        group=group,
     )
 
 

@@ -81,6 +81,7 @@ def case_record(
         "command": command,
         "run_mode": dict(run_mode or {}),
         **workspace_fields(case, verdict),
+        **benchmark_fields(case, verdict),
         "steps": [
             {
                 "step": step.number,
@@ -130,6 +131,21 @@ def workspace_fields(case: Case, verdict: Verdict) -> dict[str, Any]:
     for key in ("checks_passed", "checks_total"):
         if key in verdict.details:
             fields[key] = verdict.details[key]
+    return fields
+
+
+# What a public-benchmark case's record keeps so its result can be set beside the published tables.
+BENCHMARK_KEYS = ("question_id", "question_type", "sample_id", "locomo_category", "sessions_per_step")
+
+
+def benchmark_fields(case: Case, verdict: Verdict) -> dict[str, Any]:
+    """The metric that scored the case (``locomo_f1``, ``longmemeval_lexical``), its question's ids and type,
+    how its haystack was fed, and its group; nothing for other cases."""
+    fields: dict[str, Any] = {key: case.expected[key] for key in BENCHMARK_KEYS if key in case.expected}
+    if "metric" in verdict.details:
+        fields["metric"] = verdict.details["metric"]
+    if case.group is not None:
+        fields["group"] = case.group
     return fields
 
 
