@@ -103,7 +103,7 @@ def parse_question(index: int, record: Any) -> Question:
         if not isinstance(date, str) or not date.strip():
             raise RecordError(f"{where}: field 'haystack_dates[{number}]' must be a date string, not {date!r}")
         session_id = str(ids[number]) if ids is not None else f"session_{number + 1}"
-        parsed.append(Session(session_id, date.strip(), _turns(turns, f"{where}: field 'haystack_sessions[{number}]'")))
+        parsed.append(Session(session_id, date.strip(), _turns(turns, where, f"haystack_sessions[{number}]")))
     return Question(
         question_id=qid,
         question_type=qtype,
@@ -114,18 +114,19 @@ def parse_question(index: int, record: Any) -> Question:
     )
 
 
-def _turns(turns: Any, where: str) -> tuple[Turn, ...]:
+def _turns(turns: Any, where: str, field: str) -> tuple[Turn, ...]:
     if not isinstance(turns, list):
-        raise RecordError(f"{where} must be a list of turns, not {type(turns).__name__}")
+        raise RecordError(f"{where}: field {field!r} must be a list of turns, not {type(turns).__name__}")
     parsed = []
     for number, turn in enumerate(turns):
+        here = f"{where}: field '{field}[{number}]'"
         if not isinstance(turn, Mapping):
-            raise RecordError(f"{where}[{number}] must be an object with 'role' and 'content'")
+            raise RecordError(f"{here} must be an object with 'role' and 'content'")
         role, content = turn.get("role"), turn.get("content")
         if role not in ROLES:
-            raise RecordError(f"{where}[{number}]: 'role' is {role!r}, not user or assistant")
+            raise RecordError(f"{here}: 'role' is {role!r}, not user or assistant")
         if not isinstance(content, str):
-            raise RecordError(f"{where}[{number}]: 'content' must be a string, not {type(content).__name__}")
+            raise RecordError(f"{here}: 'content' must be a string, not {type(content).__name__}")
         # ``has_answer`` marks the evidence turns for retrieval metrics; the agent must never see it.
         parsed.append(Turn(role, content))
     return tuple(parsed)
