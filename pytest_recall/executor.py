@@ -27,10 +27,10 @@ from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
 from pytest_recall.sessions.case_flow import (
     RunSettings,
     agent_environment,
-    case_flow,
     effective_case,
     open_shared_scope,
 )
+from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
@@ -84,6 +84,7 @@ class CaseExecutor:
         self.concurrency = concurrency
         self.resume = resume
         self.pool = CasePool()
+        self.ingests = GroupIngests()
         self._queue: list[RunnableItem] = []
         self._position: dict[str, int] = {}
         self._started: set[str] = set()
@@ -114,7 +115,9 @@ class CaseExecutor:
         case = self.effective_case(item.case)
 
         def attempt() -> Flow:
-            return case_flow(case, self.run_settings, self.judge, control=item.control, epoch=item.epoch)
+            return grouped_case_flow(
+                case, self.run_settings, self.judge, self.ingests, owner=item.nodeid, control=item.control, epoch=item.epoch
+            )
 
         self.pool.submit(item.nodeid, retrying(attempt, self.retries, self.retry_delay_s))
 
@@ -154,6 +157,7 @@ class CaseExecutor:
 
     def close(self) -> None:
         self.pool.close()
+        self.ingests.close()
         if self.run_settings.shared_scope is not None:
             remove_tree(self.run_settings.shared_scope)
 

@@ -124,12 +124,12 @@ class WorkerHandoff:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        batch = self._batch()
-        if batch is None:
+        if config.getoption("dist", None) != "load":
             return None
         from pytest_recall.xdist_batches import BatchScheduling
 
-        return BatchScheduling(config, log, batch)
+        # Without concurrency it deals only a collection with case groups, each group to one worker.
+        return BatchScheduling(config, log, self._batch())
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -245,12 +245,13 @@ def _planned_here(session: pytest.Session, case_items: list[CaseItem], concurren
     worker_input = getattr(session.config, "workerinput", None)
     if worker_input is None:
         return case_items, concurrency
-    from pytest_recall.xdist_batches import BATCH_INPUT, batch_share, worker_position
+    from pytest_recall.xdist_batches import BATCH_INPUT, batch_share, case_groups_of, worker_position
 
     batch, position = worker_input.get(BATCH_INPUT), worker_position(worker_input)
     if not batch or position is None:
         return case_items, 1
-    share = set(batch_share(len(session.items), *position, batch))
+    groups = case_groups_of([item.nodeid for item in session.items], session.config.rootpath)
+    share = set(batch_share(len(session.items), *position, batch, groups))
     return [item for index, item in enumerate(session.items) if index in share and isinstance(item, CaseItem)], batch
 
 

@@ -93,6 +93,15 @@ def open_shared_scope(settings: RunSettings) -> Path:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryHooks:
+    """What a case group does to a run's memory: ``seed`` it before the first step, and look at it
+    ``after_step`` (given the step's number) once a step has ended well."""
+
+    seed: Callable[[CaseArea], None] | None = None
+    after_step: Callable[[int, CaseArea], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StepCost:
     """What an agent said a step cost, in its cost file: dollars, tokens, or both."""
 
@@ -174,9 +183,19 @@ def effective_case(case: Case, settings: RunSettings) -> Case:
 
 
 def case_flow(
-    case: Case, settings: RunSettings, judge: Judge, *, control: bool = False, epoch: int = 1
+    case: Case,
+    settings: RunSettings,
+    judge: Judge,
+    *,
+    control: bool = False,
+    epoch: int = 1,
+    memory_hooks: MemoryHooks | None = None,
 ) -> Generator[SessionSpec, SessionResult, CaseRun]:
-    """Run a case step by step; yields each session it needs and returns the whole run."""
+    """Run a case step by step; yields each session it needs and returns the whole run.
+
+    ``memory_hooks`` let a case group seed the case's memory before its first
+    step and keep a copy of it after a step (see ``sessions/case_groups.py``).
+    """
     started = time.monotonic()
     # The control asks the last question cold: no earlier step, no feedback.
     steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
@@ -186,6 +205,8 @@ def case_flow(
         workdir_mode=settings.workdir_mode,
         shared_memory=None if control else settings.shared_scope,
     )
+    if memory_hooks is not None and memory_hooks.seed is not None:
+        memory_hooks.seed(area)
     runs: list[StepRun] = []
     # A live session's turns share one workdir: the workspace is copied in once and pictured once.
     last_step = steps[0].number if case.session == "continue" else steps[-1].number
@@ -236,6 +257,8 @@ def case_flow(
                 runs.append(_step_run(step.number, prompt, result, cost, memory))
                 if result.failed:
                     break
+                if memory_hooks is not None and memory_hooks.after_step is not None:
+                    memory_hooks.after_step(step.number, area)
     except AgentStartError as exc:
         return CaseRun(
             case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
