@@ -36,6 +36,7 @@ from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
+BUDGET_REASON = "recall: not started: --recall-max-cost"
 
 
 class RunnableItem(Protocol):
@@ -70,8 +71,12 @@ class CaseExecutor:
         retries: int = 0,
         retry_delay_s: float = DEFAULT_RETRY_DELAY_S,
         full_prompts: bool = False,
+        max_cost_usd: float | None = None,
     ) -> None:
         self.config = config
+        # --recall-max-cost: no case starts once this process's reported spend reaches it.
+        self.max_cost_usd = max_cost_usd
+        self.spent_usd = 0.0
         self.retries = retries
         self.retry_delay_s = retry_delay_s
         # --recall-transcripts=all: records carry each prompt whole, not by reference.
@@ -121,6 +126,12 @@ class CaseExecutor:
 
         self.pool.submit(item.nodeid, retrying(attempt, self.retries, self.retry_delay_s))
 
+    def budget_spent(self) -> str | None:
+        """Why no more case may start (--recall-max-cost reached), or None."""
+        if self.max_cost_usd is None or self.spent_usd < self.max_cost_usd:
+            return None
+        return f"{BUDGET_REASON} ${self.max_cost_usd:g} reached (${self.spent_usd:.4f} reported spent in this process)"
+
     def run(self, item: RunnableItem) -> CaseRun:
         if item.nodeid not in self.pool:
             # Not in flight: its first run, or a rerun (pytest-rerunfailures) after the first was taken.
@@ -129,10 +140,17 @@ class CaseExecutor:
         start = self._position.pop(item.nodeid, None)
         if start is not None and self.concurrency > 1:
             for ahead in self._queue[start + 1 : start + self.concurrency]:
-                if ahead.nodeid not in self._started:
+                if ahead.nodeid not in self._started and self.budget_spent() is None:
                     self._submit(ahead)
         self._started.discard(item.nodeid)
-        return self.pool.wait(item.nodeid)
+        run = self.pool.wait(item.nodeid)
+        self.spent_usd += sum(step.cost_usd for step in run.steps if step.cost_usd is not None)
+        self.spent_usd += run.earlier_cost_usd or 0.0
+        return run
+
+    def budget_stops(self, item: RunnableItem) -> str | None:
+        """Why ``item`` must not start: the budget is spent and it is not already in flight; else None."""
+        return None if item.nodeid in self.pool else self.budget_spent()
 
     def verdict(self, run: CaseRun, changed_case_files: Sequence[str]) -> Verdict:
         """Gather what :func:`decide` needs that takes I/O, and let it decide."""
@@ -176,10 +194,13 @@ def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float) -> Flow:
     time: the pool keeps every other case in flight running meanwhile.
     """
     number = 1
+    earlier: list[float] = []
     while True:
         run = yield from attempt()
         if number > retries or not agent_failed(run):
-            return replace(run, attempts=number) if number > 1 else run
+            spent = sum(earlier) if earlier else None
+            return replace(run, attempts=number, earlier_cost_usd=spent) if number > 1 else run
+        earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
         yield Pause(time.monotonic() + delay_s * 2 ** (number - 1))
         number += 1
 

@@ -88,6 +88,9 @@ class CaseItem(pytest.Item):
             # Resumed: an earlier run paid for this verdict; report it as it stands.
             self._publish(stored)
             return
+        over_budget = executor.budget_stops(self)
+        if over_budget is not None:
+            pytest.skip(over_budget)
         self.run = executor.run(self)
         if self.run.error:
             self._record_verdict(self._executor().verdict(self.run, ()))

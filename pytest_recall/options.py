@@ -262,6 +262,17 @@ OPTIONS = (
         str(DEFAULT_RETRY_DELAY_S),
     ),
     Option(
+        "recall_max_cost",
+        "Stop starting cases once the spend the agent reported (every attempt's, retries included) reaches this "
+        "many US dollars; cases in flight finish, the rest are skipped and named in the summary, and "
+        "--recall-resume continues later. Under xdist each worker counts its own spend. Default: no limit.",
+    ),
+    Option(
+        "recall_estimate_from",
+        "With --collect-only: an earlier report whose median cost and duration per session give the expected "
+        "cost and time of the sessions this run would start.",
+    ),
+    Option(
         "recall_ready_idle",
         "Live sessions: seconds the screen must stay still before the agent counts as ready for the next turn: "
         "with no ready pattern, quiet alone means ready (default 1); with one, the settle after it shows "
@@ -333,6 +344,8 @@ class Settings:
     preflight: bool = False
     retries: int = 0
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
+    max_cost_usd: float | None = None
+    estimate_from: Path | None = None
     transcripts: str = DEFAULT_TRANSCRIPTS
     # (as written, absolute) for every relative path in --recall-cmd made absolute.
     resolved_paths: tuple[tuple[str, str], ...] = ()
@@ -390,6 +403,8 @@ class Settings:
             preflight=_switch(config, "recall_preflight"),
             retries=_whole(config, "recall_retries", minimum=0),
             retry_delay_s=_seconds(config, "recall_retry_delay"),
+            max_cost_usd=_dollars(config, "recall_max_cost"),
+            estimate_from=_path(config, "recall_estimate_from"),
             transcripts=_choice(config, "recall_transcripts", TRANSCRIPT_MODES),
             **_scale_out(config),
             **_sandbox(config),
@@ -432,6 +447,20 @@ def _fraction(config: pytest.Config, name: str) -> float:
         number = -1.0
     if not 0.0 <= number <= 1.0:
         raise pytest.UsageError(f"{flag_of(name)} must be a number from 0 to 1, not {value!r}")
+    return number
+
+
+def _dollars(config: pytest.Config, name: str) -> float | None:
+    __tracebackhide__ = True
+    value = raw_value(config, name)
+    if value is None or not str(value).strip():
+        return None
+    try:
+        number = float(str(value).strip().lstrip("$"))
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number < float("inf"):
+        raise pytest.UsageError(f"{flag_of(name)} must be an amount of US dollars, like 25 or 2.50, not {value!r}")
     return number
 
 

@@ -203,13 +203,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item.nodeid in members]
 
 
+def _print_plan(config: pytest.Config, settings: Settings, case_items: list[CaseItem]) -> None:
+    from pytest_recall.reporting.cost_plan import PlannedRun, plan_lines, planned_sessions, session_rates
+    from pytest_recall.reporting.document import load_report
+
+    runs = [
+        PlannedRun(len(item.case.steps), item.case.group, item.case.ingest_steps, item.control, item.epoch)
+        for item in case_items
+    ]
+    rates = None
+    if settings.estimate_from is not None:
+        try:
+            rates = session_rates(load_report(settings.estimate_from))
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"--recall-estimate-from: cannot read {settings.estimate_from}: {exc}") from None
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in plan_lines(planned_sessions(runs), len(runs), rates, str(settings.estimate_from)):
+        if reporter is not None:
+            reporter.write_line(line)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     case_items = [item for item in session.items if isinstance(item, CaseItem)]
     if not case_items:
         return
     settings = session.config.stash[SETTINGS_KEY]
     if session.config.getoption("collectonly"):
-        # Listing cases runs no agent, so it needs no command either.
+        # Listing cases runs no agent, so it needs no command either; it says what a run would start.
+        _print_plan(session.config, settings, case_items)
         return
     if not settings.argv:
         if hasattr(session.config, "workerinput"):
@@ -228,6 +249,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         shared_scope=settings.scope == "suite",
         retries=settings.retries,
         retry_delay_s=settings.retry_delay_s,
+        max_cost_usd=settings.max_cost_usd,
         full_prompts=settings.transcripts == "all",
     )
     executor.plan(planned)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.executor import BUDGET_REASON
 from pytest_recall.options import Settings
 from pytest_recall.reporting.document import build_report, sort_records
 from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
@@ -43,6 +44,8 @@ class Recorder:
         self.write_error: str | None = None
         # Collection errors make no record, yet a run with one is never green, whatever the gate.
         self.collection_errors = 0
+        # Case runs --recall-max-cost kept from starting: the report and the summary say how many.
+        self.not_started = 0
         self.planned_runs: int | None = None
         self.html_error: str | None = None
         # Run-log append failures, by message, with how many records each cost.
@@ -51,6 +54,8 @@ class Recorder:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        if report.skipped and BUDGET_REASON in str(report.longrepr):
+            self.not_started += 1
         self._take_record(report)
         yield
         # The run log adds a failed append to the report in its own wrapper, which runs inside this one.
@@ -106,6 +111,8 @@ class Recorder:
         report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.settings.transcripts))
         if interrupted and self.planned_runs:
             report["n_planned"] = self.planned_runs
+        if self.not_started:
+            report["max_cost"] = {"max_cost_usd": self.settings.max_cost_usd, "n_not_started": self.not_started}
         if self.collection_errors:
             report["n_collection_errors"] = self.collection_errors
             report["passed"] = False
@@ -162,6 +169,12 @@ class Recorder:
             terminalreporter.write_line(line, red=True)
         if self.report.get("interrupted"):
             terminalreporter.write_line(f"  {self.resume_hint()}", yellow=True)
+        if self.not_started:
+            terminalreporter.write_line(
+                f"  --recall-max-cost=${self.settings.max_cost_usd:g} reached: {self.not_started} case runs not "
+                f"started; {self.resume_hint()}",
+                yellow=True,
+            )
         if self.settings.report_path is not None and self.write_error is None:
             terminalreporter.write_line(f"  report: {self.settings.report_path}")
         if self.settings.html_path is not None and self.html_error is None:

@@ -54,6 +54,8 @@ def case_record(
     """
     case = run.case
     costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
+    if run.earlier_cost_usd is not None:
+        costs.append(run.earlier_cost_usd)
     listed = [step for step in run.steps if step.memory is not None]
     return {
         "id": case.case_id,
