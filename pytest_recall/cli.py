@@ -303,7 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         one.add_argument("--id", action="append", metavar="ID", help="only this question (or conversation) id; repeat")
         one.add_argument(
-            "--seed", type=int, default=None, help="with --limit, a random sample drawn with this seed (default: the first)"
+            "--seed",
+            type=int,
+            default=None,
+            help="with --limit, a random sample drawn with this seed (default: the first)",
         )
         one.add_argument(
             "--sessions-per-step",

@@ -121,7 +121,13 @@ class CaseExecutor:
 
         def attempt() -> Flow:
             return grouped_case_flow(
-                case, self.run_settings, self.judge, self.ingests, owner=item.nodeid, control=item.control, epoch=item.epoch
+                case,
+                self.run_settings,
+                self.judge,
+                self.ingests,
+                owner=item.nodeid,
+                control=item.control,
+                epoch=item.epoch,
             )
 
         self.pool.submit(item.nodeid, retrying(attempt, self.retries, self.retry_delay_s))

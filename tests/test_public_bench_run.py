@@ -18,7 +18,9 @@ AMNESIAC = shlex.join([sys.executable, "-m", "pytest_recall.agents.amnesiac"])
 
 
 def imported(pytester: pytest.Pytester) -> None:
-    assert main(["import", "longmemeval", str(DATA / "longmemeval_tiny.json"), "--out", str(pytester.path / "lme")]) == 0
+    assert (
+        main(["import", "longmemeval", str(DATA / "longmemeval_tiny.json"), "--out", str(pytester.path / "lme")]) == 0
+    )
     assert main(["import", "locomo", str(DATA / "locomo_tiny.json"), "--out", str(pytester.path / "loc")]) == 0
 
 

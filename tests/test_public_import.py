@@ -158,7 +158,10 @@ LONGMEMEVAL_FAULTS = [
     (lambda r: r[2].pop("answer"), "record 2 (question_id '7161e7e2'): field 'answer' is missing"),
     (lambda r: r[4]["haystack_dates"].pop(), "record 4 (question_id 'gpt4_2ba83207'): field 'haystack_dates' has 2"),
     (lambda r: r[5].update(question_type="updates"), "record 5 (question_id '6a1eabeb'): field 'question_type'"),
-    (lambda r: r[8]["haystack_sessions"][1].append({"role": "bot", "content": "x"}), "record 8 (question_id '7161e7e2_abs'): field 'haystack_sessions[1][2]': 'role' is 'bot'"),
+    (
+        lambda r: r[8]["haystack_sessions"][1].append({"role": "bot", "content": "x"}),
+        "record 8 (question_id '7161e7e2_abs'): field 'haystack_sessions[1][2]': 'role' is 'bot'",
+    ),
     (lambda r: r[1].update(answer=None), "record 1 (question_id '118b2229'): field 'answer'"),
 ]
 LOCOMO_FAULTS = [

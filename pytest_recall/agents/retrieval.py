@@ -26,12 +26,15 @@ STORE_CUE = "Reply OK once you have stored what you need."
 _SESSION_HEADER = re.compile(r"^(?:Chat session|Session) \d+ of \d+, held (?:on|at) (.+):$")
 _QUESTION = re.compile(r"^Question: (.+)$", re.MULTILINE)
 _WORD = re.compile(r"[A-Za-z0-9]+")
+# Words no question is about; matching on them would rank every line alike.
 STOPWORDS = frozenset(
-    """a about after again all am an and any are as at be been before being but by can could did do does doing
-    during for from had has have having he her here hers him his how i if in into is it its just me more most my
-    no nor not of on once only or other our out over own same she should so some such than that the their them
-    then there these they this those through to too under until up very was we were what when where which while
-    who whom why will with would you your yours ever""".split()
+    """
+    a about after again all am an and any are as at be been before being but by can could did do does doing
+    during for from had has have having he her here hers him his how i if in into is it its just me more most
+    my no nor not of on once only or other our out over own same she should so some such than that the their
+    them then there these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours ever
+    """.split()  # noqa: SIM905
 )
 
 

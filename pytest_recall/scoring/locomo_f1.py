@@ -38,7 +38,7 @@ _PUNCTUATION = frozenset(string.punctuation)
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
-    from nltk.stem import PorterStemmer
+    from nltk.stem import PorterStemmer  # type: ignore[import-untyped]
 
     return PorterStemmer()
 

@@ -100,9 +100,9 @@ def _decode(buffer: _Buffer, path: Path, index: int) -> Any:
             if buffer.more(len(buffer.text) - buffer.pos):
                 continue
             raise StreamError(f"{path}: record {index} is not valid JSON ({exc.msg})") from None
-        if end == len(buffer.text) and not buffer.eof and isinstance(value, (int, float)):
-            # A number at the buffer's end may go on in the next read ("12" of "123").
-            if buffer.more(buffer.chunk):
-                continue
+        # A number at the buffer's end may go on in the next read ("12" of "123").
+        at_end = end == len(buffer.text) and not buffer.eof and isinstance(value, (int, float))
+        if at_end and buffer.more(buffer.chunk):
+            continue
         buffer.pos = end
         return value

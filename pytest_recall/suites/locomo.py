@@ -164,9 +164,7 @@ def ingest_prompts(conversation: Conversation, sessions_per_step: int) -> list[s
     total = len(conversation.sessions)
     who = f"{conversation.speaker_a} and {conversation.speaker_b}"
     texts = [
-        "\n".join(
-            [f"Session {position} of {total}, held at {session.date_time}:", *map(turn_line, session.turns)]
-        )
+        "\n".join([f"Session {position} of {total}, held at {session.date_time}:", *map(turn_line, session.turns)])
         for position, session in enumerate(conversation.sessions, start=1)
     ]
     prompts = []

@@ -99,7 +99,7 @@ def parse_question(index: int, record: Any) -> Question:
             f"{where}: field 'haystack_dates' has {len(dates)} dates for {len(sessions)} haystack sessions"
         )
     parsed = []
-    for number, (date, turns) in enumerate(zip(dates, sessions)):
+    for number, (date, turns) in enumerate(zip(dates, sessions, strict=True)):
         if not isinstance(date, str) or not date.strip():
             raise RecordError(f"{where}: field 'haystack_dates[{number}]' must be a date string, not {date!r}")
         session_id = str(ids[number]) if ids is not None else f"session_{number + 1}"

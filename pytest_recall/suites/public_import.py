@@ -131,8 +131,9 @@ def import_longmemeval(path: Path, out: Path, selection: Selection) -> ImportSum
     seen: dict[str, int] = {}
     for index, question in enumerate(_records(path, longmemeval.parse_question)):
         if question.question_id in seen:
+            first = seen[question.question_id]
             raise PublicImportError(
-                f"{path}: record {index}: question_id {question.question_id!r} repeats record {seen[question.question_id]}"
+                f"{path}: record {index}: question_id {question.question_id!r} repeats record {first}"
             )
         seen[question.question_id] = index
         category = question.category if question.category in selection.types else question.question_type
