@@ -19,8 +19,8 @@ import pytest
 from pytest_recall.cases.model import Case, CaseError, changed_files, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
-from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
-from pytest_recall.options import NO_COMMAND
+from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
+from pytest_recall.plugin.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
 from pytest_recall.reporting.records import RECORD_PROPERTY, case_record, record_properties, task_properties
 from pytest_recall.scoring.verdict import Verdict

@@ -20,9 +20,9 @@ import pytest
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
-from pytest_recall.options import DEFAULT_RETRY_DELAY_S, Settings
-from pytest_recall.reporting.runlog import ResumeIndex
-from pytest_recall.sandbox_setup import session_sandbox
+from pytest_recall.plugin.options import DEFAULT_RETRY_DELAY_S, Settings
+from pytest_recall.plugin.runlog import ResumeIndex
+from pytest_recall.plugin.sandbox_setup import session_sandbox
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
 from pytest_recall.sessions.case_flow import (
     RunSettings,
