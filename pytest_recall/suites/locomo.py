@@ -28,8 +28,8 @@ from pytest_recall.suites.public_records import (
     require,
     require_list,
     require_text,
-    steps_of_sessions,
 )
+from pytest_recall.suites.public_records import ingest_prompts as shared_ingest_prompts
 
 # The categories as the evaluation code numbers them, with the names the paper's tables use.
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -167,15 +167,15 @@ def ingest_prompts(conversation: Conversation, sessions_per_step: int) -> list[s
         "\n".join([f"Session {position} of {total}, held at {session.date_time}:", *map(turn_line, session.turns)])
         for position, session in enumerate(conversation.sessions, start=1)
     ]
-    prompts = []
-    for group in steps_of_sessions(texts, sessions_per_step):
-        what = "a session" if len(group) == 1 else f"{len(group)} sessions"
-        opening = (
+
+    def opening(count: int) -> str:
+        what = "a session" if count == 1 else f"{count} sessions"
+        return (
             f"Below is {what} of a long conversation between {who}. Remember what matters: in a later, "
-            f"separate session you will be asked questions about their conversations."
+            "separate session you will be asked questions about their conversations."
         )
-        prompts.append("\n\n".join([opening, *group, "Reply OK once you have stored what you need."]) + "\n")
-    return prompts
+
+    return shared_ingest_prompts(texts, sessions_per_step, opening)
 
 
 def question_prompt(conversation: Conversation, qa: QA) -> str:

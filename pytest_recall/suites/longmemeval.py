@@ -22,8 +22,8 @@ from pytest_recall.suites.public_records import (
     require,
     require_list,
     require_text,
-    steps_of_sessions,
 )
+from pytest_recall.suites.public_records import ingest_prompts as shared_ingest_prompts
 
 QUESTION_TYPES = (
     "single-session-user",
@@ -138,24 +138,19 @@ def session_text(session: Session, position: int, total: int) -> str:
     return "\n".join(lines)
 
 
-INGEST_OPENING = (
-    "Below {what} between a user and you, an AI assistant, from before today. Remember what matters in "
-    "{them}: in a later, separate session the user may ask you about {them}."
-)
-INGEST_CLOSING = "Reply OK once you have stored what you need."
+def ingest_opening(count: int) -> str:
+    what, them = ("is a past chat session", "it") if count == 1 else (f"are {count} past chat sessions", "them")
+    return (
+        f"Below {what} between a user and you, an AI assistant, from before today. Remember what matters in "
+        f"{them}: in a later, separate session the user may ask you about {them}."
+    )
 
 
 def ingest_prompts(question: Question, sessions_per_step: int) -> list[str]:
     """One step per group of ``sessions_per_step`` haystack sessions, each with its date."""
     total = len(question.sessions)
     texts = [session_text(session, i, total) for i, session in enumerate(question.sessions, start=1)]
-    prompts = []
-    for group in steps_of_sessions(texts, sessions_per_step):
-        what = "is a past chat session" if len(group) == 1 else f"are {len(group)} past chat sessions"
-        them = "it" if len(group) == 1 else "them"
-        opening = INGEST_OPENING.format(what=what, them=them)
-        prompts.append("\n\n".join([opening, *group, INGEST_CLOSING]) + "\n")
-    return prompts
+    return shared_ingest_prompts(texts, sessions_per_step, ingest_opening)
 
 
 def question_prompt(question: Question) -> str:

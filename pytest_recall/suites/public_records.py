@@ -7,7 +7,7 @@ is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 
@@ -45,7 +45,17 @@ def answer_text(value: Any, where: str) -> str:
     return text
 
 
+STORE_CUE = "Reply OK once you have stored what you need."
+
+
 def steps_of_sessions(texts: Sequence[str], per_step: int) -> Iterator[Sequence[str]]:
     """Consecutive sessions, ``per_step`` to a step: 1 is one session per step (the faithful feed)."""
     for start in range(0, len(texts), per_step):
         yield texts[start : start + per_step]
+
+
+def ingest_prompts(texts: Sequence[str], per_step: int, opening: Callable[[int], str]) -> list[str]:
+    """The ingest steps: ``opening(n)`` for the ``n`` sessions of a step, the sessions, and the cue to store them."""
+    return [
+        "\n\n".join([opening(len(group)), *group, STORE_CUE]) + "\n" for group in steps_of_sessions(texts, per_step)
+    ]
