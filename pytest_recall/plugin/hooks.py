@@ -196,7 +196,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         except (OSError, UnicodeDecodeError) as exc:
             path = settings.shard_durations_path
             raise pytest.UsageError(f"--recall-shard-durations: cannot read {path}: {exc}") from None
-    members = shard_members([item.nodeid for item in items], settings.shard, durations)
+    groups = {item.nodeid: item.case.group for item in items if isinstance(item, CaseItem) and item.case.group}
+    members = shard_members([item.nodeid for item in items], settings.shard, durations, groups)
     deselected = [item for item in items if item.nodeid not in members]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
