@@ -196,7 +196,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         except (OSError, UnicodeDecodeError) as exc:
             path = settings.shard_durations_path
             raise pytest.UsageError(f"--recall-shard-durations: cannot read {path}: {exc}") from None
-    groups = {item.nodeid: item.case.group for item in items if isinstance(item, CaseItem) and item.case.group}
+    groups = {item.nodeid: item.outline.group for item in items if isinstance(item, CaseItem) and item.outline.group}
     members = shard_members([item.nodeid for item in items], settings.shard, durations, groups)
     deselected = [item for item in items if item.nodeid not in members]
     if deselected:
@@ -209,7 +209,7 @@ def _print_plan(config: pytest.Config, settings: Settings, case_items: list[Case
     from pytest_recall.reporting.document import load_report
 
     runs = [
-        PlannedRun(len(item.case.steps), item.case.group, item.case.ingest_steps, item.control, item.epoch)
+        PlannedRun(item.outline.steps, item.outline.group, item.outline.ingest_steps, item.control, item.epoch)
         for item in case_items
     ]
     rates = None

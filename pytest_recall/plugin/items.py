@@ -8,15 +8,24 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_recall.cases.model import Case, CaseError, changed_files, folder_digests, load_case_dir
+from pytest_recall.cases.model import (
+    LAZY_PROMPT_BYTES,
+    Case,
+    CaseError,
+    CaseOutline,
+    changed_files,
+    folder_digests,
+    load_case_dir,
+)
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
@@ -60,10 +69,15 @@ class CaseItem(pytest.Item):
         epoch: int = 1,
         control: bool = False,
         on_disk: Mapping[str, str] | None = None,
+        loader: Callable[[], Case] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.case = case
+        self.outline = CaseOutline.of(case)
+        # With a loader, the case is read from its folder each time it is wanted, so a suite of large
+        # cases never sits in memory whole: only the cases in flight do.
+        self._case = None if loader is not None else case
+        self._loader = loader
         self.epoch = epoch
         self.control = control
         # Digests of the case folder's files at collection; None for cases that live in memory.
@@ -75,6 +89,13 @@ class CaseItem(pytest.Item):
             self.extra_keyword_matches.add(case.category)
         if control:
             self.extra_keyword_matches.add(CONTROL_NAME)
+
+    @property
+    def case(self) -> Case:
+        if self._case is not None:
+            return self._case
+        assert self._loader is not None
+        return self._loader()
 
     def _executor(self) -> CaseExecutor:
         return self.config.stash[EXECUTOR_KEY]
@@ -157,7 +178,7 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        label = f"{self.case.suite}/{self.case.case_id}"
+        label = f"{self.outline.suite}/{self.outline.case_id}"
         if self.control:
             label += " (control)"
         return self.path, None, label
@@ -170,6 +191,7 @@ def case_items(
     epochs: int,
     control: bool,
     on_disk: Mapping[str, str] | None = None,
+    loader: Callable[[], Case] | None = None,
 ) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
     if parent.config.stash[COLLECTION_KEY].prompt_mode == "argv":
@@ -178,12 +200,18 @@ def case_items(
             raise parent.CollectError(f"{MALFORMED_PREFIX}{case.source}: {problem}")
     for epoch in range(1, epochs + 1):
         yield CaseItem.from_parent(
-            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk
+            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk, loader=loader
         )
     if control:
         for epoch in range(1, epochs + 1):
             yield CaseItem.from_parent(
-                parent, name=item_name(epoch, epochs, True), case=case, epoch=epoch, control=True, on_disk=on_disk
+                parent,
+                name=item_name(epoch, epochs, True),
+                case=case,
+                epoch=epoch,
+                control=True,
+                on_disk=on_disk,
+                loader=loader,
             )
 
 
@@ -203,9 +231,15 @@ class CaseDirectory(pytest.Directory):
         options = self.config.stash[COLLECTION_KEY]
         source = self.nodeid or self.path.name
         on_disk = folder_digests(self.path)
+        load = partial(
+            load_case_dir, self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds
+        )
         with _one_line_case_errors(self):
-            case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
-        yield from case_items(self, case, epochs=options.epochs, control=options.control, on_disk=on_disk)
+            case = load()
+        loader = load if CaseOutline.of(case).prompt_bytes > LAZY_PROMPT_BYTES else None
+        yield from case_items(
+            self, case, epochs=options.epochs, control=options.control, on_disk=on_disk, loader=loader
+        )
 
 
 class SuiteDirectory(pytest.Directory):
