@@ -25,7 +25,7 @@ NOT_MENTIONED = "Not mentioned in my memory (UNKNOWN)"
 STORE_CUE = "Reply OK once you have stored what you need."
 _SESSION_HEADER = re.compile(r"^(?:Chat session|Session) \d+ of \d+, held (?:on|at) (.+):$")
 _QUESTION = re.compile(r"^Question: (.+)$", re.MULTILINE)
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")
 # Words no question is about; matching on them would rank every line alike.
 STOPWORDS = frozenset(
     """
