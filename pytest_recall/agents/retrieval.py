@@ -2,10 +2,12 @@
 
 Shown a session (a step of an imported LongMemEval or LoCoMo suite), it
 stores every line of it, with the session's date, in an SQLite FTS5 table
-under ``$RECALL_SCOPE_DIR`` and replies OK. Asked a question, it answers
-with the stored line that best matches the question's words (BM25 over
-Porter-stemmed tokens), followed by that line's session date. With nothing
-stored, or nothing matching, it says the question was not mentioned.
+under ``$RECALL_SCOPE_DIR`` and replies OK. Asked a question, it finds the
+stored line that best matches the question's words (BM25 over
+Porter-stemmed tokens) and answers with that line's sentence sharing most of
+them, without the speaker's name; a question about when (``when``, ``date``,
+``year``, ...) also gets the session's date. With nothing stored, or nothing
+matching, it says the question was not mentioned.
 
 It is not an LLM and reasons about nothing: it shows what a keyword memory
 recovers through the harness, between the amnesiac's floor and a real
@@ -26,6 +28,9 @@ STORE_CUE = "Reply OK once you have stored what you need."
 _SESSION_HEADER = re.compile(r"^(?:Chat session|Session) \d+ of \d+, held (?:on|at) (.+):$")
 _QUESTION = re.compile(r"^Question: (.+)$", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]+")
+_SPEAKER = re.compile(r"^[^:]{1,40}: ")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WHEN = re.compile(r"\b(?:when|date|year|month|day|days|weeks|ago|how long)\b", re.IGNORECASE)
 # Words no question is about; matching on them would rank every line alike.
 STOPWORDS = frozenset(
     """
@@ -61,15 +66,35 @@ def store(db: sqlite3.Connection, prompt: str) -> int:
     return len(rows)
 
 
+def content_words(text: str) -> list[str]:
+    return [w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOPWORDS]
+
+
 def best_line(db: sqlite3.Connection, question: str) -> str | None:
-    words = [w for w in (m.lower() for m in _WORD.findall(question)) if w not in STOPWORDS]
+    words = content_words(question)
     if not words:
         return None
     query = " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
     row = db.execute(
         "SELECT text, date FROM lines WHERE lines MATCH ? ORDER BY bm25(lines), rowid LIMIT 1", (query,)
     ).fetchone()
-    return None if row is None else f"{row[0]} ({row[1]})"
+    if row is None:
+        return None
+    answer = best_sentence(_SPEAKER.sub("", row[0], count=1), words)
+    return f"{answer} ({row[1]})" if _WHEN.search(question) else answer
+
+
+def best_sentence(text: str, words: list[str]) -> str:
+    """The sentence of ``text`` that shares most stemmed words with the question; the first of equals."""
+    wanted = {_stem(word) for word in words}
+    sentences = [part for part in _SENTENCE_END.split(text) if part.strip()] or [text]
+    return max(sentences, key=lambda part: len(wanted & {_stem(w) for w in content_words(part)})).strip()
+
+
+def _stem(word: str) -> str:
+    from pytest_recall.scoring.locomo_f1 import stem
+
+    return stem(word)
 
 
 def respond(prompt: str, scope: Path) -> str:

@@ -44,7 +44,8 @@ def _stemmer() -> Any:
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A word as NLTK's Porter stemmer gives it, as the paper's F1 compares words."""
     return str(_stemmer().stem(word))
 
 
@@ -55,7 +56,7 @@ def normalise(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return [_stem(word) for word in normalise(text).split()]
+    return [stem(word) for word in normalise(text).split()]
 
 
 def token_f1(prediction: str, gold: str) -> float:
