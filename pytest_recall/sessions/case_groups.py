@@ -26,10 +26,11 @@ from pathlib import Path
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult
-from pytest_recall.sessions.case_flow import Judge, MemoryHooks, RunSettings, case_flow
+from pytest_recall.sessions.case_flow import Judge, MemoryHooks, case_flow
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.rooms import CaseArea, private_dir, remove_tree
 from pytest_recall.sessions.session import SessionSpec
+from pytest_recall.sessions.settings import SessionSettings
 
 # How often a waiting case looks whether its group's ingest is done; sessions take far longer.
 POLL_S = 0.05
@@ -106,7 +107,7 @@ def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
 
 def grouped_case_flow(
     case: Case,
-    settings: RunSettings,
+    settings: SessionSettings,
     judge: Judge,
     ingests: GroupIngests,
     *,

@@ -20,17 +20,16 @@ mode was accepted, merged into whatever the file already holds.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.agents.adapters import result_message
 from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
-    chatter,
     exec_cli,
     find_cli,
     finish,
@@ -109,29 +108,7 @@ def environment() -> dict[str, str]:
 
 def read_result(stdout: str) -> Outcome:
     """The ``result`` message of ``--output-format json``; anything before it is chatter."""
-    result: dict[str, Any] | None = None
-    for line in stdout.splitlines():
-        try:
-            document = json.loads(line)
-        except ValueError:
-            chatter(line)
-            continue
-        if isinstance(document, dict) and document.get("type") == "result":
-            result = document
-    if result is None:
-        return Outcome("", ok=False, failure="claude printed no result")
-    cost = result.get("total_cost_usd")
-    usage = result.get("usage") or {}
-    answer = str(result.get("result") or "")
-    failed = bool(result.get("is_error")) or result.get("subtype") != "success"
-    return Outcome(
-        answer,
-        ok=not failed,
-        cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
-        tokens_in=usage.get("input_tokens"),
-        tokens_out=usage.get("output_tokens"),
-        failure=f"claude reported an error ({result.get('subtype')}): {answer}" if failed else "",
-    )
+    return result_message.read_result(stdout, "claude")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -79,12 +79,15 @@ def find_cli(adapter: Adapter) -> str:
     return found
 
 
-def run_cli(argv: Sequence[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI with stdin at end of file and its stdout captured; its stderr stays the adapter's."""
+def run_cli(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, stdin_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with ``stdin_text`` (or nothing) on stdin and its stdout captured; its stderr stays the adapter's."""
     try:
         return subprocess.run(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            input=stdin_text,
+            stdin=subprocess.DEVNULL if stdin_text is None else None,
             stdout=subprocess.PIPE,
             text=True,
             errors="replace",
@@ -132,6 +135,19 @@ def chatter(text: str) -> None:
     if text.strip():
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
         sys.stderr.flush()
+
+
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """Each line of the CLI's stdout that is a JSON object; every other line is chatter."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if isinstance(event, dict):
+            yield event
+        else:
+            chatter(line)
 
 
 def live_args(argv: Sequence[str] | None) -> list[str] | None:
