@@ -134,6 +134,28 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(args: argparse.Namespace) -> int:
+    """A public benchmark's data file as a suite of case folders; nothing is written unless all of it is."""
+    from pytest_recall.suites.public_import import IMPORTERS, Selection
+
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit must be 1 or more, not {args.limit}")
+    if args.sessions_per_step < 1:
+        raise ValueError(f"--sessions-per-step must be 1 or more, not {args.sessions_per_step}")
+    selection = Selection(
+        limit=args.limit,
+        types=tuple(args.type or ()),
+        ids=tuple(args.id or ()),
+        seed=args.seed,
+        sessions_per_step=args.sessions_per_step,
+    )
+    summary = IMPORTERS[args.benchmark](Path(args.file), Path(args.out), selection)
+    if summary.questions == 0:
+        print(f"pytest-recall import: no question matched the selection; {args.out} holds no case", file=sys.stderr)
+    print(summary.line(args.benchmark))
+    return 0
+
+
 def _suite(args: argparse.Namespace) -> int:
     from pytest_recall.suites.bundled import bundled_suites, suite_path
 
@@ -255,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_report_commands(commands)
     _add_generate_command(commands)
+    _add_import_command(commands)
 
     suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
     suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
@@ -346,6 +369,48 @@ def _add_generate_command(commands: Any) -> None:
     for family in (ledger, audit, abilities, coding):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
+
+
+def _add_import_command(commands: Any) -> None:
+    """``import BENCHMARK FILE``: a LongMemEval or LoCoMo data file as a suite of case folders."""
+    importer = commands.add_parser(
+        "import",
+        help="turn a LongMemEval or LoCoMo data file into a suite of case folders",
+        description="Reads the file one record at a time; a malformed record stops the import with one line "
+        "naming the record and the field, and nothing is written. See docs/public-benchmarks.md.",
+    )
+    benchmarks = importer.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    for name, what, kinds in (
+        ("longmemeval", "longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json", "question type"),
+        ("locomo", "locomo10.json", "category (1-5 or its name, e.g. multi-hop)"),
+    ):
+        one = benchmarks.add_parser(name, help=f"import {what}")
+        one.add_argument("file", metavar="FILE", help=f"the data file ({what})")
+        one.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the suite")
+        one.add_argument("--limit", type=int, default=None, help="import at most this many questions")
+        one.add_argument(
+            "--type" if name == "longmemeval" else "--category",
+            dest="type",
+            action="append",
+            metavar="TYPE" if name == "longmemeval" else "CATEGORY",
+            help=f"only questions of this {kinds}; repeat for several",
+        )
+        one.add_argument("--id", action="append", metavar="ID", help="only this question (or conversation) id; repeat")
+        one.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="with --limit, a random sample drawn with this seed (default: the first)",
+        )
+        one.add_argument(
+            "--sessions-per-step",
+            type=int,
+            default=1,
+            metavar="N",
+            help="haystack sessions told per step: 1 (default) is one fresh process per session, the faithful feed; "
+            "more costs fewer sessions and remembers less like a user would",
+        )
+        one.set_defaults(handler=_import)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,7 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
-from pytest_recall.cases.answer_forms import answer_form_error, builtin_kind
+from pytest_recall.cases.answer_forms import EXTRA_ANSWER_KEYS, answer_form_error, builtin_kind
+from pytest_recall.cases.groups import CaseGroup, GroupError, group_key_of_nodeid, is_group_dir, read_group
 from pytest_recall.cases.live_protocol import (
     DEFAULT_PROTOCOL,
     PROTOCOL_KEYS,
@@ -93,6 +94,9 @@ class Case:
     # ``workspace/`` and ``workspace.stepN/`` of the case, and whether each step starts fresh or carries on.
     workspace: CaseWorkspace | None = None
     workspace_mode: str = "fresh"
+    # A grouped case (see cases/groups.py): its group's key, and how many of its first steps are the group's ingest.
+    group: str | None = None
+    ingest_steps: int = 0
 
     @property
     def category(self) -> str | None:
@@ -125,8 +129,33 @@ class Case:
             payload["live"] = [self.live.turn_template, self.live.paste, self.live.quit, self.live.answer_pattern]
         if self.ok_exit_codes != (0,):
             payload["ok_exit_codes"] = list(self.ok_exit_codes)
+        if self.group is not None:
+            payload["group"] = [self.group, self.ingest_steps]
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
+
+
+# A case whose prompts pass this many bytes is read from its folder when it runs, not kept from collection:
+# an imported LongMemEval_m suite holds hundreds of megabytes of prompts.
+LAZY_PROMPT_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutline:
+    """What collection, sharding and the count of sessions need of a case, without its prompts."""
+
+    case_id: str
+    suite: str
+    category: str | None
+    group: str | None
+    ingest_steps: int
+    steps: int
+    prompt_bytes: int
+
+    @classmethod
+    def of(cls, case: Case) -> CaseOutline:
+        size = sum(len(step.prompt.encode("utf-8")) for step in case.steps)
+        return cls(case.case_id, case.suite, case.category, case.group, case.ingest_steps, len(case.steps), size)
 
 
 def plain_data(value: Any) -> Any:
@@ -161,6 +190,7 @@ def make_case(
     known_kinds: frozenset[str] | None = None,
     feedback: Mapping[int, Mapping[str, Any]] | None = None,
     workspace: CaseWorkspace | None = None,
+    group: CaseGroup | None = None,
 ) -> Case:
     """Validate and build a case from plain parts; every source goes through here.
 
@@ -170,6 +200,10 @@ def make_case(
     __tracebackhide__ = True
     settings = dict(settings or {})
     feedback = dict(feedback or {})
+    if group is not None:
+        if not prompts:
+            raise CaseError(f"{source}: no steps; a case of a group needs step1.txt, its question")
+        prompts = [*group.prompts, *prompts]
     if len(prompts) < 2:
         raise CaseError(too_few_steps(source, len(prompts)))
     _check_expectation(expected, f"{source}: {ANSWER_FILE}", known_kinds)
@@ -198,6 +232,8 @@ def make_case(
         expected=MappingProxyType(expected),
         source=source,
         workspace=workspace,
+        group=group.key if group is not None else None,
+        ingest_steps=len(group.prompts) if group is not None else 0,
         **session_fields(settings, source),
     )
 
@@ -253,9 +289,10 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
     if known_kinds is None:
         return  # a trap task with a judge of its own decides what its answers look like
     if builtin_kind(kind):
-        unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS)
+        extra = EXTRA_ANSWER_KEYS.get(kind, frozenset())
+        unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS - extra)
         if unknown:
-            allowed = ", ".join(REQUIRED_ANSWER_KEYS)
+            allowed = ", ".join([*REQUIRED_ANSWER_KEYS, *sorted(extra)])
             raise CaseError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {allowed}")
         problem = answer_form_error(kind, expected["answer"])
         if problem is not None:
@@ -416,7 +453,15 @@ def load_case_dir(
     settings_path = folder / SETTINGS_FILE
     settings = read_toml(settings_path, source) if settings_path.is_file() else {}
     prompts = read_step_prompts(folder, source)
-    if len(prompts) < 2:
+    group = None
+    if is_group_dir(folder.parent):
+        try:
+            group = read_group(folder.parent, group_key_of_nodeid(source) or folder.parent.name)
+        except GroupError as exc:
+            raise CaseError(str(exc)) from None
+        # A group folder sits between the suite and its cases.
+        suite = folder.parent.parent.name
+    if len(prompts) + (len(group.prompts) if group is not None else 0) < 2:
         raise CaseError(too_few_steps(source, len(prompts), folder))
     try:
         workspace = read_case_workspace(folder)
@@ -432,6 +477,7 @@ def load_case_dir(
         known_kinds=known_kinds,
         feedback=read_step_feedback(folder, source),
         workspace=workspace,
+        group=group,
     )
 
 

@@ -40,6 +40,8 @@ class ScaleOut:
     control: bool = False
     retries: int = 0
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
+    # No case starts once this process's reported spend (every attempt's) reaches it; None is no limit.
+    max_cost_usd: float | None = None
     shard: tuple[int, int] | None = None
     shard_durations_path: Path | None = None
     resume_path: Path | None = None
@@ -59,6 +61,8 @@ class Outputs:
     html_path: Path | None = None
     log_path: Path | None = None
     transcripts: TranscriptMode = DEFAULT_TRANSCRIPTS
+    # With --collect-only: an earlier report whose median cost and time per session price this run.
+    estimate_from: Path | None = None
     created_outside: tuple[str, ...] = ()
 
 
@@ -80,7 +84,7 @@ class RunConfig:
         return SessionSettings(self.command, self.limits, self.isolation, self.live, base_env, wrap_argv)
 
     def named_files(self) -> Iterator[Path]:
-        """Every file a setting names (report, HTML, log, resume, durations): all hold expected answers."""
+        """Every file a setting names (report, HTML, log, resume, durations, estimate): all hold expected answers."""
         outputs, scale_out = self.outputs, self.scale_out
         for path in (
             outputs.report_path,
@@ -88,6 +92,7 @@ class RunConfig:
             outputs.log_path,
             scale_out.resume_path,
             scale_out.shard_durations_path,
+            outputs.estimate_from,
         ):
             if path is not None:
                 yield path

@@ -185,6 +185,7 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
         control=read.switch("recall_control"),
         retries=read.whole("recall_retries", minimum=0),
         retry_delay_s=read.seconds("recall_retry_delay", zero_ok=True),
+        max_cost_usd=read.dollars("recall_max_cost"),
         shard=_shard(read),
         shard_durations_path=durations,
         resume_path=read.path("recall_resume"),
@@ -215,4 +216,5 @@ def read_outputs(read: OptionReader) -> Outputs:
         html_path=read.path("recall_html"),
         log_path=read.path("recall_log"),
         transcripts=handed(read.config, TRANSCRIPTS_INPUT) or transcripts,
+        estimate_from=read.path("recall_estimate_from"),
     )

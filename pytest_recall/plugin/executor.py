@@ -24,13 +24,15 @@ from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
 from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
-from pytest_recall.sessions.case_flow import agent_environment, case_flow, effective_case, open_shared_scope
+from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
+from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.settings import SessionSettings
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
+BUDGET_REASON = "recall: not started: --recall-max-cost"
 
 
 class RunnableItem(Protocol):
@@ -63,6 +65,9 @@ class CaseExecutor:
     ) -> None:
         self.config = config
         self.spread = run.scale_out
+        # --recall-max-cost: no case starts once this process's reported spend reaches it.
+        self.max_cost_usd = run.scale_out.max_cost_usd
+        self.spent_usd = 0.0
         # --recall-transcripts=all: records carry each prompt whole, not by reference.
         self.full_prompts = run.outputs.transcripts == "all"
         if run.isolation.scope == "suite":
@@ -74,6 +79,7 @@ class CaseExecutor:
         self.concurrency = concurrency
         self.resume = resume
         self.pool = CasePool()
+        self.ingests = GroupIngests()
         self._queue: list[RunnableItem] = []
         self._position: dict[str, int] = {}
         self._started: set[str] = set()
@@ -104,9 +110,23 @@ class CaseExecutor:
         case = self.effective_case(item.case)
 
         def attempt() -> Flow:
-            return case_flow(case, self.sessions, self.judge, control=item.control, epoch=item.epoch)
+            return grouped_case_flow(
+                case,
+                self.sessions,
+                self.judge,
+                self.ingests,
+                owner=item.nodeid,
+                control=item.control,
+                epoch=item.epoch,
+            )
 
         self.pool.submit(item.nodeid, retrying(attempt, self.spread.retries, self.spread.retry_delay_s))
+
+    def budget_spent(self) -> str | None:
+        """Why no more case may start (--recall-max-cost reached), or None."""
+        if self.max_cost_usd is None or self.spent_usd < self.max_cost_usd:
+            return None
+        return f"{BUDGET_REASON} ${self.max_cost_usd:g} reached (${self.spent_usd:.4f} reported spent in this process)"
 
     def run(self, item: RunnableItem) -> CaseRun:
         if item.nodeid not in self.pool:
@@ -116,10 +136,17 @@ class CaseExecutor:
         start = self._position.pop(item.nodeid, None)
         if start is not None and self.concurrency > 1:
             for ahead in self._queue[start + 1 : start + self.concurrency]:
-                if ahead.nodeid not in self._started:
+                if ahead.nodeid not in self._started and self.budget_spent() is None:
                     self._submit(ahead)
         self._started.discard(item.nodeid)
-        return self.pool.wait(item.nodeid)
+        run = self.pool.wait(item.nodeid)
+        self.spent_usd += sum(step.cost_usd for step in run.steps if step.cost_usd is not None)
+        self.spent_usd += run.earlier_cost_usd or 0.0
+        return run
+
+    def budget_stops(self, item: RunnableItem) -> str | None:
+        """Why ``item`` must not start: the budget is spent and it is not already in flight; else None."""
+        return None if item.nodeid in self.pool else self.budget_spent()
 
     def verdict(self, run: CaseRun, case_folder: Path | None, collected_digests: Mapping[str, str] | None) -> Verdict:
         """The bridge to :func:`case_verdict`: this run's judge hook and the trap-task judge's runner."""
@@ -137,6 +164,7 @@ class CaseExecutor:
 
     def close(self) -> None:
         self.pool.close()
+        self.ingests.close()
         if self.sessions.shared_scope is not None:
             remove_tree(self.sessions.shared_scope)
 
@@ -163,10 +191,13 @@ def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float) -> Flow:
     time: the pool keeps every other case in flight running meanwhile.
     """
     number = 1
+    earlier: list[float] = []
     while True:
         run = yield from attempt()
         if number > retries or not agent_failed(run):
-            return replace(run, attempts=number) if number > 1 else run
+            spent = sum(earlier) if earlier else None
+            return replace(run, attempts=number, earlier_cost_usd=spent) if number > 1 else run
+        earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
         yield Pause(time.monotonic() + delay_s * 2 ** (number - 1))
         number += 1
 

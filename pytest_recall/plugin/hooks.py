@@ -164,11 +164,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             durations = durations_by_nodeid(load_records(durations_path))
         except (OSError, UnicodeDecodeError) as exc:
             raise pytest.UsageError(f"--recall-shard-durations: cannot read {durations_path}: {exc}") from None
-    members = shard_members([item.nodeid for item in items], shard, durations)
+    groups = {item.nodeid: item.outline.group for item in items if isinstance(item, CaseItem) and item.outline.group}
+    members = shard_members([item.nodeid for item in items], shard, durations, groups)
     deselected = [item for item in items if item.nodeid not in members]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if item.nodeid in members]
+
+
+def _print_plan(config: pytest.Config, estimate_from: Path | None, case_items: list[CaseItem]) -> None:
+    from pytest_recall.reporting.cost_plan import PlannedRun, plan_lines, planned_sessions, session_rates
+    from pytest_recall.reporting.document import load_report
+
+    runs = [
+        PlannedRun(item.outline.steps, item.outline.group, item.outline.ingest_steps, item.control, item.epoch)
+        for item in case_items
+    ]
+    rates = None
+    if estimate_from is not None:
+        try:
+            rates = session_rates(load_report(estimate_from))
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"--recall-estimate-from: cannot read {estimate_from}: {exc}") from None
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in plan_lines(planned_sessions(runs), len(runs), rates, str(estimate_from)):
+        if reporter is not None:
+            reporter.write_line(line)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -178,7 +199,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     run = config.stash[CONFIG_KEY]
     if config.getoption("collectonly"):
-        # Listing cases runs no agent, so it needs no command either.
+        # Listing cases runs no agent, so it needs no command either; it says what a run would start.
+        _print_plan(config, run.outputs.estimate_from, case_items)
         return
     if not run.command.argv:
         if is_worker(config):
@@ -206,10 +228,11 @@ def _planned_here(session: pytest.Session, case_items: list[CaseItem], concurren
     dealt = dealt_batch(session.config)
     if dealt is None:
         return case_items, 1
-    from pytest_recall.plugin.xdist_batches import batch_share
+    from pytest_recall.plugin.xdist_batches import batch_share, case_groups_of
 
     batch, position = dealt
-    share = set(batch_share(len(session.items), *position, batch))
+    groups = case_groups_of([item.nodeid for item in session.items], session.config.rootpath)
+    share = set(batch_share(len(session.items), *position, batch, groups))
     return [item for index, item in enumerate(session.items) if index in share and isinstance(item, CaseItem)], batch
 
 

@@ -8,14 +8,15 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_recall.cases.model import Case, CaseError, folder_digests, load_case_dir
+from pytest_recall.cases.model import LAZY_PROMPT_BYTES, Case, CaseError, CaseOutline, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.config import CONFIG_KEY
@@ -57,10 +58,15 @@ class CaseItem(pytest.Item):
         epoch: int = 1,
         control: bool = False,
         on_disk: Mapping[str, str] | None = None,
+        loader: Callable[[], Case] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.case = case
+        self.outline = CaseOutline.of(case)
+        # With a loader, the case is read from its folder each time it is wanted, so a suite of large
+        # cases never sits in memory whole: only the cases in flight do.
+        self._case = None if loader is not None else case
+        self._loader = loader
         self.epoch = epoch
         self.control = control
         # Digests of the case folder's files at collection; None for cases that live in memory.
@@ -72,6 +78,13 @@ class CaseItem(pytest.Item):
             self.extra_keyword_matches.add(case.category)
         if control:
             self.extra_keyword_matches.add(CONTROL_NAME)
+
+    @property
+    def case(self) -> Case:
+        if self._case is not None:
+            return self._case
+        assert self._loader is not None
+        return self._loader()
 
     def _executor(self) -> CaseExecutor:
         return self.config.stash[EXECUTOR_KEY]
@@ -85,6 +98,9 @@ class CaseItem(pytest.Item):
             # Resumed: an earlier run paid for this verdict; report it as it stands.
             self._publish(stored)
             return
+        over_budget = executor.budget_stops(self)
+        if over_budget is not None:
+            pytest.skip(over_budget)
         self.run = executor.run(self)
         if self.run.error:
             self._record_verdict(executor.verdict(self.run, None, None))
@@ -144,13 +160,19 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        label = f"{self.case.suite}/{self.case.case_id}"
+        label = f"{self.outline.suite}/{self.outline.case_id}"
         if self.control:
             label += " (control)"
         return self.path, None, label
 
 
-def case_items(parent: pytest.Collector, case: Case, *, on_disk: Mapping[str, str] | None = None) -> Iterator[CaseItem]:
+def case_items(
+    parent: pytest.Collector,
+    case: Case,
+    *,
+    on_disk: Mapping[str, str] | None = None,
+    loader: Callable[[], Case] | None = None,
+) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
     run = parent.config.stash[CONFIG_KEY]
     epochs, control = run.scale_out.epochs, run.scale_out.control
@@ -160,12 +182,18 @@ def case_items(parent: pytest.Collector, case: Case, *, on_disk: Mapping[str, st
             raise parent.CollectError(f"{MALFORMED_PREFIX}{case.source}: {problem}")
     for epoch in range(1, epochs + 1):
         yield CaseItem.from_parent(
-            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk
+            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk, loader=loader
         )
     if control:
         for epoch in range(1, epochs + 1):
             yield CaseItem.from_parent(
-                parent, name=item_name(epoch, epochs, True), case=case, epoch=epoch, control=True, on_disk=on_disk
+                parent,
+                name=item_name(epoch, epochs, True),
+                case=case,
+                epoch=epoch,
+                control=True,
+                on_disk=on_disk,
+                loader=loader,
             )
 
 
@@ -185,9 +213,11 @@ class CaseDirectory(pytest.Directory):
         known_kinds = self.config.stash[KNOWN_KINDS_KEY]
         source = self.nodeid or self.path.name
         on_disk = folder_digests(self.path)
+        load = partial(load_case_dir, self.path, suite=self.path.parent.name, source=source, known_kinds=known_kinds)
         with _one_line_case_errors(self):
-            case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=known_kinds)
-        yield from case_items(self, case, on_disk=on_disk)
+            case = load()
+        loader = load if CaseOutline.of(case).prompt_bytes > LAZY_PROMPT_BYTES else None
+        yield from case_items(self, case, on_disk=on_disk, loader=loader)
 
 
 class SuiteDirectory(pytest.Directory):

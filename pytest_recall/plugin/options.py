@@ -283,6 +283,17 @@ OPTIONS = (
         str(DEFAULT_RETRY_DELAY_S),
     ),
     Option(
+        "recall_max_cost",
+        "Stop starting cases once the spend the agent reported (every attempt's, retries included) reaches this "
+        "many US dollars; cases in flight finish, the rest are skipped and named in the summary, and "
+        "--recall-resume continues later. Under xdist each worker counts its own spend. Default: no limit.",
+    ),
+    Option(
+        "recall_estimate_from",
+        "With --collect-only: an earlier report whose median cost and duration per session give the expected "
+        "cost and time of the sessions this run would start.",
+    ),
+    Option(
         "recall_ready_idle",
         "Live sessions: seconds the screen must stay still before the agent counts as ready for the next turn: "
         "with no ready pattern, quiet alone means ready (default 1); with one, the settle after it shows "

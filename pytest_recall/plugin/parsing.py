@@ -51,6 +51,20 @@ class OptionReader:
             raise pytest.UsageError(f"{flag_of(name)} must be a number from 0 to 1, not {value!r}")
         return number
 
+    def dollars(self, name: str) -> float | None:
+        """An amount of US dollars (a leading ``$`` allowed); unset or blank is None, no limit."""
+        __tracebackhide__ = True
+        value = self.text(name)
+        if value is None or not value.strip():
+            return None
+        try:
+            number = float(value.strip().lstrip("$"))
+        except ValueError:
+            number = -1.0
+        if not 0.0 <= number < float("inf"):
+            raise pytest.UsageError(f"{flag_of(name)} must be an amount of US dollars, like 25 or 2.50, not {value!r}")
+        return number
+
     def whole(self, name: str, *, minimum: int) -> int:
         __tracebackhide__ = True
         value = self.text(name)

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.reporting.document import build_report, sort_records
@@ -34,6 +35,7 @@ class Recorder:
     def __init__(self, config: pytest.Config, run: RunConfig) -> None:
         self.config = config
         self.outputs = run.outputs
+        self.max_cost_usd = run.scale_out.max_cost_usd
         self.command = run.command
         self.spool = RecordSpool()
         config.add_cleanup(self.spool.close)
@@ -44,6 +46,8 @@ class Recorder:
         self.write_error: str | None = None
         # Collection errors make no record, yet a run with one is never green, whatever the gate.
         self.collection_errors = 0
+        # Case runs --recall-max-cost kept from starting: the report and the summary say how many.
+        self.not_started = 0
         self.planned_runs: int | None = None
         self.html_error: str | None = None
         # Run-log append failures, by message, with how many records each cost.
@@ -54,6 +58,8 @@ class Recorder:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        if report.skipped and BUDGET_REASON in str(report.longrepr):
+            self.not_started += 1
         self._take_record(report)
         yield
         # The run log adds a failed append to the report in its own wrapper, which runs inside this one.
@@ -109,6 +115,8 @@ class Recorder:
         report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.outputs.transcripts))
         if interrupted and self.planned_runs:
             report["n_planned"] = self.planned_runs
+        if self.not_started:
+            report["max_cost"] = {"max_cost_usd": self.max_cost_usd, "n_not_started": self.not_started}
         if self.collection_errors:
             report["n_collection_errors"] = self.collection_errors
             report["passed"] = False
@@ -168,6 +176,12 @@ class Recorder:
             terminalreporter.write_line(line, red=True)
         if self.report.get("interrupted"):
             terminalreporter.write_line(f"  {self.resume_hint()}", yellow=True)
+        if self.not_started:
+            terminalreporter.write_line(
+                f"  --recall-max-cost=${self.max_cost_usd:g} reached: {self.not_started} case runs not "
+                f"started; {self.resume_hint()}",
+                yellow=True,
+            )
         if self.outputs.report_path is not None and self.write_error is None:
             terminalreporter.write_line(f"  report: {self.outputs.report_path}")
         if self.outputs.html_path is not None and self.html_error is None:

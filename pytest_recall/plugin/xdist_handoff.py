@@ -5,7 +5,9 @@ transcript mode once, and hands them to each worker in its ``workerinput``:
 a worker (on another machine, maybe) sees none of the controller's files,
 environment or ini. Under ``--recall-concurrency`` with ``--dist=load`` it
 also deals the cases out in batches (:mod:`pytest_recall.plugin.xdist_batches`),
-and tells each worker the batch size. Every ``workerinput`` key is here.
+and tells each worker the batch size; with ``--dist=load`` it also deals each
+case group whole to one worker, with or without concurrency. Every
+``workerinput`` key is here.
 """
 
 from __future__ import annotations
@@ -97,9 +99,9 @@ class WorkerHandoff:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        batch = self._batch()
-        if batch is None:
+        if config.getoption("dist", None) != "load":
             return None
         from pytest_recall.plugin.xdist_batches import BatchScheduling
 
-        return BatchScheduling(config, log, batch, worker_position)
+        # Without concurrency it deals only a collection with case groups, each group to one worker.
+        return BatchScheduling(config, log, self._batch(), worker_position)

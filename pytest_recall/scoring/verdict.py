@@ -101,7 +101,9 @@ def decide(
         (0 if result.exit_code in result.ok_exit_codes else result.exit_code, result.signal, result.timed_out)
         for result in (step.result for step in run.steps)
     ]
-    planned = 1 if run.control else len(case.steps)
+    # A case of a group that shared its group's ingest ran from its own first step, not from step 1.
+    first = run.steps[0].number if run.steps else 1
+    planned = 1 if run.control else sum(1 for step in case.steps if step.number >= first)
     if task_judge is not None:
         exit_code = outcomes[-1][0] if outcomes else None
         judged = step_failure(outcomes, stdout, case.expected, planned_steps=planned) or _task_judge_verdict(

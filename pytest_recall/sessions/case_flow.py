@@ -25,7 +25,7 @@ import concurrent.futures
 import os
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,15 @@ def open_shared_scope(settings: SessionSettings) -> Path:
     root = private_dir("recall-memory-")
     prepare_memory(root, settings.isolation)
     return root
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHooks:
+    """What a case group does to a run's memory: ``seed`` it before the first step, and look at it
+    ``after_step`` (given the step's number) once a step has ended well."""
+
+    seed: Callable[[CaseArea], None] | None = None
+    after_step: Callable[[int, CaseArea], None] | None = None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -119,13 +128,25 @@ LISTING_INLINE_WAIT_S = 0.005
 
 
 def case_flow(
-    case: Case, settings: SessionSettings, judge: Judge, *, control: bool = False, epoch: int = 1
+    case: Case,
+    settings: SessionSettings,
+    judge: Judge,
+    *,
+    control: bool = False,
+    epoch: int = 1,
+    memory_hooks: MemoryHooks | None = None,
 ) -> Generator[SessionSpec | Pause, SessionResult | None, CaseRun]:
-    """Run a case step by step; yields each session it needs and returns the whole run."""
+    """Run a case step by step; yields each session it needs and returns the whole run.
+
+    ``memory_hooks`` let a case group seed the case's memory before its first
+    step and keep a copy of it after a step (see ``sessions/case_groups.py``).
+    """
     started = time.monotonic()
     # The control asks the last question cold: no earlier step, no feedback.
     steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
     area = CaseArea(settings.isolation, shared_memory=None if control else settings.shared_scope)
+    if memory_hooks is not None and memory_hooks.seed is not None:
+        memory_hooks.seed(area)
     runs: list[StepRun] = []
     # A live session's turns share one workdir: the workspace is copied in once and pictured once.
     last_step = steps[0].number if case.session == "continue" else steps[-1].number
@@ -143,16 +164,7 @@ def case_flow(
             live_duration: float | None = result.duration_s
         else:
             live_duration = None
-            for index, step in enumerate(steps):
-                prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
-                rooms = area.open_step()
-                spec = _step_spec(case, step, prompt, settings, area, rooms)
-                result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
-                last = index == len(steps) - 1 or bool(area.faults)
-                memory = None if last else (yield from _memory_listing(area))
-                runs.append(_step_run(step.number, prompt, result, cost, memory))
-                if result.failed or area.faults:
-                    break
+            yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
     except AgentStartError as exc:
         area.close()
         return CaseRun(
@@ -172,6 +184,31 @@ def case_flow(
         workspace_snapshot=snapshot,
         agent_fault="; ".join(area.faults) or None,
     )
+
+
+def _fresh_steps(
+    case: Case,
+    steps: tuple[Step, ...],
+    settings: SessionSettings,
+    judge: Judge,
+    area: CaseArea,
+    keeper: WorkspaceKeeper | None,
+    memory_hooks: MemoryHooks | None,
+    runs: list[StepRun],
+) -> Generator[SessionSpec | Pause, SessionResult | None, None]:
+    """Each step a fresh session, appended to ``runs`` as it ends; a failed step or an agent fault ends the case."""
+    for index, step in enumerate(steps):
+        prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
+        rooms = area.open_step()
+        spec = _step_spec(case, step, prompt, settings, area, rooms)
+        result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
+        last = index == len(steps) - 1 or bool(area.faults)
+        memory = None if last else (yield from _memory_listing(area))
+        runs.append(_step_run(step.number, prompt, result, cost, memory))
+        if result.failed or area.faults:
+            return
+        if memory_hooks is not None and memory_hooks.after_step is not None:
+            memory_hooks.after_step(step.number, area)
 
 
 def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
