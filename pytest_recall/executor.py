@@ -195,6 +195,7 @@ def run_settings_for(config: pytest.Config, settings: Settings, case_folders: It
         session=settings.session,
         live=settings.live,
         ok_exit_codes=settings.ok_exit_codes,
+        mcp_servers=settings.mcp_servers,
         wrap_argv=session_sandbox(config, settings, case_folders),
     )
 

@@ -19,6 +19,7 @@ import pytest
 
 from pytest_recall.agents.adapters.presets import PRESETS
 from pytest_recall.cases.live_protocol import ProtocolError, decode_escapes, parse_exit_codes, protocol_fields
+from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
 from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TRANSCRIPT_MODES
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
@@ -103,6 +104,13 @@ OPTIONS = (
         "Set an agent's environment variable per case: NAME=VALUE, where VALUE may use {scope}, {home}, "
         "{workdir}, {step} and {case}; -NAME unsets NAME. Repeat the flag, or give one per line in the ini.",
         kind="list",
+    ),
+    Option(
+        "recall_mcp",
+        "An MCP server configuration for every case's agent: a JSON file in the common mcpServers shape, whose "
+        "strings may use {scope}, {home}, {workdir}, {step} and {case}, filled in per step so each case's server "
+        "keeps its store in that case's scope. The agent finds it, filled in, in RECALL_MCP_CONFIG; the "
+        "recall-claude and recall-codex adapters pass it to their CLI. Wins over a case.toml or suite.toml 'mcp'.",
     ),
     Option(
         "recall_prompt",
@@ -334,6 +342,7 @@ class Settings:
     retries: int = 0
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
     transcripts: str = DEFAULT_TRANSCRIPTS
+    mcp_servers: Mapping[str, Any] | None = None
     # (as written, absolute) for every relative path in --recall-cmd made absolute.
     resolved_paths: tuple[tuple[str, str], ...] = ()
     # One line per output whose missing folders will be made outside the working tree.
@@ -357,6 +366,7 @@ class Settings:
             "turn_protocol": {k: v for k, v in self.live.items() if k not in ("ready_pattern", "ready_idle_s")} or None,
             "ok_exit_codes": None if self.ok_exit_codes is None else list(self.ok_exit_codes),
             "scope": self.scope,
+            "mcp_servers": sorted(self.mcp_servers) if self.mcp_servers else None,
         }
 
     @classmethod
@@ -391,6 +401,7 @@ class Settings:
             retries=_whole(config, "recall_retries", minimum=0),
             retry_delay_s=_seconds(config, "recall_retry_delay"),
             transcripts=_choice(config, "recall_transcripts", TRANSCRIPT_MODES),
+            mcp_servers=_mcp(config),
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),
@@ -500,6 +511,18 @@ def _home_copy(config: pytest.Config, home_mode: str) -> tuple[HomeCopy, ...]:
             raise pytest.UsageError(f"--recall-home-copy: {entry!r}: DEST must be a path inside the case HOME")
         copies.append(HomeCopy(source, dest))
     return tuple(copies)
+
+
+def _mcp(config: pytest.Config) -> Mapping[str, Any] | None:
+    """``--recall-mcp``: read and checked now, not in every case."""
+    __tracebackhide__ = True
+    path = _path(config, "recall_mcp")
+    if path is None:
+        return None
+    try:
+        return read_mcp_config(path, "--recall-mcp")
+    except McpConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _env(config: pytest.Config) -> tuple[tuple[str, str | None], ...]:

@@ -78,6 +78,8 @@ class RunSettings:
     ok_exit_codes: tuple[int, ...] | None = None
     # ``--recall-scope=suite``: the one scope every (non-control) case of the run shares; see open_shared_scope.
     shared_scope: Path | None = None
+    # ``--recall-mcp``: the MCP servers every case's agent is given, over any a case names itself.
+    mcp_servers: Mapping[str, Any] | None = None
 
 
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -170,6 +172,7 @@ def effective_case(case: Case, settings: RunSettings) -> Case:
         session=settings.session or case.session,
         live=replace(case.live, **live) if live else case.live,
         ok_exit_codes=settings.ok_exit_codes or case.ok_exit_codes,
+        mcp_servers=settings.mcp_servers or case.mcp_servers,
     )
 
 
@@ -204,6 +207,7 @@ def case_flow(
                 case_id=case.case_id,
                 overrides=settings.env,
                 prompt_file=None,
+                mcp_servers=case.mcp_servers,
             )
             try:
                 if keeper is not None:
@@ -270,6 +274,7 @@ def _step_spec(
         case_id=case.case_id,
         overrides=settings.env,
         prompt_file=prompt_file,
+        mcp_servers=case.mcp_servers,
     )
     if settings.wrap_argv is not None:
         argv = settings.wrap_argv(argv, rooms)

@@ -21,6 +21,7 @@ The whole area is removed when the case ends.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -31,7 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.cases.mcp_config import check_template, fill
 from pytest_recall.cases.runs import MemoryFile
+
+# A --recall-env value is checked as an MCP configuration's strings are.
+check_env_template = check_template
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
@@ -46,8 +51,9 @@ XDG_DIRS = {
 }
 HOME_MODES = ("case", "user")
 WORKDIR_MODES = ("fresh", "case")
-# The placeholders a --recall-env value may use.
-ENV_PLACEHOLDERS = ("scope", "home", "workdir", "step", "case")
+# Where an agent finds this step's MCP server configuration (``--recall-mcp``), its templates filled in.
+MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
+MCP_CONFIG_FILE = "mcp.json"
 # A memory listing names at most this many files; the count says how many there were.
 MEMORY_LISTING_LIMIT = 1000
 _HASH_CHUNK = 1 << 20
@@ -120,8 +126,14 @@ class CaseArea:
         case_id: str,
         overrides: tuple[tuple[str, str | None], ...],
         prompt_file: Path | None,
+        mcp_servers: Mapping[str, Any] | None = None,
     ) -> dict[str, str]:
-        """The agent's environment for one step: the run's, then the case's rooms, then ``--recall-env``."""
+        """The agent's environment for one step: the run's, then the case's rooms, then ``--recall-env``.
+
+        With ``mcp_servers``, the step's MCP configuration is written, filled
+        in, to the step directory (gone when the step ends, so it is never a
+        store), and named by ``RECALL_MCP_CONFIG``.
+        """
         env = dict(base)
         env[SCOPE_VAR] = str(self.scope)
         env[COST_VAR] = str(rooms.harness / "cost.json")
@@ -144,6 +156,10 @@ class CaseArea:
                 env.pop(name, None)
             else:
                 env[name] = template.format_map(values)
+        if mcp_servers:
+            config = rooms.harness / MCP_CONFIG_FILE
+            config.write_text(json.dumps({"mcpServers": fill(mcp_servers, values)}, indent=2), encoding="utf-8")
+            env[MCP_CONFIG_VAR] = str(config)
         return env
 
     def memory(self) -> tuple[tuple[MemoryFile, ...], int, int]:
@@ -180,17 +196,6 @@ def _prepare_home(home: Path, copies: tuple[HomeCopy, ...]) -> None:
             shutil.copytree(copy.source, target, symlinks=True)
         elif copy.source.exists():
             shutil.copy2(copy.source, target)
-
-
-def check_env_template(template: str) -> str | None:
-    """Why a ``--recall-env`` value cannot be filled in, or None when it can."""
-    try:
-        template.format_map(dict.fromkeys(ENV_PLACEHOLDERS, ""))
-    except KeyError as exc:
-        return f"unknown placeholder {{{exc.args[0]}}}; use {', '.join('{' + p + '}' for p in ENV_PLACEHOLDERS)}"
-    except (ValueError, IndexError) as exc:
-        return f"{exc}; write a literal brace as {{{{ or }}}}"
-    return None
 
 
 def private_dir(prefix: str) -> Path:

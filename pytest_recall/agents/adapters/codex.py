@@ -19,7 +19,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pytest_recall.agents.adapters.common import (
     NOT_FOUND,
@@ -30,6 +31,7 @@ from pytest_recall.agents.adapters.common import (
     find_cli,
     finish,
     live_args,
+    mcp_config,
     split_args,
 )
 
@@ -51,12 +53,57 @@ MAX_RECONNECTS = 3
 RECONNECTING = "Reconnecting..."
 
 
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, *UNATTENDED, *extra, "--", prompt]
+def command(cli: str, extra: Sequence[str], prompt: str, mcp: Sequence[str] = ()) -> list[str]:
+    return [cli, *UNATTENDED, *mcp, *extra, "--", prompt]
 
 
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *LIVE, *extra]
+def live_command(cli: str, extra: Sequence[str], mcp: Sequence[str] = ()) -> list[str]:
+    return [cli, *LIVE, *mcp, *extra]
+
+
+# How long a configured MCP server may take to start (Codex's own default is 10 s), unless the entry says.
+MCP_START_TIMEOUT_S = 120
+# mcpServers keys and the names Codex's mcp_servers tables give them.
+_CODEX_KEYS = {
+    "command": "command",
+    "args": "args",
+    "env": "env",
+    "cwd": "cwd",
+    "url": "url",
+    "headers": "http_headers",
+}
+
+
+def mcp_args(env: Mapping[str, str]) -> list[str]:
+    """One ``-c mcp_servers.NAME={...}`` per server of the step: the tables config.toml would hold.
+
+    Given on the command line, they leave the case's config.toml as it was
+    copied (it is memory under HOME, and may be the user's own). Each server
+    is ``required``, so one that fails to start fails the step, saying so,
+    instead of leaving the model without its tools.
+    """
+    config = mcp_config(env)
+    if config is None:
+        return []
+    args = []
+    for name, entry in config[1].items():
+        table = {codex: entry[key] for key, codex in _CODEX_KEYS.items() if key in entry}
+        table |= {"required": True, "startup_timeout_sec": MCP_START_TIMEOUT_S}
+        args += ["-c", f"mcp_servers.{name}={toml_value(table)}"]
+    return args
+
+
+def toml_value(value: Any) -> str:
+    """``value`` as a TOML inline value; a JSON string is a valid TOML basic string."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no TOML form for {value!r}")
 
 
 def read_events(stdout: str) -> Outcome:
@@ -132,9 +179,9 @@ def _error_message(line: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     live_extra = live_args(argv)
     if live_extra is not None:
-        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
+        exec_cli(live_command(find_cli(ADAPTER), live_extra, mcp_args(os.environ)), os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    stdout, returncode, stopped = run_codex(command(find_cli(ADAPTER), extra, prompt))
+    stdout, returncode, stopped = run_codex(command(find_cli(ADAPTER), extra, prompt, mcp_args(os.environ)))
     outcome = read_events(stdout)
     if stopped:
         outcome = Outcome(outcome.answer, ok=False, tokens_in=outcome.tokens_in, failure=stopped)

@@ -30,6 +30,8 @@ from typing import Any, NoReturn
 NOT_FOUND = 127
 # The first argument that makes an adapter a live launcher instead of a one-prompt run.
 LIVE_FLAG = "--live"
+# The step's MCP server configuration (``--recall-mcp``), filled in by the harness.
+MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,3 +185,22 @@ def exec_cli(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
     except OSError as exc:
         print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
         raise SystemExit(NOT_FOUND) from None
+
+
+def mcp_config(env: Mapping[str, str]) -> tuple[str, dict[str, Any]] | None:
+    """``(path, mcpServers)`` of the step's MCP configuration, or None when the run gives none."""
+    path = env.get(MCP_CONFIG_VAR)
+    if not path:
+        return None
+    try:
+        servers = json.loads(Path(path).read_text(encoding="utf-8"))["mcpServers"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{MCP_CONFIG_VAR}={path} is not an MCP configuration ({exc})") from None
+    return path, dict(servers)
+
+
+def refuse_mcp(adapter: Adapter) -> None:
+    """A CLI without MCP support must not be scored as if the server had been tried: exit saying so."""
+    if os.environ.get(MCP_CONFIG_VAR):
+        print(f"{adapter.script}: {adapter.cli} cannot use MCP servers; run without --recall-mcp", file=sys.stderr)
+        raise SystemExit(2)
