@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,8 @@ LIVE = ["--no-daemon", "--no-alt-screen", "--dangerously-bypass-approvals-and-sa
 # step would run into the harness's timeout; after this many such events in a row it is a failure.
 MAX_RECONNECTS = 3
 RECONNECTING = "Reconnecting..."
+# What Codex says on stderr when a required MCP server did not start.
+MCP_START_FAILED = "required MCP servers failed to initialize"
 
 
 def command(cli: str, extra: Sequence[str], prompt: str, mcp: Sequence[str] = ()) -> list[str]:
@@ -144,14 +147,23 @@ def read_events(stdout: str) -> Outcome:
 
 
 def run_codex(argv: Sequence[str]) -> tuple[str, int, str]:
-    """``(stdout, exit status, why it was stopped)``, read line by line to notice a model that never answers."""
+    """``(stdout, exit status, why it was stopped)``, read line by line to notice a model that never answers.
+
+    Its stderr passes through as it comes; a line there about required MCP
+    servers that failed to start is why the step failed, and says so.
+    """
     lines: list[str] = []
     reconnects = 0
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, errors="replace")
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
+        )
     except OSError as exc:
         print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
         raise SystemExit(NOT_FOUND) from None
+    mcp_failures: list[str] = []
+    relay = threading.Thread(target=_relay_stderr, args=(process, mcp_failures), daemon=True)
+    relay.start()
     with process:
         assert process.stdout is not None
         for line in process.stdout:
@@ -165,7 +177,19 @@ def run_codex(argv: Sequence[str]) -> tuple[str, int, str]:
                 except subprocess.TimeoutExpired:
                     process.kill()
                 return "".join(lines), 1, f"codex cannot reach its model: {message}"
-    return "".join(lines), process.returncode, ""
+    relay.join(timeout=10)
+    failed_servers = f"codex: {mcp_failures[-1]}" if mcp_failures and process.returncode else ""
+    return "".join(lines), process.returncode, failed_servers
+
+
+def _relay_stderr(process: subprocess.Popen[str], mcp_failures: list[str]) -> None:
+    assert process.stderr is not None
+    for line in process.stderr:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+        found = line.find(MCP_START_FAILED)
+        if found >= 0:
+            mcp_failures.append(line[found:].strip())
 
 
 def _error_message(line: str) -> str:
