@@ -23,6 +23,7 @@ from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
 from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TRANSCRIPT_MODES
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
+from pytest_recall.scoring.retrieval_judge import JUDGES
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.case_flow import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S, PROMPT_MODES
 from pytest_recall.sessions.rooms import HOME_MODES, WORKDIR_MODES, HomeCopy, check_env_template
@@ -111,6 +112,14 @@ OPTIONS = (
         "strings may use {scope}, {home}, {workdir}, {step} and {case}, filled in per step so each case's server "
         "keeps its store in that case's scope. The agent finds it, filled in, in RECALL_MCP_CONFIG; the "
         "recall-claude and recall-codex adapters pass it to their CLI. Wins over a case.toml or suite.toml 'mcp'.",
+    ),
+    Option(
+        "recall_judge",
+        "How each case's last answer is judged: 'answer' (default) the built-in judge of its answer_kind (or a "
+        "pytest_recall_judge hook); 'contains' a retrieval judge, 1 when the expected answer appears anywhere in "
+        "the output, for agents that return what a memory found rather than an answer (recall-mcp). Its reason "
+        "gives the bytes returned, since returning everything finds everything.",
+        "answer",
     ),
     Option(
         "recall_prompt",
@@ -343,6 +352,7 @@ class Settings:
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
     transcripts: str = DEFAULT_TRANSCRIPTS
     mcp_servers: Mapping[str, Any] | None = None
+    judge: str = "answer"
     # (as written, absolute) for every relative path in --recall-cmd made absolute.
     resolved_paths: tuple[tuple[str, str], ...] = ()
     # One line per output whose missing folders will be made outside the working tree.
@@ -367,6 +377,7 @@ class Settings:
             "ok_exit_codes": None if self.ok_exit_codes is None else list(self.ok_exit_codes),
             "scope": self.scope,
             "mcp_servers": sorted(self.mcp_servers) if self.mcp_servers else None,
+            "judge": self.judge,
         }
 
     @classmethod
@@ -402,6 +413,7 @@ class Settings:
             retry_delay_s=_seconds(config, "recall_retry_delay"),
             transcripts=_choice(config, "recall_transcripts", TRANSCRIPT_MODES),
             mcp_servers=_mcp(config),
+            judge=_choice(config, "recall_judge", JUDGES),
             **_scale_out(config),
             **_sandbox(config),
             **_live_sessions(config),

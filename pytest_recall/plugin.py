@@ -34,6 +34,7 @@ from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.sandbox_setup import check_sandbox
 from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.scoring.retrieval_judge import score_contains
 from pytest_recall.sessions.cgroup import tracking_line
 from pytest_recall.signals import TerminationSignals
 from pytest_recall.suites.suite_file import is_suite_dir
@@ -278,6 +279,9 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
 
 @pytest.hookimpl(trylast=True)
 def pytest_recall_judge(stdout: str, expected: dict[str, Any], config: pytest.Config) -> dict[str, Any]:
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is not None and settings.judge == "contains":
+        return score_contains(stdout, expected)
     return judge_answer(stdout, expected)
 
 

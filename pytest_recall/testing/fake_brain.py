@@ -115,12 +115,15 @@ def _lesson(taught: tuple[str, str] | None) -> tuple[str, str, str] | None:
     return (match["key"].strip() if match else AUDIT_SUBJECT, note, spoken)
 
 
-def _question(prompt: str) -> tuple[str, Callable[[str], str]] | None:
-    """``(what to search for, how to answer from found text)`` for a later-session question, else None."""
+def _question(prompt: str) -> tuple[str, Callable[[str], str], Callable[[str], bool]] | None:
+    """``(what to search for, how to answer from found text, whether found text holds a note)`` for a
+    later-session question, else None."""
     key = ledger_solver.recall_key(prompt)
     if key is None and audit_solver.question_of(prompt) is not None:
         key = AUDIT_SUBJECT
-    return None if key is None else (key, lambda found: recalled(found, prompt))
+    if key is None:
+        return None
+    return key, lambda found: recalled(found, prompt), lambda found: NOTE in found or TRAIL_NOTE in found
 
 
 def decide(request: Request, mode: Mode) -> Reply:

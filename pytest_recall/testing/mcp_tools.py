@@ -41,7 +41,14 @@ SEARCH_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
     "read_note": lambda query: {"identifier": query},
     "read_graph": lambda query: {},
 }
+# Tools that open what a search found, when the search names notes without their text (basic-memory).
+READ_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "read_note": lambda found: {"identifier": found},
+    "open_nodes": lambda found: {"names": [found]},
+}
 TOOL_SEARCH = "ToolSearch"
+# How a search result names a note it found without its text.
+_PERMALINK = re.compile(r"permalink: (\S+)")
 # An MCP tool as both CLIs name it to the model.
 _MCP_TOOL = re.compile(r"\bmcp__[A-Za-z0-9_.-]+?__[A-Za-z0-9_-]+")
 
@@ -72,12 +79,13 @@ def mcp_reply(
     request: Request,
     mode: Mode,
     lesson: tuple[str, str, str] | None,
-    question: tuple[str, Callable[[str], str]] | None,
+    question: tuple[str, Callable[[str], str], Callable[[str], bool]] | None,
 ) -> Reply | None:
     """The reply when MCP memory tools decide it, else None.
 
     ``lesson`` is ``(memory key, note, spoken answer)`` for a step that teaches;
-    ``question`` is ``(memory key, answer from text)`` for a later question.
+    ``question`` is ``(memory key, answer from text, whether text holds a
+    note)`` for a later question.
     """
     if mode != "memory" or (lesson is None and question is None):
         return None
@@ -92,12 +100,17 @@ def mcp_reply(
         arguments = WRITE_TOOLS[short_name(write)](subject_of(key), note)
         return _call(write, arguments, callable_now, request.calls, kind="learn")
     assert question is not None
-    key, answer_from = question
+    key, answer_from, holds_note = question
     searched = [call for call in request.calls if call.name in tools.values() and short_name(call.name) in SEARCH_TOOLS]
+    found = "\n".join(call.result for call in searched)
     if not any(call.result for call in searched):
         arguments = SEARCH_TOOLS[short_name(search)](subject_of(key))
         return _call(search, arguments, callable_now, request.calls, kind="search")
-    return Reply(answer_from("\n".join(call.result for call in searched)), kind="recall")
+    hit = _PERMALINK.search(found)
+    read = pick(tools, READ_TOOLS)
+    if not holds_note(found) and hit and read and not _answered(request.calls, read):
+        return _call(read, READ_TOOLS[short_name(read)](hit[1]), callable_now, request.calls, kind="search")
+    return Reply(answer_from(found), kind="recall")
 
 
 def _answered(calls: tuple[ToolCall, ...], tool: str) -> bool:
