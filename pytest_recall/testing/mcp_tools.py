@@ -48,7 +48,7 @@ READ_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
 }
 TOOL_SEARCH = "ToolSearch"
 # How a search result names a note it found without its text.
-_PERMALINK = re.compile(r"permalink: (\S+)")
+_PERMALINK = re.compile(r"permalink: ([\w./-]+)")
 # An MCP tool as both CLIs name it to the model.
 _MCP_TOOL = re.compile(r"\bmcp__[A-Za-z0-9_.-]+?__[A-Za-z0-9_-]+")
 
