@@ -95,6 +95,8 @@ def mcp_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Itera
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
         monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+        # basic-memory imports for a minute on a busy machine; both adapters read this (milliseconds).
+        monkeypatch.setenv("MCP_TIMEOUT", "600000")
         # Every process of the run inherits it, the servers too: found by it, none may be left afterwards.
         marker = f"RECALL_MCP_TEST={uuid.uuid4().hex}"
         monkeypatch.setenv(*marker.split("="))

@@ -178,6 +178,14 @@ async def session_step(entry: Mapping[str, Any], options: argparse.Namespace, pr
         return found
 
 
+def start_timeout_s() -> float:
+    """How long the server may take to start: ``MCP_TIMEOUT`` (milliseconds, as Claude Code reads it), else 180 s."""
+    try:
+        return max(1.0, float(os.environ["MCP_TIMEOUT"]) / 1000)
+    except (KeyError, ValueError):
+        return START_TIMEOUT_S
+
+
 async def _call(session: Any, tool: str, arguments: dict[str, Any]) -> str:
     result = await session.call_tool(tool, arguments, read_timeout_seconds=CALL_TIMEOUT_S)
     if getattr(result, "is_error", False):
@@ -232,7 +240,7 @@ def why(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError):
         return f"cannot be started: {exc.strerror}: {exc.filename}"
     if isinstance(exc, TimeoutError):
-        return f"did not answer within {START_TIMEOUT_S:g} s"
+        return f"did not answer within {start_timeout_s():g} s (raise MCP_TIMEOUT, in milliseconds)"
     text = str(exc) or type(exc).__name__
     return f"ended or failed before it answered ({text.splitlines()[0]}): did it crash at start? its stderr is above"
 

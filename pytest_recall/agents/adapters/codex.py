@@ -64,7 +64,8 @@ def live_command(cli: str, extra: Sequence[str], mcp: Sequence[str] = ()) -> lis
     return [cli, *LIVE, *mcp, *extra]
 
 
-# How long a configured MCP server may take to start (Codex's own default is 10 s), unless the entry says.
+# How long a configured MCP server may take to start (Codex's own default is 10 s), unless MCP_TIMEOUT
+# (milliseconds, as Claude Code reads it) says otherwise.
 MCP_START_TIMEOUT_S = 120
 # mcpServers keys and the names Codex's mcp_servers tables give them.
 _CODEX_KEYS = {
@@ -91,9 +92,16 @@ def mcp_args(env: Mapping[str, str]) -> list[str]:
     args = []
     for name, entry in config[1].items():
         table = {codex: entry[key] for key, codex in _CODEX_KEYS.items() if key in entry}
-        table |= {"required": True, "startup_timeout_sec": MCP_START_TIMEOUT_S}
+        table |= {"required": True, "startup_timeout_sec": start_timeout_s(env)}
         args += ["-c", f"mcp_servers.{name}={toml_value(table)}"]
     return args
+
+
+def start_timeout_s(env: Mapping[str, str]) -> float:
+    try:
+        return max(1.0, float(env["MCP_TIMEOUT"]) / 1000)
+    except (KeyError, ValueError):
+        return MCP_START_TIMEOUT_S
 
 
 def toml_value(value: Any) -> str:
