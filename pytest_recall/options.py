@@ -376,8 +376,9 @@ class Settings:
             "turn_protocol": {k: v for k, v in self.live.items() if k not in ("ready_pattern", "ready_idle_s")} or None,
             "ok_exit_codes": None if self.ok_exit_codes is None else list(self.ok_exit_codes),
             "scope": self.scope,
-            "mcp_servers": sorted(self.mcp_servers) if self.mcp_servers else None,
-            "judge": self.judge,
+            # Only when set, so a run without them keeps the mode key older run logs resume by.
+            **({"mcp_servers": sorted(self.mcp_servers)} if self.mcp_servers else {}),
+            **({"judge": self.judge} if self.judge != "answer" else {}),
         }
 
     @classmethod

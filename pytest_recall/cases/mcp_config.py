@@ -77,7 +77,7 @@ def read_mcp_config(path: Path, what: str) -> dict[str, Any]:
     servers = document.get("mcpServers") if isinstance(document, dict) else None
     if not isinstance(servers, dict) or not servers:
         raise McpConfigError(
-            f'{what}: {path} must hold {{"mcpServers": {{"NAME": {{"command": ...}}}}}} with one server'
+            f'{what}: {path} must hold {{"mcpServers": {{"NAME": {{"command": ...}}}}}} with at least one server'
         )
     for name, entry in servers.items():
         _check_server(name, entry, f"{what}: {path}: server {name!r}")
