@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
+from cli_wiring import installed
 
 TOOLS = Path(__file__).resolve().parent.parent / ".tools"
 
@@ -55,12 +55,7 @@ def server_command(server: str) -> str:
     """The installed server; skip when it is absent, unless under CI, where that is a failure."""
     variable, default, _entry, _store = SERVERS[server]
     found = shutil.which(os.environ.get(variable) or str(default))
-    if found is not None:
-        return found
-    reason = f'{server} is not installed: run `eval "$(.ci/install-mcp-servers)"` or set {variable}'
-    if os.environ.get("CI"):
-        pytest.fail(f"under CI every MCP server must be installed; {reason}")
-    pytest.skip(reason)
+    return installed(found, f'{server} is not installed: run `eval "$(.ci/install-mcp-servers)"` or set {variable}')
 
 
 def write_config(server: str, path: Path) -> Path:
