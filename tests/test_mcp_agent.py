@@ -22,7 +22,7 @@ from mcp_servers import SERVERS, server_command, write_config
 from pytest_recall.scoring.retrieval_judge import score_contains
 from pytest_recall.suites.suite_file import suite_cases
 
-SUITE = 'family = "abilities"\nseed = 17\ncount = 7\nhaystack_bytes = 4000\n'
+SUITE = 'family = "abilities"\nseed = 6\ncount = 7\nhaystack_bytes = 4000\n'
 _BYTES = re.compile(r"in (\d+) bytes returned")
 
 
@@ -35,6 +35,7 @@ _BYTES = re.compile(r"in (\d+) bytes returned")
         ("voucher ar-2026-7261 was largest", "AR-2026-7261", "voucher", 1.0),
         ("", "27436.42", "money", 0.0),
         ("Trade  Debtors\nMill Lane", "trade debtors mill lane", "text", 1.0),
+        ('{"observations": ["Balance\\n27,436.42\\nend"]}', "27436.42", "money", 1.0),
     ],
 )
 def test_contains_judge_finds_the_answer_anywhere_and_counts_the_bytes(stdout, answer, kind, score):

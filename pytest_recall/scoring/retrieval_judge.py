@@ -19,6 +19,9 @@ from pytest_recall.scoring.judge import MONEY_PATTERN, normalise_money
 
 JUDGES = ("answer", "contains")
 _SPACE = re.compile(r"\s+")
+# What a search returns is often JSON, where a line break inside a string is the two characters \n:
+# read as a break, so an amount at the start of a line is still an amount.
+_JSON_ESCAPE = re.compile(r"\\[nrt]")
 
 
 def _plain(text: str) -> str:
@@ -33,6 +36,7 @@ def score_contains(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(answer, (str, int, float)) or isinstance(answer, bool) or not str(answer).strip():
         return verdict | {"score": 0.0, "reason": "the contains judge needs a literal answer", "reported": ""}
     wanted = str(answer)
+    stdout = _JSON_ESCAPE.sub(" ", stdout)
     found = _plain(wanted) in _plain(stdout)
     if not found and expected.get("answer_kind", KIND_MONEY) == KIND_MONEY:
         target = normalise_money(wanted)
