@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 WHEEL_CASES = PACKAGE_DIR / "bundled_cases"
 CHECKOUT_CASES = PACKAGE_DIR.parent / "cases"
 
@@ -31,6 +31,20 @@ def bundled_suites() -> dict[str, Path]:
     return {
         path.name: path for path in sorted(root.iterdir()) if path.is_dir() and not path.name.startswith((".", "_"))
     }
+
+
+def wheel_nodeid(path: Path) -> str | None:
+    """The test id of a folder in the wheel's copy, from the suite's name down.
+
+    Run from an installed wheel, a suite lies deep in site-packages, and
+    pytest would name every case by that path (``.venv/lib/python3.11/...``)
+    in test ids, the report and JUnit class names.
+    """
+    try:
+        relative = path.resolve().relative_to(WHEEL_CASES).as_posix()
+    except ValueError:
+        return None
+    return relative if relative != "." else None
 
 
 def suite_path(name: str) -> Path:
