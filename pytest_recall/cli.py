@@ -118,10 +118,10 @@ def _generate(args: argparse.Namespace) -> int:
     if args.family == "ledger":
         settings: dict[str, object] = {"family": "ledger", "seed": args.seed, "count": args.count}
     elif args.family == "abilities":
-        settings = {"family": "abilities", "seed": args.seed, "count": args.count}
+        settings = {"family": "abilities", "seed": args.seed, "count": args.count, "version": args.version}
         settings["haystack_bytes"] = args.haystack_bytes
     elif args.family == "coding":
-        settings = {"family": "coding", "seed": args.seed, "count": args.count}
+        settings = {"family": "coding", "seed": args.seed, "count": args.count, "version": args.version}
     else:
         settings = {"family": "audit", "split": args.split, "size": args.size, "version": args.version}
     try:
@@ -294,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--split", required=True, help="train or eval: disjoint seeds, the same eight families")
     audit.add_argument("--size", type=int, required=True, help="how many cases (1 to 256)")
     audit.add_argument(
-        "--version", type=int, default=2, help="2 (default): the suite without tells; 1: the first suite, unchanged"
+        "--version", type=int, default=3, help="3 (default): the latest suite; 1 or 2: an earlier one, unchanged"
     )
     abilities = families.add_parser("abilities", help="multi-session ledger cases in seven memory categories")
     abilities.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
@@ -308,6 +308,10 @@ def build_parser() -> argparse.ArgumentParser:
     coding = families.add_parser("coding", help="coding cases with a workspace, judged on the files the agent leaves")
     coding.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
     coding.add_argument("--count", type=int, required=True, help="how many cases (1 or more; categories rotate)")
+    for versioned in (abilities, coding):
+        versioned.add_argument(
+            "--version", type=int, default=2, help="2 (default): the latest suite; 1: the first suite, unchanged"
+        )
     for family in (ledger, audit, abilities, coding):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
