@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -253,6 +253,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pytest-recall", description="Tools around pytest-recall runs.")
     parser.add_argument("--version", action="version", version=f"pytest-recall {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_report_commands(commands)
+    _add_generate_command(commands)
+
+    suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
+    suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
+    suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
+    suite.set_defaults(handler=_suite)
+
+    agents = commands.add_parser("agents", help="list the adapters for real agent CLIs and how to wire each")
+    agents.set_defaults(handler=_agents)
+
+    fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
+    fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
+    fake.add_argument(
+        "--mode",
+        default="memory",
+        help="what it remembers: plain, memory or native; as a judge (recall-judge) every mode judges strictly "
+        "but lenient, which accepts any answer that does not decline",
+    )
+    fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
+    fake.set_defaults(handler=_fake_model)
+    _add_judge_audit(commands)
+    return parser
+
+
+def _add_report_commands(commands: Any) -> None:
+    """``merge``, ``report`` and ``compare``: what works on saved reports."""
+    from pytest_recall.reporting.merge import Gate
 
     merge = commands.add_parser("merge", help="merge shard reports into one, recomputing every aggregate")
     merge.add_argument("reports", nargs="+", help="report JSON files written by --recall-report")
@@ -260,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--threshold", type=float, default=None, help="pass mark (default: the reports' own)")
     merge.add_argument(
         "--gate",
-        choices=("cases", "score"),
+        choices=get_args(Gate),
         default="cases",
         help="what the exit status follows, as --recall-gate: 'cases' (default) exits 1 on any failed or errored "
         "case, 'score' exits 1 only when the merged score misses the threshold; an interrupted shard exits 2",
@@ -285,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", metavar="PATH", help="also write the comparison as JSON here")
     compare.set_defaults(handler=_compare)
 
+
+def _add_generate_command(commands: Any) -> None:
+    """``generate FAMILY``: one subcommand per generated family, each writing case folders."""
     generate = commands.add_parser("generate", help="write a generated suite as case folders")
     families = generate.add_subparsers(dest="family", required=True, metavar="FAMILY")
     ledger = families.add_parser("ledger", help="ledger cases in the session-memory-recall format")
@@ -315,27 +346,6 @@ def build_parser() -> argparse.ArgumentParser:
     for family in (ledger, audit, abilities, coding):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
-
-    suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
-    suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
-    suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
-    suite.set_defaults(handler=_suite)
-
-    agents = commands.add_parser("agents", help="list the adapters for real agent CLIs and how to wire each")
-    agents.set_defaults(handler=_agents)
-
-    fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
-    fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
-    fake.add_argument(
-        "--mode",
-        default="memory",
-        help="what it remembers: plain, memory or native; as a judge (recall-judge) every mode judges strictly "
-        "but lenient, which accepts any answer that does not decline",
-    )
-    fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
-    fake.set_defaults(handler=_fake_model)
-    _add_judge_audit(commands)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

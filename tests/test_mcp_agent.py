@@ -61,7 +61,7 @@ def run_recall_mcp(
         str(suite),
         f"--recall-cmd={agent} {' '.join(extra)}",
         f"--recall-mcp={config}",
-        "--recall-judge=contains",
+        "--recall-answer-judge=contains",
         "--recall-concurrency=4",
         "--recall-timeout=600",
         f"--recall-report={report_path}",

@@ -155,6 +155,16 @@ def test_an_adapter_whose_cli_has_no_mcp_refuses_the_configuration(pytester, mon
     result.stderr.fnmatch_lines([f"{script}: * cannot use MCP servers; run without --recall-mcp"])
 
 
+@pytest.mark.parametrize("script", ["recall-gemini", "recall-opencode", "recall-qwen", "recall-copilot"])
+def test_an_adapter_that_does_not_pass_mcp_servers_on_refuses_the_configuration(pytester, monkeypatch, script):
+    monkeypatch.setenv("RECALL_MCP_CONFIG", str(pytester.path / "mcp.json"))
+
+    result = pytester.run(str(Path(sys.executable).with_name(script)), "hi")
+
+    assert result.ret == 2
+    result.stderr.fnmatch_lines([f"{script}: this adapter does not pass MCP servers to its CLI yet *--recall-mcp"])
+
+
 LEDGER = (Path(__file__).resolve().parent.parent / "cases/session-memory-recall/case_01/step1.txt").read_text()
 QUESTION = (Path(__file__).resolve().parent.parent / "cases/session-memory-recall/case_01/step2.txt").read_text()
 DEFERRED = "Use ToolSearch to load:\nmcp__memory__create_entities\nmcp__memory__search_nodes\n"
@@ -192,3 +202,17 @@ def test_the_fake_model_answers_only_from_what_the_search_returned():
     assert (answer.text, answer.kind) == ("1.00", "recall")
     assert unknown.text == "UNKNOWN"
     assert decide(claude_request(QUESTION, tools), "plain").tool is None
+
+
+def test_run_mode_names_the_servers_and_the_answer_judge_only_when_set():
+    from pytest_recall.plugin.config import Outputs, RunConfig
+    from pytest_recall.sessions.rooms import Isolation
+
+    plain = RunConfig().run_mode()
+    given = RunConfig(
+        isolation=Isolation(mcp_servers={"memory": {"command": "srv"}}), outputs=Outputs(answer_judge="contains")
+    ).run_mode()
+
+    assert "mcp_servers" not in plain and "answer_judge" not in plain
+    assert given["mcp_servers"] == ["memory"]
+    assert given["answer_judge"] == "contains"

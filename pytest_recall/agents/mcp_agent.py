@@ -5,7 +5,7 @@ or connects to it (streamable HTTP), searches it with the step's prompt and
 prints what the search returned, then stores the prompt with the write tool.
 Only the last step's output is judged, so what is measured is what the
 server's search returns for the question after earlier sessions stored the
-rest: with ``--recall-judge=contains``, each server's recall on any suite
+rest: with ``--recall-answer-judge=contains``, each server's recall on any suite
 whose answers are literal, with the bytes returned beside it.
 
 The server comes from ``--config FILE`` (the ``mcpServers`` shape; by default

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pytest_recall.cases.answer_forms import answer_form_error, builtin_kind
 from pytest_recall.cases.live_protocol import (
@@ -47,7 +47,9 @@ SETTINGS_FILE = "case.toml"
 REQUIRED_ANSWER_KEYS = ("id", "category", "answer", "answer_kind")
 # An answer.json of a built-in kind holds these keys and no others; a typo there is worth reporting.
 KNOWN_ANSWER_KEYS = frozenset(REQUIRED_ANSWER_KEYS)
-SESSION_MODES = ("fresh", "continue")
+# How a case's steps meet the agent: a new process each, or one live process on a terminal.
+SessionMode = Literal["fresh", "continue"]
+SESSION_MODES: tuple[str, ...] = get_args(SessionMode)
 _STEP_FILE = re.compile(r"^step(\d+)\.txt$")
 # What the previous step's answer is judged against, told to the agent before this step's prompt.
 _FEEDBACK_FILE = re.compile(r"^step(\d+)\.feedback\.json$")
@@ -83,7 +85,7 @@ class Case:
     expected: Mapping[str, Any]
     source: str
     timeout_s: float | None = None
-    session: str = "fresh"
+    session: SessionMode = "fresh"
     # How a live (continue) session's turns are typed and read; unused by fresh sessions.
     live: LiveProtocol = DEFAULT_PROTOCOL
     # Exit statuses that count as a session ending well (a REPL that exits 1 on quit, say).

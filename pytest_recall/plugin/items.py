@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from pytest_recall.cases.model import Case, CaseError, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
+from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
@@ -38,17 +38,8 @@ CONTROL_NAME = "control"
 MALFORMED_PREFIX = "malformed case: "
 
 
-@dataclass(frozen=True, slots=True)
-class CollectionOptions:
-    """What collection needs to know, fixed once per process at configure time."""
-
-    known_kinds: frozenset[str]
-    epochs: int = 1
-    control: bool = False
-    prompt_mode: str = "argv"
-
-
-COLLECTION_KEY = pytest.StashKey[CollectionOptions]()
+# The answer kinds the judge knows: the built-in ones and those plugins declare, fixed at configure time.
+KNOWN_KINDS_KEY = pytest.StashKey[frozenset[str]]()
 
 
 def item_name(epoch: int, epochs: int, control: bool) -> str:
@@ -159,16 +150,11 @@ class CaseItem(pytest.Item):
         return self.path, None, label
 
 
-def case_items(
-    parent: pytest.Collector,
-    case: Case,
-    *,
-    epochs: int,
-    control: bool,
-    on_disk: Mapping[str, str] | None = None,
-) -> Iterator[CaseItem]:
+def case_items(parent: pytest.Collector, case: Case, *, on_disk: Mapping[str, str] | None = None) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
-    if parent.config.stash[COLLECTION_KEY].prompt_mode == "argv":
+    run = parent.config.stash[CONFIG_KEY]
+    epochs, control = run.scale_out.epochs, run.scale_out.control
+    if run.command.prompt == "argv":
         problem = argv_prompt_problem(case)
         if problem is not None:
             raise parent.CollectError(f"{MALFORMED_PREFIX}{case.source}: {problem}")
@@ -196,12 +182,12 @@ class CaseDirectory(pytest.Directory):
     """A case folder: ``stepN.txt`` files, ``answer.json`` and maybe ``case.toml``."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        options = self.config.stash[COLLECTION_KEY]
+        known_kinds = self.config.stash[KNOWN_KINDS_KEY]
         source = self.nodeid or self.path.name
         on_disk = folder_digests(self.path)
         with _one_line_case_errors(self):
-            case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
-        yield from case_items(self, case, epochs=options.epochs, control=options.control, on_disk=on_disk)
+            case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=known_kinds)
+        yield from case_items(self, case, on_disk=on_disk)
 
 
 class SuiteDirectory(pytest.Directory):
@@ -223,8 +209,7 @@ class CaseNode(pytest.Collector):
         self.case = case
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        options = self.config.stash[COLLECTION_KEY]
-        yield from case_items(self, self.case, epochs=options.epochs, control=options.control)
+        yield from case_items(self, self.case)
 
 
 class TrapTaskDirectory(pytest.Directory):
@@ -239,10 +224,10 @@ class TrapCaseNode(pytest.Collector):
     """One case of a trap task, loaded on its own so that a malformed case spoils only itself."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        options = self.config.stash[COLLECTION_KEY]
+        known_kinds = self.config.stash[KNOWN_KINDS_KEY]
         with _one_line_case_errors(self):
-            case = load_task_case(self.path, self.name, source=self.nodeid, known_kinds=options.known_kinds)
-        yield from case_items(self, case, epochs=options.epochs, control=options.control)
+            case = load_task_case(self.path, self.name, source=self.nodeid, known_kinds=known_kinds)
+        yield from case_items(self, case)
 
 
 MALFORMED_KEY = pytest.StashKey[int]()

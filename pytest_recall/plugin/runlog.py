@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.xdist_handoff import is_worker
 from pytest_recall.reporting.report_file import line_at, parse_line
 from pytest_recall.reporting.schema import json_line, record_problem
 
@@ -263,7 +264,7 @@ class RunLog:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """An interrupted run says so in its log too, and which signal stopped it (none for Ctrl-C)."""
-        if exitstatus != pytest.ExitCode.INTERRUPTED or hasattr(session.config, "workerinput"):
+        if exitstatus != pytest.ExitCode.INTERRUPTED or is_worker(session.config):
             return
         termination = session.config.pluginmanager.get_plugin("recall-termination-signals")
         received = getattr(termination, "received", None)

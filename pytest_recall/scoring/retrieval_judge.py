@@ -1,4 +1,4 @@
-"""The retrieval judge, ``--recall-judge=contains``: did what the memory returned hold the answer?
+"""The retrieval judge, ``--recall-answer-judge=contains``: did what the memory returned hold the answer?
 
 A memory server measured on its own (``recall-mcp``) answers nothing: it
 returns what its search found. So the question is only whether the gold
@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pytest_recall.cases.answer_forms import KIND_MONEY
 from pytest_recall.scoring.judge import MONEY_PATTERN, normalise_money
 
-JUDGES = ("answer", "contains")
+# How a case's last answer is judged (``--recall-answer-judge``): the answer judge, or this one.
+AnswerJudge = Literal["answer", "contains"]
 _SPACE = re.compile(r"\s+")
 # What a search returns is often JSON, where a line break inside a string is the two characters \n:
 # read as a break, so an amount at the start of a line is still an amount.

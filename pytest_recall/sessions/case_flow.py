@@ -26,61 +26,30 @@ import math
 import os
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.cases.live_protocol import laid_over
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
-from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
 from pytest_recall.sessions.render import render_terminal
-from pytest_recall.sessions.rooms import CaseArea, HomeCopy, SessionRooms, prepare_memory, private_dir
+from pytest_recall.sessions.rooms import CaseArea, SessionRooms, prepare_memory, private_dir
 from pytest_recall.sessions.session import SessionSpec
+from pytest_recall.sessions.settings import DEFAULT_TIMEOUT_S, SessionSettings
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
 # The trap-task manifests name the expected answers; an agent must never see them.
 SCRUBBED_VARS = frozenset({"TRAP_MANIFEST", "TRAPTASK_MANIFEST"})
-DEFAULT_TIMEOUT_S = 300.0
-DEFAULT_GRACE_S = 3.0
-PROMPT_MODES = ("argv", "stdin", "file")
 PROMPT_FILE_NAME = "prompt.txt"
 # Linux's MAX_ARG_STRLEN: one argv string, its terminating NUL included.
 MAX_ARGUMENT_BYTES = 32 * 4096
 ARGV_FEEDBACK_MARGIN = 4096
 
 Judge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
-Wrapper = Callable[[list[str], SessionRooms], list[str]]
-
-
-@dataclass(frozen=True, slots=True)
-class RunSettings:
-    """Everything about how to run agents that is the same for every case."""
-
-    argv: tuple[str, ...]
-    base_env: Mapping[str, str]
-    # Run-wide (flag or ini): None lets each case's own timeout, or the default, apply (see effective_case).
-    timeout_s: float | None = None
-    grace_s: float = DEFAULT_GRACE_S
-    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
-    home_mode: str = "case"
-    home_copy: tuple[HomeCopy, ...] = ()
-    # ``--recall-env``: NAME and its value template, or None to unset NAME.
-    env: tuple[tuple[str, str | None], ...] = ()
-    prompt_mode: str = "argv"
-    workdir_mode: str = "fresh"
-    wrap_argv: Wrapper | None = None
-    # Run-wide live-session options: ``session`` forces every case into that mode, and ``live``
-    # holds the turn-protocol fields given by flag, ini or preset (see effective_case).
-    session: str | None = None
-    live: Mapping[str, Any] = field(default_factory=dict)
-    ok_exit_codes: tuple[int, ...] | None = None
-    # ``--recall-scope=suite``: the one scope every (non-control) case of the run shares; see open_shared_scope.
-    shared_scope: Path | None = None
-    # ``--recall-mcp``: the MCP servers every case's agent is given, over any a case names itself.
-    mcp_servers: Mapping[str, Any] | None = None
 
 
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -88,10 +57,10 @@ def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if not k.startswith("PYTEST_") and k not in SCRUBBED_VARS}
 
 
-def open_shared_scope(settings: RunSettings) -> Path:
+def open_shared_scope(settings: SessionSettings) -> Path:
     """The memory (scope, and HOME with ``--recall-home=case``) all cases of a run share; the caller removes it."""
     root = private_dir("recall-memory-")
-    prepare_memory(root, settings.home_mode, settings.home_copy)
+    prepare_memory(root, settings.isolation)
     return root
 
 
@@ -153,43 +122,36 @@ def argv_prompt_problem(case: Case) -> str | None:
     return None
 
 
-def effective_case(case: Case, settings: RunSettings) -> Case:
+def effective_case(case: Case, settings: SessionSettings) -> Case:
     """The case as this run runs it: every setting from one place, in one order of precedence.
 
     The command line, then the ini file (both arrive as ``settings``, a
     preset's values among them), then the suite.toml or case.toml the case
-    came from, then the built-in default. Readiness is one rule, so a
+    came from, then the built-in default. Readiness is one rule
+    (:func:`~pytest_recall.cases.live_protocol.layer_protocol`), so a
     run-wide pattern or idle period replaces the case's pair as a whole. What
     changes what is measured (the session mode, say) is then in the content
     hash that resume compares.
     """
-    live = dict(settings.live)
-    if "ready_pattern" in live or "ready_idle_s" in live:
-        live.setdefault("ready_pattern", None)
-        live.setdefault("ready_idle_s", None)
+    run_wide = settings.live
     return replace(
         case,
-        timeout_s=settings.timeout_s or case.timeout_s or DEFAULT_TIMEOUT_S,
-        session=settings.session or case.session,
-        live=replace(case.live, **live) if live else case.live,
-        ok_exit_codes=settings.ok_exit_codes or case.ok_exit_codes,
-        mcp_servers=settings.mcp_servers or case.mcp_servers,
+        timeout_s=settings.limits.timeout_s or case.timeout_s or DEFAULT_TIMEOUT_S,
+        session=run_wide.session or case.session,
+        live=laid_over(case.live, run_wide.protocol),
+        ok_exit_codes=run_wide.ok_exit_codes or case.ok_exit_codes,
+        mcp_servers=settings.isolation.mcp_servers or case.mcp_servers,
     )
 
 
 def case_flow(
-    case: Case, settings: RunSettings, judge: Judge, *, control: bool = False, epoch: int = 1
+    case: Case, settings: SessionSettings, judge: Judge, *, control: bool = False, epoch: int = 1
 ) -> Generator[SessionSpec, SessionResult, CaseRun]:
     """Run a case step by step; yields each session it needs and returns the whole run."""
     started = time.monotonic()
     # The control asks the last question cold: no earlier step, no feedback.
     steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
-    area = CaseArea(
-        home_mode=settings.home_mode,
-        home_copy=settings.home_copy,
-        workdir_mode=settings.workdir_mode,
-        shared_memory=None if control else settings.shared_scope,
-    )
+    area = CaseArea(settings.isolation, shared_memory=None if control else settings.shared_scope)
     runs: list[StepRun] = []
     # A live session's turns share one workdir: the workspace is copied in once and pictured once.
     last_step = steps[0].number if case.session == "continue" else steps[-1].number
@@ -206,7 +168,7 @@ def case_flow(
                 rooms,
                 step=steps[0].number,
                 case_id=case.case_id,
-                overrides=settings.env,
+                overrides=settings.isolation.env,
                 prompt_file=None,
                 mcp_servers=case.mcp_servers,
             )
@@ -254,15 +216,15 @@ def _session_in_rooms(
 
 
 def _step_spec(
-    case: Case, step: Step, prompt: str, settings: RunSettings, area: CaseArea, rooms: SessionRooms
+    case: Case, step: Step, prompt: str, settings: SessionSettings, area: CaseArea, rooms: SessionRooms
 ) -> SessionSpec:
     """One step's session: its argv, its rooms and environment, and its prompt, delivered as asked."""
     prompt_file = None
     stdin = None
-    argv = list(settings.argv)
-    if settings.prompt_mode == "argv":
+    argv = list(settings.command.argv)
+    if settings.command.prompt == "argv":
         argv.append(prompt)
-    elif settings.prompt_mode == "stdin":
+    elif settings.command.prompt == "stdin":
         stdin = prompt.encode("utf-8")
     else:
         prompt_file = rooms.harness / PROMPT_FILE_NAME
@@ -274,7 +236,7 @@ def _step_spec(
         rooms,
         step=step.number,
         case_id=case.case_id,
-        overrides=settings.env,
+        overrides=settings.isolation.env,
         prompt_file=prompt_file,
         mcp_servers=case.mcp_servers,
     )
@@ -285,8 +247,8 @@ def _step_spec(
         cwd=rooms.workdir,
         env=env,
         timeout_s=case.timeout_s or DEFAULT_TIMEOUT_S,
-        grace_s=settings.grace_s,
-        max_output_bytes=settings.max_output_bytes,
+        grace_s=settings.limits.grace_s,
+        max_output_bytes=settings.limits.max_output_bytes,
         stdin=stdin,
         ok_exit_codes=case.ok_exit_codes,
     )
@@ -319,7 +281,7 @@ def _step_run(
 def _live_spec(
     case: Case,
     steps: tuple[Step, ...],
-    settings: RunSettings,
+    settings: SessionSettings,
     env: dict[str, str],
     rooms: SessionRooms,
     judge: Judge,
@@ -329,7 +291,7 @@ def _live_spec(
     The timeout covers the whole session: the per-step timeout times the
     turns. How turns are typed and read is the case's effective protocol.
     """
-    argv = list(settings.argv)
+    argv = list(settings.command.argv)
     if settings.wrap_argv is not None:
         argv = settings.wrap_argv(argv, rooms)
 
@@ -341,8 +303,8 @@ def _live_spec(
         cwd=rooms.workdir,
         env=dict(env),
         timeout_s=(case.timeout_s or DEFAULT_TIMEOUT_S) * len(steps),
-        grace_s=settings.grace_s,
-        max_output_bytes=settings.max_output_bytes,
+        grace_s=settings.limits.grace_s,
+        max_output_bytes=settings.limits.max_output_bytes,
         turns=tuple(step.prompt for step in steps),
         compose_turn=compose_turn,
         protocol=case.live,

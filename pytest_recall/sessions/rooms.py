@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_recall.cases.mcp_config import check_template, fill
 from pytest_recall.cases.runs import MemoryFile
@@ -49,8 +49,12 @@ XDG_DIRS = {
     "XDG_STATE_HOME": ".local/state",
     "XDG_CACHE_HOME": ".cache",
 }
-HOME_MODES = ("case", "user")
-WORKDIR_MODES = ("fresh", "case")
+# Where HOME points: a fresh one per case (in its memory), or the user's own, shared by every case.
+HomeMode = Literal["case", "user"]
+# Each step's working directory: a new one, or one path per case emptied between steps.
+WorkdirMode = Literal["fresh", "case"]
+# What one memory (scope, HOME) serves: one case, or every case of the run in turn.
+ScopeMode = Literal["case", "suite"]
 # Where an agent finds this step's MCP server configuration (``--recall-mcp``), its templates filled in.
 MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
 MCP_CONFIG_FILE = "mcp.json"
@@ -77,24 +81,36 @@ class SessionRooms:
     harness: Path
 
 
+@dataclass(frozen=True, slots=True)
+class Isolation:
+    """What keeps one case's sessions apart from the user's and from other cases': the rooms' settings.
+
+    ``env`` holds ``--recall-env``: each NAME with its value template, or None
+    to unset NAME. ``scope`` is run-wide: with ``suite``, the executor opens
+    one memory that every case's area then shares. ``mcp_servers`` (templates,
+    see :mod:`pytest_recall.cases.mcp_config`) is laid over each case's own.
+    """
+
+    home: HomeMode = "case"
+    home_copy: tuple[HomeCopy, ...] = ()
+    env: tuple[tuple[str, str | None], ...] = ()
+    workdir: WorkdirMode = "fresh"
+    scope: ScopeMode = "case"
+    # ``--recall-mcp``: the MCP servers every case's agent is given, over any a case names itself.
+    mcp_servers: Mapping[str, Any] | None = None
+
+
 class CaseArea:
     """The private area of one run of one case; see the module docstring."""
 
-    def __init__(
-        self,
-        *,
-        home_mode: str,
-        home_copy: tuple[HomeCopy, ...],
-        workdir_mode: str,
-        shared_memory: Path | None = None,
-    ) -> None:
+    def __init__(self, isolation: Isolation, *, shared_memory: Path | None = None) -> None:
         self.root = private_dir("recall-case-")
-        self.workdir_mode = workdir_mode
+        self.workdir_mode = isolation.workdir
         if shared_memory is None:
-            prepare_memory(self.root, home_mode, home_copy)
+            prepare_memory(self.root, isolation)
         memory = shared_memory or self.root
         self.scope = memory / "scope"
-        self.home = memory / "home" if home_mode == "case" else None
+        self.home = memory / "home" if isolation.home == "case" else None
 
     def open_step(self) -> SessionRooms:
         """A fresh step directory and working directory: nothing of an earlier step is in either."""
@@ -179,11 +195,11 @@ class CaseArea:
         return tuple(files), count, total
 
 
-def prepare_memory(root: Path, home_mode: str, copies: tuple[HomeCopy, ...]) -> None:
+def prepare_memory(root: Path, isolation: Isolation) -> None:
     """``scope/`` and, for a HOME per case, ``home/`` under ``root``: what steps (or, shared, cases) keep."""
     (root / "scope").mkdir(mode=0o700)
-    if home_mode == "case":
-        _prepare_home(root / "home", copies)
+    if isolation.home == "case":
+        _prepare_home(root / "home", isolation.home_copy)
 
 
 def _prepare_home(home: Path, copies: tuple[HomeCopy, ...]) -> None:

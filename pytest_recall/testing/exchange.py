@@ -13,7 +13,7 @@ from typing import Any, Literal
 Mode = Literal["plain", "memory", "native", "lenient"]
 # "lenient" is plain for agents; as a judge (recall-judge) it accepts any answer that does not decline.
 MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient")
-Api = Literal["anthropic", "responses", "chat"]
+Api = Literal["anthropic", "responses", "chat", "gemini"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,4 +73,8 @@ def shell_call(tools: frozenset[str], command: str) -> Reply | None:
         return Reply("", "shell_command", json.dumps({"command": command}))
     if "shell" in tools:
         return Reply("", "shell", json.dumps({"command": ["bash", "-lc", command]}))
+    if "run_shell_command" in tools:  # Gemini CLI, Qwen Code
+        return Reply("", "run_shell_command", json.dumps({"command": command, "description": "Save a note to memory"}))
+    if "bash" in tools:  # OpenCode
+        return Reply("", "bash", json.dumps({"command": command, "description": "Save a note to memory"}))
     return None

@@ -1,13 +1,17 @@
 """A fake model server on loopback that real agent CLIs talk to, so their wiring is tested for free.
 
-It speaks three wire formats, each streamed (SSE) and not, with usage figures:
+It speaks four wire formats, each streamed (SSE) and not, with usage figures:
 
 - Anthropic Messages, ``POST /v1/messages`` (Claude Code), with ``tool_use`` blocks;
 - OpenAI Responses, ``POST /v1/responses`` (Codex), with ``function_call`` items;
-- OpenAI Chat Completions, ``POST /v1/chat/completions`` (llm, aider), with a usage chunk.
+- OpenAI Chat Completions, ``POST /v1/chat/completions`` (llm, aider, OpenCode,
+  Qwen Code, Copilot CLI), with ``tool_calls`` and a usage chunk;
+- Google Generative Language, ``POST /v1beta/models/<model>:generateContent``
+  and ``:streamGenerateContent`` (Gemini CLI), with ``functionCall`` parts.
 
 What it says is decided in :mod:`pytest_recall.testing.fake_brain`, and how
-it is said in :mod:`pytest_recall.testing.wire`. Every
+it is said in :mod:`pytest_recall.testing.wire` and
+:mod:`pytest_recall.testing.wire_gemini`. Every
 request, with the reply it got, is logged as one JSON line, so a test can hold
 each verdict against what the model actually answered. Standard library only:
 ``pytest-recall fake-model`` must run wherever the plugin does.
@@ -23,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.testing.fake_brain import MODES, Mode, decide
+from pytest_recall.testing.fake_brain import MODES, Mode, Reply, decide
 from pytest_recall.testing.wire import (
     MODEL_NAME,
     READERS,
@@ -35,6 +39,7 @@ from pytest_recall.testing.wire import (
     responses_events,
     tokens,
 )
+from pytest_recall.testing.wire_gemini import count_tokens, gemini_chunks, gemini_response, read_gemini, route
 
 __all__ = ["MODES", "FakeModelServer", "Mode"]
 
@@ -112,16 +117,20 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             if path == "/v1/messages/count_tokens":
                 self._json(200, {"input_tokens": tokens(json.dumps(body))})
                 return
-            reader = READERS.get(path)
+            gemini = route(path)
+            if gemini is not None and gemini[1] == "countTokens":
+                self._json(200, count_tokens(tokens(json.dumps(body))))
+                return
+            reader = read_gemini if gemini is not None else READERS.get(path)
             if reader is None:
                 server.log({"path": path, "status": 404, "body": body})
                 self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
                 return
             request = reader(body)
             reply = decide(request, server.mode)
-            model = str(body.get("model") or MODEL_NAME)
+            model = gemini[0] if gemini is not None else str(body.get("model") or MODEL_NAME)
             tokens_in = tokens(request.context)
-            stream = bool(body.get("stream"))
+            stream = bool(body.get("stream")) or (gemini is not None and gemini[1] == "streamGenerateContent")
             server.log(
                 {
                     "at": time.time(),
@@ -139,7 +148,9 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                     "body": body,
                 }
             )
-            if request.api == "anthropic":
+            if request.api == "gemini":
+                self._gemini(reply, model, tokens_in, stream)
+            elif request.api == "anthropic":
                 if stream:
                     self._sse(anthropic_events(reply, model, tokens_in))
                 else:
@@ -151,7 +162,17 @@ def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             else:
                 self._json(200, chat_completion(reply, model, tokens_in))
 
-        def _json(self, status: int, document: Json) -> None:
+        def _gemini(self, reply: Reply, model: str, tokens_in: int, stream: bool) -> None:
+            """One response; or its chunks, as server-sent events when asked ``alt=sse``, else a JSON array."""
+            tokens_out = tokens(reply.text + reply.tool_input)
+            if not stream:
+                self._json(200, gemini_response(reply, model, tokens_in, tokens_out))
+            elif "alt=sse" in self.path:
+                self._sse(("", chunk) for chunk in gemini_chunks(reply, model, tokens_in, tokens_out))
+            else:
+                self._json(200, list(gemini_chunks(reply, model, tokens_in, tokens_out)))
+
+        def _json(self, status: int, document: Json | list[Json]) -> None:
             data = json.dumps(document).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

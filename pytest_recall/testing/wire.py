@@ -3,13 +3,14 @@
 Each API's shape is what its CLI parses: Anthropic Messages (content blocks,
 ``tool_use``, SSE events with names), OpenAI Responses (output items,
 ``function_call``, ``response.completed`` with usage) and OpenAI Chat
-Completions (choices, and when streamed a last chunk with usage and no
-choices, then ``[DONE]``). Token counts are rough but never zero.
+Completions (choices, ``tool_calls``, and when streamed a last chunk with
+usage and no choices, then ``[DONE]``); Google's API is in :mod:`wire_gemini`. Token counts are rough but never zero.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,6 +20,8 @@ from pytest_recall.testing.exchange import Reply, Request, ToolCall
 
 Json = dict[str, Any]
 MODEL_NAME = "fake"
+# OpenCode names each session with a request whose system prompt says this, quoting the first prompt.
+_TITLE_TASK = re.compile(r"\byou are a title generator\b", re.IGNORECASE)
 
 
 def _text_of(content: Any) -> str:
@@ -154,8 +157,15 @@ def read_chat(body: Json) -> Request:
         is_result=lambda m: m.get("role") == "tool",
     )
     prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "")
+    system = " ".join(_text_of(m.get("content")) for m in messages if m.get("role") == "system")
+    if _TITLE_TASK.search(system):
+        # The CLI's own side task quotes the person's prompt; it is not a turn of the conversation.
+        prompt = ""
     context = "\n".join(_text_of(m.get("content")) for m in messages)
-    return Request("chat", context, prompt, after_tool, frozenset())
+    functions = [t.get("function") for t in body.get("tools") or [] if isinstance(t, dict)]
+    tools = frozenset(str(f["name"]) for f in functions if isinstance(f, dict) and f.get("name"))
+    results = tuple(_text_of(m.get("content")) for m in messages if m.get("role") == "tool")
+    return Request("chat", context, prompt, after_tool, tools, results)
 
 
 def _tool_ran_this_turn(items: list[Json], is_reply: Any, is_result: Any) -> bool:
@@ -288,14 +298,22 @@ def responses_events(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple
     yield "response.completed", {"type": "response.completed", "response": done}
 
 
+def _tool_calls(reply: Reply) -> list[Json]:
+    call = {"name": reply.tool, "arguments": reply.tool_input}
+    return [{"index": 0, "id": f"call_{uuid.uuid4().hex[:16]}", "type": "function", "function": call}]
+
+
 def chat_completion(reply: Reply, model: str, tokens_in: int) -> Json:
-    tokens_out = tokens(reply.text)
+    tokens_out = tokens(reply.text + reply.tool_input)
+    message: Json = {"role": "assistant", "content": None if reply.tool else reply.text}
+    if reply.tool:
+        message["tool_calls"] = _tool_calls(reply)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool else "stop"}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out},
     }
 
@@ -304,8 +322,10 @@ def chat_chunks(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple[str,
     whole = chat_completion(reply, model, tokens_in)
     head = {"id": whole["id"], "object": "chat.completion.chunk", "created": whole["created"], "model": model}
     yield "", {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
-    yield "", {**head, "choices": [{"index": 0, "delta": {"content": reply.text}, "finish_reason": None}]}
-    yield "", {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    choice = whole["choices"][0]
+    delta: Json = {"tool_calls": choice["message"]["tool_calls"]} if reply.tool else {"content": reply.text}
+    yield "", {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    yield "", {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}
     yield "", {**head, "choices": [], "usage": whole["usage"]}
 
 

@@ -20,20 +20,20 @@ mode was accepted, merged into whatever the file already holds.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.agents.adapters import result_message
 from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
-    chatter,
     exec_cli,
     find_cli,
     finish,
+    json_events,
     live_args,
     mcp_config,
     merge_json_file,
@@ -127,42 +127,20 @@ def read_result(stdout: str) -> Outcome:
     With MCP servers (``stream-json``), the ``init`` message lists each one's
     status: one that did not connect fails the step, saying which.
     """
-    result: dict[str, Any] | None = None
-    unavailable: list[str] = []
-    for line in stdout.splitlines():
-        try:
-            document = json.loads(line)
-        except ValueError:
-            chatter(line)
-            continue
-        if not isinstance(document, dict):
-            continue
-        if document.get("type") == "result":
-            result = document
-        elif document.get("type") == "system" and document.get("subtype") == "init":
-            unavailable += [
-                f"{server.get('name')} ({server.get('status')})"
-                for server in document.get("mcp_servers") or []
-                if isinstance(server, dict) and server.get("status") != "connected"
-            ]
+    events = list(json_events(stdout))
+    outcome = result_message.result_of(events, "claude")
+    unavailable = [
+        f"{server.get('name')} ({server.get('status')})"
+        for event in events
+        if event.get("type") == "system" and event.get("subtype") == "init"
+        for server in event.get("mcp_servers") or []
+        if isinstance(server, dict) and server.get("status") != "connected"
+    ]
     if unavailable:
         # The model would go on without the server's tools, and a memory score of 0 would blame the memory.
         failure = f"claude could not use MCP server(s) {', '.join(unavailable)}; check the --recall-mcp configuration"
-        return Outcome(str((result or {}).get("result") or ""), ok=False, failure=failure)
-    if result is None:
-        return Outcome("", ok=False, failure="claude printed no result")
-    cost = result.get("total_cost_usd")
-    usage = result.get("usage") or {}
-    answer = str(result.get("result") or "")
-    failed = bool(result.get("is_error")) or result.get("subtype") != "success"
-    return Outcome(
-        answer,
-        ok=not failed,
-        cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
-        tokens_in=usage.get("input_tokens"),
-        tokens_out=usage.get("output_tokens"),
-        failure=f"claude reported an error ({result.get('subtype')}): {answer}" if failed else "",
-    )
+        return Outcome(outcome.answer, ok=False, failure=failure)
+    return outcome
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -32,6 +32,8 @@ NOT_FOUND = 127
 LIVE_FLAG = "--live"
 # The step's MCP server configuration (``--recall-mcp``), filled in by the harness.
 MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
+# Why an adapter whose CLI has MCP support still refuses --recall-mcp: it does not pass the servers on (untested).
+NOT_WIRED_FOR_MCP = "this adapter does not pass MCP servers to its CLI yet (recall-claude and recall-codex do)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +83,15 @@ def find_cli(adapter: Adapter) -> str:
     return found
 
 
-def run_cli(argv: Sequence[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI with stdin at end of file and its stdout captured; its stderr stays the adapter's."""
+def run_cli(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, stdin_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with ``stdin_text`` (or nothing) on stdin and its stdout captured; its stderr stays the adapter's."""
     try:
         return subprocess.run(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            input=stdin_text,
+            stdin=subprocess.DEVNULL if stdin_text is None else None,
             stdout=subprocess.PIPE,
             text=True,
             errors="replace",
@@ -134,6 +139,19 @@ def chatter(text: str) -> None:
     if text.strip():
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
         sys.stderr.flush()
+
+
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """Each line of the CLI's stdout that is a JSON object; every other line is chatter."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if isinstance(event, dict):
+            yield event
+        else:
+            chatter(line)
 
 
 def live_args(argv: Sequence[str] | None) -> list[str] | None:
@@ -199,8 +217,12 @@ def mcp_config(env: Mapping[str, str]) -> tuple[str, dict[str, Any]] | None:
     return path, dict(servers)
 
 
-def refuse_mcp(adapter: Adapter) -> None:
-    """A CLI without MCP support must not be scored as if the server had been tried: exit saying so."""
+def refuse_mcp(adapter: Adapter, why: str = "") -> None:
+    """An adapter that does not give its CLI the servers must not be scored as if they had been tried: exit saying so.
+
+    ``why`` replaces the default reason, that the CLI has no MCP support.
+    """
     if os.environ.get(MCP_CONFIG_VAR):
-        print(f"{adapter.script}: {adapter.cli} cannot use MCP servers; run without --recall-mcp", file=sys.stderr)
+        reason = why or f"{adapter.cli} cannot use MCP servers"
+        print(f"{adapter.script}: {reason}; run without --recall-mcp", file=sys.stderr)
         raise SystemExit(2)
