@@ -13,6 +13,7 @@ from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
+from pytest_recall.scoring.retrieval_judge import AnswerJudge
 from pytest_recall.sessions.network import Network
 from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode
 from pytest_recall.sessions.sandbox import SandboxMode
@@ -30,6 +31,7 @@ MODES = {
     "recall_sandbox_net": Network,
     "recall_session": SessionMode,
     "recall_paste": PasteMode,
+    "recall_answer_judge": AnswerJudge,
 }
 
 
@@ -68,6 +70,7 @@ def test_every_mode_default_is_the_run_configs_default() -> None:
         "recall_prompt": run.command.prompt,
         "recall_gate": run.outputs.gate,
         "recall_transcripts": run.outputs.transcripts,
+        "recall_answer_judge": run.outputs.answer_judge,
         "recall_sandbox": run.sandbox.mode,
         "recall_sandbox_net": run.sandbox.network,
         "recall_session": run.live.session,

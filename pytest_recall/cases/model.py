@@ -29,6 +29,7 @@ from pytest_recall.cases.live_protocol import (
     parse_exit_codes,
     protocol_fields,
 )
+from pytest_recall.cases.mcp_config import McpConfigError, settings_with_mcp
 from pytest_recall.cases.workspace_tree import (
     WORKSPACE_MODES,
     CaseWorkspace,
@@ -54,7 +55,7 @@ _STEP_FILE = re.compile(r"^step(\d+)\.txt$")
 # What the previous step's answer is judged against, told to the agent before this step's prompt.
 _FEEDBACK_FILE = re.compile(r"^step(\d+)\.feedback\.json$")
 # Settings a case.toml may carry; anything else is a typo worth reporting.
-KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "workspace", "ok_exit_codes", *PROTOCOL_KEYS})
+KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "workspace", "ok_exit_codes", "mcp", *PROTOCOL_KEYS})
 
 
 class CaseError(Exception):
@@ -97,6 +98,8 @@ class Case:
     # A grouped case (see cases/groups.py): its group's key, and how many of its first steps are the group's ingest.
     group: str | None = None
     ingest_steps: int = 0
+    # The ``mcpServers`` its agent is given (templates; see :mod:`pytest_recall.cases.mcp_config`), if any.
+    mcp_servers: Mapping[str, Any] | None = None
 
     @property
     def category(self) -> str | None:
@@ -131,6 +134,8 @@ class Case:
             payload["ok_exit_codes"] = list(self.ok_exit_codes)
         if self.group is not None:
             payload["group"] = [self.group, self.ingest_steps]
+        if self.mcp_servers:
+            payload["mcp"] = plain_data(self.mcp_servers)
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
 
@@ -251,6 +256,8 @@ def session_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
         raise CaseError(f"{source}: session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
     timeout = settings.get("timeout")
     fields: dict[str, Any] = {}
+    if settings.get("mcp"):
+        fields["mcp_servers"] = MappingProxyType(dict(settings["mcp"]))  # read in by settings_with_mcp
     if "workspace" in settings:
         # Only when given: a suite.toml that sets a timeout must not reset a family's carry cases to fresh.
         mode = settings["workspace"]
@@ -452,6 +459,10 @@ def load_case_dir(
         raise CaseError(f"{source}: {ANSWER_FILE} must hold a JSON object")
     settings_path = folder / SETTINGS_FILE
     settings = read_toml(settings_path, source) if settings_path.is_file() else {}
+    try:
+        settings = settings_with_mcp(settings, folder, source)
+    except McpConfigError as exc:
+        raise CaseError(str(exc)) from None
     prompts = read_step_prompts(folder, source)
     group = None
     if is_group_dir(folder.parent):

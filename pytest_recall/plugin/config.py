@@ -23,6 +23,7 @@ from pytest_recall.cases.live_protocol import READINESS_FIELDS
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
+from pytest_recall.scoring.retrieval_judge import AnswerJudge
 from pytest_recall.sessions.rooms import Isolation
 from pytest_recall.sessions.sandbox import SandboxSettings
 from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits, SessionSettings, Wrapper
@@ -63,6 +64,8 @@ class Outputs:
     transcripts: TranscriptMode = DEFAULT_TRANSCRIPTS
     # With --collect-only: an earlier report whose median cost and time per session price this run.
     estimate_from: Path | None = None
+    # ``--recall-answer-judge``: each case's last answer judged as an answer, or only searched for the gold.
+    answer_judge: AnswerJudge = "answer"
     created_outside: tuple[str, ...] = ()
 
 
@@ -116,6 +119,9 @@ class RunConfig:
             "turn_protocol": {k: v for k, v in live.protocol.items() if k not in READINESS_FIELDS} or None,
             "ok_exit_codes": None if live.ok_exit_codes is None else list(live.ok_exit_codes),
             "scope": isolation.scope,
+            # Only when set, so a run without them keeps the mode key older run logs resume by.
+            **({"mcp_servers": sorted(isolation.mcp_servers)} if isolation.mcp_servers else {}),
+            **({"answer_judge": self.outputs.answer_judge} if self.outputs.answer_judge != "answer" else {}),
         }
 
 

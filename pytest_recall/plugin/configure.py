@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pytest_recall.cases.live_protocol import (
     parse_exit_codes,
     protocol_fields,
 )
+from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
 from pytest_recall.cases.model import CaseError, parse_positive_seconds
 from pytest_recall.plugin.checks import check_suite_scope, check_writable, resolve_command_paths
 from pytest_recall.plugin.config import Outputs, RunConfig, ScaleOut
@@ -112,7 +114,20 @@ def read_isolation(read: OptionReader) -> Isolation:
         env=parse_env(read.lines("recall_env")),
         workdir=read.choice("recall_workdir"),
         scope=read.choice("recall_scope"),
+        mcp_servers=read_mcp(read),
     )
+
+
+def read_mcp(read: OptionReader) -> Mapping[str, Any] | None:
+    """``--recall-mcp``: read and checked now, not in every case."""
+    __tracebackhide__ = True
+    path = read.path("recall_mcp")
+    if path is None:
+        return None
+    try:
+        return read_mcp_config(path, "--recall-mcp")
+    except McpConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def read_sandbox(read: OptionReader) -> SandboxSettings:
@@ -217,4 +232,5 @@ def read_outputs(read: OptionReader) -> Outputs:
         log_path=read.path("recall_log"),
         transcripts=handed(read.config, TRANSCRIPTS_INPUT) or transcripts,
         estimate_from=read.path("recall_estimate_from"),
+        answer_judge=read.choice("recall_answer_judge"),
     )

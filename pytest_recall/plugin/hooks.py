@@ -39,6 +39,7 @@ from pytest_recall.plugin.xdist_handoff import RESUME_INPUT, WorkerHandoff, deal
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.scoring.retrieval_judge import score_contains
 from pytest_recall.sessions.cgroup import tracking_line
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
@@ -260,6 +261,9 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
 
 @pytest.hookimpl(trylast=True)
 def pytest_recall_judge(stdout: str, expected: dict[str, Any], config: pytest.Config) -> dict[str, Any]:
+    run = config.stash.get(CONFIG_KEY, None)
+    if run is not None and run.outputs.answer_judge == "contains":
+        return score_contains(stdout, expected)
     return judge_answer(stdout, expected)
 
 

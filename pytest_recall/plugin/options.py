@@ -25,6 +25,7 @@ from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
+from pytest_recall.scoring.retrieval_judge import AnswerJudge
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.network import Network
 from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode
@@ -119,6 +120,21 @@ OPTIONS = (
         "Set an agent's environment variable per case: NAME=VALUE, where VALUE may use {scope}, {home}, "
         "{workdir}, {step} and {case}; -NAME unsets NAME. Repeat the flag, or give one per line in the ini.",
         kind="list",
+    ),
+    Option(
+        "recall_mcp",
+        "An MCP server configuration for every case's agent: a JSON file in the common mcpServers shape, whose "
+        "strings may use {scope}, {home}, {workdir}, {step} and {case}, filled in per step so each case's server "
+        "keeps its store in that case's scope. The agent finds it, filled in, in RECALL_MCP_CONFIG; the "
+        "recall-claude and recall-codex adapters pass it to their CLI. Wins over a case.toml or suite.toml 'mcp'.",
+    ),
+    Option.mode(
+        "recall_answer_judge",
+        "How each case's last answer is judged: 'answer' (default) the built-in judge of its answer_kind (or a "
+        "pytest_recall_judge hook); 'contains' a retrieval judge, 1 when the expected answer appears anywhere in "
+        "the output, for agents that return what a memory found rather than an answer (recall-mcp). Its reason "
+        "gives the bytes returned, since returning everything finds everything.",
+        choices=AnswerJudge,
     ),
     Option.mode(
         "recall_prompt",

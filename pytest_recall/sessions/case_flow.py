@@ -119,6 +119,7 @@ def effective_case(case: Case, settings: SessionSettings) -> Case:
         session=run_wide.session or case.session,
         live=laid_over(case.live, run_wide.protocol),
         ok_exit_codes=run_wide.ok_exit_codes or case.ok_exit_codes,
+        mcp_servers=settings.isolation.mcp_servers or case.mcp_servers,
     )
 
 
@@ -271,6 +272,7 @@ def _step_spec(
         case_id=case.case_id,
         overrides=settings.isolation.env,
         prompt_file=prompt_file,
+        mcp_servers=case.mcp_servers,
     )
     if settings.wrap_argv is not None:
         argv = settings.wrap_argv(argv, rooms)
@@ -330,6 +332,7 @@ def _live_spec(
         case_id=case.case_id,
         overrides=settings.isolation.env,
         prompt_file=None,
+        mcp_servers=case.mcp_servers,
     )
     argv = list(settings.command.argv)
     if settings.wrap_argv is not None:

@@ -20,6 +20,7 @@ The whole area is removed when the case ends.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -27,9 +28,13 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from pytest_recall.cases.mcp_config import check_template, fill
 from pytest_recall.sessions.agent_tree import remove_agent_tree
+
+# A --recall-env value is checked as an MCP configuration's strings are.
+check_env_template = check_template
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
@@ -50,6 +55,9 @@ WorkdirMode = Literal["fresh", "case"]
 ScopeMode = Literal["case", "suite"]
 # The placeholders a --recall-env value may use.
 ENV_PLACEHOLDERS = ("scope", "home", "workdir", "step", "case")
+# Where an agent finds this step's MCP server configuration (``--recall-mcp``), its templates filled in.
+MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
+MCP_CONFIG_FILE = "mcp.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +84,8 @@ class Isolation:
 
     ``env`` holds ``--recall-env``: each NAME with its value template, or None
     to unset NAME. ``scope`` is run-wide: with ``suite``, the executor opens
-    one memory that every case's area then shares.
+    one memory that every case's area then shares. ``mcp_servers`` (templates,
+    see :mod:`pytest_recall.cases.mcp_config`) is laid over each case's own.
     """
 
     home: HomeMode = "case"
@@ -84,6 +93,8 @@ class Isolation:
     env: tuple[tuple[str, str | None], ...] = ()
     workdir: WorkdirMode = "fresh"
     scope: ScopeMode = "case"
+    # ``--recall-mcp``: the MCP servers every case's agent is given, over any a case names itself.
+    mcp_servers: Mapping[str, Any] | None = None
 
 
 class CaseArea:
@@ -136,8 +147,14 @@ class CaseArea:
         case_id: str,
         overrides: tuple[tuple[str, str | None], ...],
         prompt_file: Path | None,
+        mcp_servers: Mapping[str, Any] | None = None,
     ) -> dict[str, str]:
-        """The agent's environment for one step: the run's, then the case's rooms, then ``--recall-env``."""
+        """The agent's environment for one step: the run's, then the case's rooms, then ``--recall-env``.
+
+        With ``mcp_servers``, the step's MCP configuration is written, filled
+        in, to the step directory (gone when the step ends, so it is never a
+        store), and named by ``RECALL_MCP_CONFIG``.
+        """
         env = dict(base)
         env[SCOPE_VAR] = str(self.scope)
         env[COST_VAR] = str(rooms.harness / "cost.json")
@@ -160,6 +177,10 @@ class CaseArea:
                 env.pop(name, None)
             else:
                 env[name] = template.format_map(values)
+        if mcp_servers:
+            config = rooms.harness / MCP_CONFIG_FILE
+            config.write_text(json.dumps({"mcpServers": fill(mcp_servers, values)}, indent=2), encoding="utf-8")
+            env[MCP_CONFIG_VAR] = str(config)
         return env
 
     def memory_roots(self) -> tuple[Path, ...]:
@@ -184,17 +205,6 @@ def _prepare_home(home: Path, copies: tuple[HomeCopy, ...]) -> None:
             shutil.copytree(copy.source, target, symlinks=True)
         elif copy.source.exists():
             shutil.copy2(copy.source, target)
-
-
-def check_env_template(template: str) -> str | None:
-    """Why a ``--recall-env`` value cannot be filled in, or None when it can."""
-    try:
-        template.format_map(dict.fromkeys(ENV_PLACEHOLDERS, ""))
-    except KeyError as exc:
-        return f"unknown placeholder {{{exc.args[0]}}}; use {', '.join('{' + p + '}' for p in ENV_PLACEHOLDERS)}"
-    except (ValueError, IndexError) as exc:
-        return f"{exc}; write a literal brace as {{{{ or }}}}"
-    return None
 
 
 def private_dir(prefix: str) -> Path:

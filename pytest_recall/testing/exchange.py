@@ -17,6 +17,15 @@ Api = Literal["anthropic", "responses", "chat", "gemini"]
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the model made in the current turn, and what came back (empty while none has)."""
+
+    name: str  # as the model named it: ``mcp__<server>__<tool>`` for an MCP tool of either CLI
+    arguments: str  # JSON text
+    result: str
+
+
+@dataclass(frozen=True, slots=True)
 class Request:
     """One request reduced to what the model reads.
 
@@ -28,6 +37,8 @@ class Request:
     every tool result so far, oldest first: how far a session's plan has
     come. ``side_schema`` is the JSON schema of a structured reply the CLI
     asked for itself (Codex's thread title), never a person's turn.
+    ``calls`` are the tool calls made since the assistant's last reply, with
+    their results: how far this turn's plan has come.
     """
 
     api: Api
@@ -37,6 +48,7 @@ class Request:
     tools: frozenset[str]
     tool_results: tuple[str, ...] = ()
     side_schema: dict[str, Any] | None = None
+    calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,7 @@ from pytest_recall.agents import audit_solver, ledger_solver
 from pytest_recall.testing.exchange import MODES, Api, Mode, Reply, Request, shell_call
 from pytest_recall.testing.fake_coder import coding_reply
 from pytest_recall.testing.fake_judge import is_judge_prompt, judge_verdict
+from pytest_recall.testing.mcp_tools import mcp_reply
 
 __all__ = ["MODES", "Api", "Mode", "Reply", "Request", "decide", "shell_call"]
 
@@ -46,6 +48,8 @@ _AUTO_MEMORY_DIR = re.compile(r"(/[^\s`'\"]*?/\.claude/projects/[^\s`'\"/]+/memo
 # "(`/home/me/.gemini/GEMINI.md`)": where Gemini CLI's prompt says the global personal memory is.
 _GEMINI_GLOBAL_MEMORY = re.compile(r"`(/[^`\s]*/\.gemini/GEMINI\.md)`")
 READY_PROMPT = "single word READY"
+# What an audit trail is stored and searched under in an MCP memory server.
+AUDIT_SUBJECT = "audit trail"
 
 
 def note_for(prompt: str) -> tuple[str, str] | None:
@@ -132,6 +136,26 @@ def schema_reply(schema: dict[str, Any]) -> str:
     return json.dumps({name: _SCHEMA_VALUES.get(str(kind)) for name, kind in kinds.items()})
 
 
+def _lesson(taught: tuple[str, str] | None) -> tuple[str, str, str] | None:
+    """``(what the note is about, note, spoken answer)`` for a step that teaches, else None."""
+    if taught is None:
+        return None
+    note, spoken = taught
+    match = _NOTE_LINE.match(note)
+    return (match["key"].strip() if match else AUDIT_SUBJECT, note, spoken)
+
+
+def _question(prompt: str) -> tuple[str, Callable[[str], str], Callable[[str], bool]] | None:
+    """``(what to search for, how to answer from found text, whether found text holds a note)`` for a
+    later-session question, else None."""
+    key = ledger_solver.recall_key(prompt)
+    if key is None and audit_solver.question_of(prompt) is not None:
+        key = AUDIT_SUBJECT
+    if key is None:
+        return None
+    return key, lambda found: recalled(found, prompt), lambda found: NOTE in found or TRAIL_NOTE in found
+
+
 def decide(request: Request, mode: Mode) -> Reply:
     """The reply to one request. A turn writes memory with at most one tool call, so a tool's
     output in this turn means the memory write is done."""
@@ -143,6 +167,9 @@ def decide(request: Request, mode: Mode) -> Reply:
     if coded is not None:
         return coded
     taught = note_for(request.prompt)
+    through_mcp = mcp_reply(request, mode, _lesson(taught), _question(request.prompt))
+    if through_mcp is not None:
+        return through_mcp
     if request.after_tool:
         # One session, one tool call: the memory is written, so say what was learnt and stop.
         # (Codex may append a user message after the tool's output, e.g. the AGENTS.md it just grew.)

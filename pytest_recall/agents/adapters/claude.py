@@ -38,7 +38,9 @@ from pytest_recall.agents.adapters.common import (
     exec_cli,
     find_cli,
     finish,
+    json_events,
     live_args,
+    mcp_config,
     merge_json_file,
     run_cli,
     split_args,
@@ -63,16 +65,26 @@ QUIET_ENV = {
 }
 
 
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, "-p", "--output-format", "json", "--dangerously-skip-permissions", *extra, "--", prompt]
+def command(cli: str, extra: Sequence[str], prompt: str, mcp: Sequence[str] = ()) -> list[str]:
+    # With MCP servers, the stream's first message says whether each one connected; the result is the last.
+    output = ["--output-format", "stream-json", "--verbose"] if mcp else ["--output-format", "json"]
+    return [cli, "-p", *output, "--dangerously-skip-permissions", *mcp, *extra, "--", prompt]
 
 
+def mcp_args(env: Mapping[str, str]) -> list[str]:
+    """``--mcp-config FILE --strict-mcp-config`` for the step's servers: those and no others."""
+    config = mcp_config(env)
+    return [] if config is None else ["--mcp-config", config[0], "--strict-mcp-config"]
+
+
+# How long a configured MCP server may take to start, unless MCP_TIMEOUT says otherwise.
+MCP_START_TIMEOUT_MS = 120_000
 # How many trailing characters of an API key Claude Code keeps in customApiKeyResponses.
 KEY_SUFFIX_CHARS = 20
 
 
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, "--dangerously-skip-permissions", *extra]
+def live_command(cli: str, extra: Sequence[str], mcp: Sequence[str] = ()) -> list[str]:
+    return [cli, "--dangerously-skip-permissions", *mcp, *extra]
 
 
 def config_path(env: Mapping[str, str]) -> Path:
@@ -104,7 +116,7 @@ def live(extra: Sequence[str]) -> int:
         print(refusal, file=sys.stderr, flush=True)
         return USAGE_ERROR
     merge_json_file(config_path(env), lambda config: live_state(config, cwd, env.get("ANTHROPIC_API_KEY")))
-    exec_cli(live_command(find_cli(ADAPTER), extra), env)
+    exec_cli(live_command(find_cli(ADAPTER), extra, mcp_args(env)), env)
 
 
 USAGE_ERROR = 2
@@ -127,6 +139,9 @@ def users_own_config(env: Mapping[str, str]) -> str | None:
 
 def environment() -> dict[str, str]:
     env = {**QUIET_ENV, **os.environ}
+    if mcp_config(env) is not None:
+        # A server that imports a large Python tree can take longer than Claude Code's default to start.
+        env.setdefault("MCP_TIMEOUT", str(MCP_START_TIMEOUT_MS))
     if os.geteuid() == 0:
         # Claude Code accepts exactly "1" here; other truthy spellings still refuse the flag as root.
         env["IS_SANDBOX"] = "1"
@@ -134,8 +149,25 @@ def environment() -> dict[str, str]:
 
 
 def read_result(stdout: str) -> Outcome:
-    """The ``result`` message of ``--output-format json``; anything before it is chatter."""
-    return result_message.read_result(stdout, "claude")
+    """The ``result`` message of ``--output-format json``; anything before it is chatter.
+
+    With MCP servers (``stream-json``), the ``init`` message lists each one's
+    status: one that did not connect fails the step, saying which.
+    """
+    events = list(json_events(stdout))
+    outcome = result_message.result_of(events, "claude")
+    unavailable = [
+        f"{server.get('name')} ({server.get('status')})"
+        for event in events
+        if event.get("type") == "system" and event.get("subtype") == "init"
+        for server in event.get("mcp_servers") or []
+        if isinstance(server, dict) and server.get("status") != "connected"
+    ]
+    if unavailable:
+        # The model would go on without the server's tools, and a memory score of 0 would blame the memory.
+        failure = f"claude could not use MCP server(s) {', '.join(unavailable)}; check the --recall-mcp configuration"
+        return Outcome(outcome.answer, ok=False, failure=failure)
+    return outcome
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -143,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if live_extra is not None:
         return live(live_extra)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt), environment())
+    env = environment()
+    done = run_cli(command(find_cli(ADAPTER), extra, prompt, mcp_args(env)), env)
     return finish(read_result(done.stdout), done.returncode)
 
 

@@ -33,6 +33,10 @@ from typing import Any, NoReturn
 NOT_FOUND = 127
 # The first argument that makes an adapter a live launcher instead of a one-prompt run.
 LIVE_FLAG = "--live"
+# The step's MCP server configuration (``--recall-mcp``), filled in by the harness.
+MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
+# Why an adapter whose CLI has MCP support still refuses --recall-mcp: it does not pass the servers on (untested).
+NOT_WIRED_FOR_MCP = "this adapter does not pass MCP servers to its CLI yet (recall-claude and recall-codex do)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,3 +247,26 @@ def exec_cli(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
     except OSError as exc:
         print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
         raise SystemExit(NOT_FOUND) from None
+
+
+def mcp_config(env: Mapping[str, str]) -> tuple[str, dict[str, Any]] | None:
+    """``(path, mcpServers)`` of the step's MCP configuration, or None when the run gives none."""
+    path = env.get(MCP_CONFIG_VAR)
+    if not path:
+        return None
+    try:
+        servers = json.loads(Path(path).read_text(encoding="utf-8"))["mcpServers"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{MCP_CONFIG_VAR}={path} is not an MCP configuration ({exc})") from None
+    return path, dict(servers)
+
+
+def refuse_mcp(adapter: Adapter, why: str = "") -> None:
+    """An adapter that does not give its CLI the servers must not be scored as if they had been tried: exit saying so.
+
+    ``why`` replaces the default reason, that the CLI has no MCP support.
+    """
+    if os.environ.get(MCP_CONFIG_VAR):
+        reason = why or f"{adapter.cli} cannot use MCP servers"
+        print(f"{adapter.script}: {reason}; run without --recall-mcp", file=sys.stderr)
+        raise SystemExit(2)

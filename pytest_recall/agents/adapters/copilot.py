@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.agents.adapters.common import (
+    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     find_cli,
     finish,
     json_events,
+    refuse_mcp,
     run_cli,
     split_args,
 )
@@ -97,6 +99,7 @@ def session_tokens(session: str, env: Mapping[str, str]) -> tuple[int, int] | No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     outcome, session = read_events(done.stdout)

@@ -21,11 +21,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_recall.agents.adapters.common import (
+    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     chatter,
     find_cli,
     finish,
+    refuse_mcp,
     run_cli,
     split_args,
 )
@@ -77,6 +79,7 @@ def read_json(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     return finish(read_json(done.stdout), done.returncode)

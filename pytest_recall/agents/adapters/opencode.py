@@ -21,12 +21,14 @@ import sys
 from collections.abc import Sequence
 
 from pytest_recall.agents.adapters.common import (
+    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     chatter,
     find_cli,
     finish,
     json_events,
+    refuse_mcp,
     run_cli,
     split_args,
 )
@@ -87,6 +89,7 @@ def read_events(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), stdin_text=prompt)
     return finish(read_events(done.stdout), done.returncode)

@@ -20,9 +20,11 @@ from collections.abc import Sequence
 
 from pytest_recall.agents.adapters import result_message
 from pytest_recall.agents.adapters.common import (
+    NOT_WIRED_FOR_MCP,
     Adapter,
     find_cli,
     finish,
+    refuse_mcp,
     run_cli,
     split_args,
 )
@@ -47,6 +49,7 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
     env = {**QUIET_ENV, **os.environ}
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)

@@ -8,6 +8,7 @@ well, the usage and, for Claude Code, ``total_cost_usd``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pytest_recall.agents.adapters.common import Outcome, json_events
@@ -15,8 +16,13 @@ from pytest_recall.agents.adapters.common import Outcome, json_events
 
 def read_result(stdout: str, cli: str) -> Outcome:
     """The last ``result`` message; every other line is chatter for the transcript."""
+    return result_of(list(json_events(stdout)), cli)
+
+
+def result_of(events: Iterable[dict[str, Any]], cli: str) -> Outcome:
+    """The last ``result`` message among the CLI's JSON messages, read once (see :func:`json_events`)."""
     result: dict[str, Any] | None = None
-    for document in json_events(stdout):
+    for document in events:
         if document.get("type") == "result":
             result = document
     if result is None:
