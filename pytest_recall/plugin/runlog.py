@@ -190,9 +190,10 @@ class ResumeIndex:
 def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each record of a log or a one-case-a-line report with the byte offset of its line, one at a time.
 
-    Nothing may follow a report's end, and in a log only its last line may
-    be no record (torn by a run killed mid-write): anything else is a
-    ValueError, so a file with something appended is never read as intact.
+    Nothing may follow a report's end. In a log, a record cut short by a run
+    killed mid-write is skipped wherever it stands, and any other line that is
+    no record may only be the last: anything else is a ValueError, so a file
+    with something appended is never read as intact.
     """
     with open(path, "rb") as handle:
         offset = 0
@@ -210,7 +211,10 @@ def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise ValueError(f"byte {offset}: {exc}") from None
             if not report and torn_at is not None:
                 raise ValueError(f"byte {torn_at}: a line that is no record, and not the log's torn last line")
-            if not report and record is None and stripped:
+            # A record cut short by a run killed mid-write begins as every record does; the next run
+            # appends on a fresh line after it, so it may stand anywhere and is skipped. Any other
+            # line that is no record may only be the last.
+            if not report and record is None and stripped and not stripped.startswith(b'{"'):
                 torn_at = offset
             if record is not None and "nodeid" in record:
                 yield offset, record
