@@ -25,7 +25,7 @@ from pytest_recall.plugin.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
 from pytest_recall.reporting.records import (
     RECORD_PROPERTY,
-    case_record,
+    CaseRecord,
     record_fails_item,
     record_properties,
     task_properties,
@@ -123,14 +123,14 @@ class CaseItem(pytest.Item):
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None
         executor = self._executor()
-        record = case_record(
+        record = CaseRecord.of_run(
             self.run,
             verdict,
             nodeid=self.nodeid,
             command=executor.command,
             run_mode=executor.run_mode,
             full_prompts=executor.full_prompts,
-        )
+        ).as_json()
         self._publish(record)
         # A trap task's grader wants the verdict its own judge gave, whole; it travels beside the record.
         self.user_properties.extend(task_properties(self.case, record, verdict))

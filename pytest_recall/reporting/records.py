@@ -216,21 +216,6 @@ def record_fails_item(record: Mapping[str, Any]) -> bool:
     return not record.get("error") and not record.get("control") and not record_passed(record)
 
 
-def case_record(
-    run: CaseRun,
-    verdict: Verdict,
-    *,
-    nodeid: str,
-    command: str,
-    run_mode: Mapping[str, Any] | None = None,
-    full_prompts: bool = False,
-) -> dict[str, Any]:
-    """The JSON of :meth:`CaseRecord.of_run`: what travels over xdist and lands in the report."""
-    return CaseRecord.of_run(
-        run, verdict, nodeid=nodeid, command=command, run_mode=run_mode, full_prompts=full_prompts
-    ).as_json()
-
-
 def _step_fields(step: StepRun, full_prompts: bool) -> dict[str, Any]:
     return {
         "step": step.number,
