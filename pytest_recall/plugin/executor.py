@@ -8,6 +8,7 @@ still come out in collection order.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from pytest_recall.cases.model import Case
+from pytest_recall.cases.model import Case, CaseError
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
@@ -87,7 +88,7 @@ class CaseExecutor:
     def plan(self, items: Sequence[Any]) -> None:
         """The items this process will run, in order, for the look-ahead."""
         # Resumed cases never run, so they must not take a look-ahead slot either.
-        self._queue = [item for item in items if hasattr(item, "case") and self.stored(item) is None]
+        self._queue = [item for item in items if self.stored(item) is None]
         self._position = {item.nodeid: index for index, item in enumerate(self._queue)}
 
     def stored(self, item: RunnableItem) -> dict[str, Any] | None:
@@ -106,8 +107,9 @@ class CaseExecutor:
         return verdict
 
     def _submit(self, item: RunnableItem) -> None:
-        self._started.add(item.nodeid)
+        # Read (or generated) again here, as its first session is about to start: collection kept no text.
         case = self.effective_case(item.case)
+        self._started.add(item.nodeid)
 
         def attempt() -> Flow:
             return grouped_case_flow(
@@ -137,7 +139,9 @@ class CaseExecutor:
         if start is not None and self.concurrency > 1:
             for ahead in self._queue[start + 1 : start + self.concurrency]:
                 if ahead.nodeid not in self._started and self.budget_spent() is None:
-                    self._submit(ahead)
+                    # A case that no longer reads is the failure of its own item, not of this one.
+                    with contextlib.suppress(CaseError):
+                        self._submit(ahead)
         self._started.discard(item.nodeid)
         run = self.pool.wait(item.nodeid)
         self.spent_usd += sum(step.cost_usd for step in run.steps if step.cost_usd is not None)
