@@ -27,23 +27,26 @@ def pytest_collection_finish(session):
     Path("alive-after-collection.txt").write_text(str(alive))
 """
 
-# Prints the answer; a prompt "rewrite PATH" first rewrites PATH, another case's step file.
+# Prints the answer; a prompt "rewrite PATH" or "remove PATH" first does that to another case's file.
 REWRITER = """\
 import pathlib
 import sys
 
-prompt = sys.argv[-1]
-if prompt.startswith("rewrite "):
-    pathlib.Path(prompt.split(" ", 1)[1]).write_text("say something else", encoding="utf-8")
+verb, _, path = sys.argv[-1].partition(" ")
+if verb == "rewrite":
+    pathlib.Path(path).write_text("say something else", encoding="utf-8")
+elif verb == "remove":
+    pathlib.Path(path).unlink()
 print("12345.67")
 """
 
 
-def test_collection_keeps_no_case_and_a_case_edited_before_it_runs_is_refused(recall_suite):
+def test_collection_keeps_no_case_and_a_case_changed_before_it_runs_scores_0(recall_suite):
     pytester = recall_suite.pytester
     pytester.makeconftest(COUNTING_CONFTEST)
-    later = recall_suite.add("b_later", ["say noted", "say 12345.67"])
-    recall_suite.add("a_first", [f"rewrite {later / 'step2.txt'}", "say 12345.67"])
+    rewritten = recall_suite.add("b_rewritten", ["say noted", "say 12345.67"])
+    broken = recall_suite.add("c_broken", ["say noted", "say 12345.67"])
+    recall_suite.add("a_first", [f"rewrite {rewritten / 'step2.txt'}", f"remove {broken / 'step2.txt'}"])
     generated = recall_suite.root / "generated"
     generated.mkdir()
     (generated / "suite.toml").write_text('family = "ledger"\nseed = 7\ncount = 3\n', encoding="utf-8")
@@ -53,11 +56,19 @@ def test_collection_keeps_no_case_and_a_case_edited_before_it_runs_is_refused(re
     result = recall_suite.run("--recall-concurrency=1", command=shlex.join([sys.executable, str(agent)]))
 
     assert (pytester.path / "alive-after-collection.txt").read_text() == "0"
-    result.assert_outcomes(passed=1, failed=3, errors=1)
-    result.stdout.fnmatch_lines(["*b_later: its files changed on disk after collection and no longer hold the case*"])
+    result.assert_outcomes(passed=1, failed=5)
     records = {record["nodeid"]: record for record in recall_suite.report()["cases"]}
-    refused = records["cases/suite/b_later::recall"]
-    assert "its files changed on disk after collection" in refused["reason"]
+    # A case read again as it starts is refused, not run, and scores 0 (an error would excuse it from the score).
+    changed = "case files changed on disk before it ran: cases/suite/"
+    assert (
+        records["cases/suite/b_rewritten::recall"]["reason"]
+        == f"{changed}b_rewritten: its files no longer hold the case collected"
+    )
+    assert records["cases/suite/c_broken::recall"]["reason"].startswith(f"{changed}c_broken: only one step")
+    for name in ("b_rewritten", "c_broken"):
+        record = records[f"cases/suite/{name}::recall"]
+        assert (record["id"], record["score"], record["error"], record["outcome"]) == (name, 0.0, None, "wrong")
+    result.stdout.fnmatch_lines([f"*{changed}b_rewritten: its files no longer hold the case collected*"])
     # The generated cases ran as generated: their prompts are those ledger builds from seed 7.
     for index in range(3):
         step1 = records[f"cases/generated::ledger_{index + 1:04d}::recall"]["steps"][0]["prompt"]
@@ -82,5 +93,5 @@ def test_a_case_read_again_is_the_case_collected_to_the_byte(tmp_path):
     again = ReadAgain.of(read, collected)
     assert again() == collected
     (folder / "answer.json").write_text(json.dumps({**answer, "answer": "2.00"}), encoding="utf-8")
-    with pytest.raises(CaseError, match=r"^s/case: its files changed on disk after collection"):
+    with pytest.raises(CaseError, match=r"^s/case: its files no longer hold the case collected$"):
         again()

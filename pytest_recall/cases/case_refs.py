@@ -10,7 +10,9 @@ in flight are in memory whole.
 
 A case read from disk carries the fingerprint of what was collected: files
 edited between collection and run (by hand, or by another case's agent) make
-it refuse to run rather than run something else under the collected name.
+it refuse to run rather than run something else under the collected name,
+and the item scores it 0, as it scores a case whose files change while it
+runs.
 """
 
 from __future__ import annotations
@@ -44,8 +46,5 @@ class ReadAgain:
         __tracebackhide__ = True
         case = self.read()
         if fingerprint(case) != self.collected:
-            raise CaseError(
-                f"{case.source}: its files changed on disk after collection and no longer hold the case collected;"
-                " run it again to collect it anew"
-            )
+            raise CaseError(f"{case.source}: its files no longer hold the case collected")
         return case

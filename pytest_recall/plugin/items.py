@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
 RUN_NAME = "recall"
 CONTROL_NAME = "control"
 MALFORMED_PREFIX = "malformed case: "
+CHANGED_BEFORE_IT_RAN = "case files changed on disk before it ran"
 
 
 # The answer kinds the judge knows: the built-in ones and those plugins declare, fixed at configure time.
@@ -91,17 +93,22 @@ class CaseItem(pytest.Item):
         if EXECUTOR_KEY not in self.config.stash:
             pytest.fail(NO_COMMAND, pytrace=False)
         executor = self._executor()
-        with _one_line_case_errors(None):
+        try:
             stored = executor.stored(self)
+            if stored is None:
+                over_budget = executor.budget_stops(self)
+                if over_budget is not None:
+                    pytest.skip(over_budget)
+                self.run = executor.run(self)
+        except CaseError as exc:
+            # Read again as it starts, it no longer is the case collected: it scores 0, as a case rewritten
+            # while it runs does, so changing a case on disk never excuses an agent from it.
+            stored = self._changed_before_it_ran(str(exc))
         if stored is not None:
-            # Resumed: an earlier run paid for this verdict; report it as it stands.
+            # Resumed (an earlier run paid for this verdict) or changed: reported as it stands.
             self._publish(stored)
             return
-        over_budget = executor.budget_stops(self)
-        if over_budget is not None:
-            pytest.skip(over_budget)
-        with _one_line_case_errors(None):
-            self.run = executor.run(self)
+        assert self.run is not None
         if self.run.error:
             self._record_verdict(executor.verdict(self.run, None, None))
             # A setup failure is a pytest error; pytrace=False keeps it to the one line.
@@ -117,8 +124,15 @@ class CaseItem(pytest.Item):
             # Compact unless asked for more: a failing 256-case run must stay readable in a CI log.
             compact = self.config.get_verbosity() < 1
             raise CaseFailed(
-                verdict_report(record, self.case.expected, record["steps"], title=self.outline.case_id, compact=compact)
+                verdict_report(record, _expected(record), record["steps"], title=self.outline.case_id, compact=compact)
             )
+
+    def _changed_before_it_ran(self, why: str) -> dict[str, Any]:
+        executor = self._executor()
+        lost = CaseRecord.lost(self.nodeid, f"{CHANGED_BEFORE_IT_RAN}: {why}", executor.command, executor.run_mode)
+        outline = self.outline
+        changed = replace(lost, id=outline.case_id, suite=outline.suite, category=outline.category, score=0.0)
+        return replace(changed, error=None, outcome="wrong").as_json()
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None
@@ -166,6 +180,11 @@ class CaseItem(pytest.Item):
         return self.path, None, label
 
 
+def _expected(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What a failure's text shows of the expectation, from the record: the case need not be read again."""
+    return {"answer": record.get("expected"), "category": record.get("category")}
+
+
 def case_items(
     parent: pytest.Collector,
     outline: CaseOutline,
@@ -202,14 +221,11 @@ def collect_problem(config: pytest.Config, case: Case) -> str | None:
 
 
 @contextmanager
-def _one_line_case_errors(collector: pytest.Collector | None) -> Iterator[None]:
-    """A malformed case becomes pytest's own one-line collection error, or, read again as it runs, its
-    one-line failure; never a traceback."""
+def _one_line_case_errors(collector: pytest.Collector) -> Iterator[None]:
+    """A malformed case becomes pytest's own one-line collection error, not a traceback."""
     try:
         yield
     except CaseError as exc:
-        if collector is None:
-            raise pytest.fail.Exception(str(exc), pytrace=False) from None
         raise collector.CollectError(f"{MALFORMED_PREFIX}{exc}") from None
 
 
