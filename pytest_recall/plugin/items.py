@@ -66,9 +66,9 @@ class CaseItem(pytest.Item):
     ) -> None:
         super().__init__(**kwargs)
         self.outline = outline
-        # The case is read (or generated) again when it runs, so a suite never sits in memory whole:
-        # only the cases in flight do, each held by its run until teardown.
+        # The case is read (or generated) again when it runs, so a suite never sits in memory whole.
         self._loader = loader
+        self._case: Case | None = None
         self.epoch = epoch
         self.control = control
         # Digests of the case folder's files at collection; None for cases that live in memory.
@@ -83,8 +83,11 @@ class CaseItem(pytest.Item):
 
     @property
     def case(self) -> Case:
-        """The whole case, read again: the run's own copy once it has one."""
-        return self.run.case if self.run is not None else self._loader()
+        """The whole case, read again (or generated) when first wanted, as it is about to start: only the
+        cases in flight, or just ahead, are held whole, each until its teardown."""
+        if self._case is None:
+            self._case = self._loader()
+        return self._case
 
     def _executor(self) -> CaseExecutor:
         return self.config.stash[EXECUTOR_KEY]
@@ -162,6 +165,7 @@ class CaseItem(pytest.Item):
         # The scalars stay: pytest's JUnit writer reads them off the teardown report.
         self.run = None
         self.record = None
+        self._case = None
         self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_PROPERTY]
 
     def forget(self) -> None:
