@@ -36,6 +36,7 @@ from pytest_recall.plugin.options import flag_of
 from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
 from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed
 from pytest_recall.reporting.shard import AUTO, ShardError, parse_shard, shard_from_environment
+from pytest_recall.sessions.llm_judging import LlmJudgeSettings
 from pytest_recall.sessions.rooms import Isolation
 from pytest_recall.sessions.sandbox import SandboxSettings
 from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits
@@ -59,6 +60,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         live=read_live(read, preset),
         scale_out=read_scale_out(read),
         outputs=read_outputs(read),
+        llm_judge=read_llm_judge(read),
         preflight=read.switch("recall_preflight"),
     )
     check_suite_scope(config, run)
@@ -233,4 +235,24 @@ def read_outputs(read: OptionReader) -> Outputs:
         transcripts=handed(read.config, TRANSCRIPTS_INPUT) or transcripts,
         estimate_from=read.path("recall_estimate_from"),
         answer_judge=read.choice("recall_answer_judge"),
+    )
+
+
+def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
+    """``--recall-judge-cmd`` and its companions; a flag that needs the command and lacks it is one usage line."""
+    __tracebackhide__ = True
+    text = read.text("recall_judge_cmd")
+    try:
+        argv = tuple(shlex.split(text)) if text else ()
+    except ValueError as exc:
+        raise pytest.UsageError(f"--recall-judge-cmd cannot be split like a shell command line: {exc}") from None
+    if text is not None and not argv:
+        raise pytest.UsageError("--recall-judge-cmd is empty: give the judge command, e.g. 'recall-judge -m MODEL'")
+    both, free_form = read.switch("recall_judge_both"), read.choice("recall_free_form_judge")
+    if not argv and (both or free_form == "llm"):
+        given = "--recall-judge-both" if both else "--recall-free-form-judge=llm"
+        raise pytest.UsageError(f"{given} needs a judge: add --recall-judge-cmd='recall-judge -m MODEL' (or your own)")
+    argv, _resolved = resolve_command_paths(argv)
+    return LlmJudgeSettings(
+        text=text, argv=argv, both=both, free_form=free_form, timeout_s=read.seconds("recall_judge_timeout")
     )

@@ -74,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # Decided once, on the controller; workers take the outcome from workerinput.
         if run.command.argv:
             check_command_starts(run.command.argv)
+        if run.llm_judge.on:
+            check_command_starts(run.llm_judge.argv, "--recall-judge-cmd")
         check_sandbox(config, run)
         recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
