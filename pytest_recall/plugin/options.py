@@ -38,6 +38,10 @@ NO_COMMAND = (
     "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
     "(or set recall_cmd in your pytest configuration)"
 )
+FREE_NEEDS_JUDGE = (
+    "case {case} has answer_kind 'free', which only a judge command can score: pass "
+    "--recall-judge-cmd='recall-judge -m MODEL' (or set recall_judge_cmd in your pytest configuration)"
+)
 OptionKind = Literal["string", "list", "bool"]
 
 
