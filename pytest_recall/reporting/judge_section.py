@@ -155,3 +155,39 @@ def judge_case_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]
     if not isinstance(verdict, Mapping):
         return []
     return [(name, verdict.get(field)) for name, field in zip(JUNIT_JUDGE_PROPERTIES, JUNIT_JUDGE_FIELDS, strict=True)]
+
+
+def judge_comparison(base: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """For ``compare``: each report's LLM judge figures side by side, when either run had a judge command."""
+    sides = {name: report.get("llm_judge") for name, report in (("base", base), ("new", new))}
+    if not any(isinstance(section, Mapping) for section in sides.values()):
+        return {}
+    return {
+        "llm_judge": {
+            name: {
+                "n_judged": section.get("n_judged"),
+                "n_errors": section.get("n_errors"),
+                **{key: (section.get("agreement") or {}).get(key) for key in ("n", "agreed", "rate", "kappa")},
+            }
+            if isinstance(section, Mapping)
+            else None
+            for name, section in sides.items()
+        }
+    }
+
+
+def judge_comparison_lines(result: Mapping[str, Any]) -> list[str]:
+    """The judges' agreement in each report, one line: a judge that drifted shows beside the score's change."""
+    sides = result.get("llm_judge")
+    if not isinstance(sides, Mapping):
+        return []
+    said = []
+    for name in ("base", "new"):
+        side = sides.get(name)
+        if not isinstance(side, Mapping):
+            said.append(f"{name}: no judge command")
+        elif side.get("n"):
+            said.append(f"{name}: {agreement_text(side)}, {side.get('n_errors')} judge errors")
+        else:
+            said.append(f"{name}: {side.get('n_judged')} judged, none scored both ways")
+    return [f"LLM judge agreement with the built-in judge: {'; '.join(said)}"]
