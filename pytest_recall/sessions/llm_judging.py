@@ -98,7 +98,7 @@ class LlmJudging:
         decides = llm_decides(run.case.answer_kind, self.settings.free_form)
         earlier = self._verdicts.get(key)
         if earlier is not None and not (earlier.done() and earlier.result().error):
-            return _as_cached(earlier, decides)
+            return self._after(earlier, request, decides)
         stored = self._stored(key)
         if stored is not None:
             done: Future[LlmJudgement] = Future()
@@ -107,6 +107,25 @@ class LlmJudging:
         future = self._threads.submit(self._ask, request, key, decides)
         self._verdicts[key] = future
         return future
+
+    def _after(self, earlier: Future[LlmJudgement], request: Mapping[str, Any], decides: bool) -> Future[LlmJudgement]:
+        """The verdict of a request already asked: the earlier one, marked cached, once it is in;
+        asked again if it turns out a judge error, which is never cached."""
+        mine: Future[LlmJudgement] = Future()
+
+        def settle(done: Future[LlmJudgement]) -> None:
+            try:
+                verdict = done.result()
+                if verdict.error is None:
+                    mine.set_result(replace(cached_copy(verdict), decides=decides))
+                else:
+                    mine.set_result(self._ask(request, verdict.key, decides))
+            except BaseException as exc:  # the case's flow raises it, as its own error
+                mine.set_exception(exc)
+
+        # Run on a thread of the pool, not in the one that finished ``earlier``: asking again takes a while.
+        earlier.add_done_callback(lambda done: self._threads.submit(settle, done))
+        return mine
 
     def _ask(self, request: Mapping[str, Any], key: str, decides: bool) -> LlmJudgement:
         call = run_judge_command(
@@ -165,22 +184,6 @@ class LlmJudging:
 def cached_copy(judgement: LlmJudgement) -> LlmJudgement:
     """A verdict given earlier, as this case reports it: the same words, no new cost, no attempt made."""
     return replace(judgement, cached=True, attempts=0, duration_s=0.0, cost_usd=None, tokens_in=None, tokens_out=None)
-
-
-def _as_cached(earlier: Future[LlmJudgement], decides: bool) -> Future[LlmJudgement]:
-    """A future of the earlier verdict, marked cached, whether it is in already or still on its way."""
-    mine: Future[LlmJudgement] = Future()
-
-    def copy(done: Future[LlmJudgement]) -> None:
-        if done.cancelled():
-            mine.cancel()
-        elif (failure := done.exception()) is not None:
-            mine.set_exception(failure)
-        else:
-            mine.set_result(replace(cached_copy(done.result()), decides=decides))
-
-    earlier.add_done_callback(copy)
-    return mine
 
 
 def judged_flow(flow: Flow, judging: LlmJudging | None) -> Flow:
