@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from cli_wiring import llm_wiring, real_cli
-from conftest import RecallSuite
 
+from conftest import RecallSuite
 from pytest_recall.agents.adapters.llm import ADAPTER
 from pytest_recall.testing import FakeModelServer
 
