@@ -34,6 +34,8 @@ elif "babble" in answer:
     print("I think so, probably")
 elif "crash" in answer:
     print("model overloaded", file=sys.stderr); sys.exit(3)
+elif " not " in answer:
+    print("no")
 elif "flaky" in answer and sum(1 for line in open(calls) if "flaky" in line) < 2:
     sys.exit(1)
 else:
@@ -65,9 +67,13 @@ def test_judge_errors_retries_the_cache_and_a_free_kind_in_one_run(recall_suite:
     recall_suite.add("case_05_slow", [REMEMBER, "say 12345.67 slowly"])
     add_free(recall_suite, "case_06_free", "We chose Postgres over MySQL", "Postgres")
     add_free(recall_suite, "case_07_free_broken", "Postgres, crash", "Postgres")
+    lme = recall_suite.add("case_08_lme", [REMEMBER, "say I did not move to Paris"], answer="Paris", kind="longmemeval")
+    expected = {**json.loads((lme / "answer.json").read_text()), "question_type": "knowledge-update"}
+    (lme / "answer.json").write_text(json.dumps({**expected, "question": "Where do I live now?"}))
     result = recall_suite.run(
         f"--recall-judge-cmd={judge}",
         "--recall-judge-both",
+        "--recall-free-form-judge=llm",
         "--recall-judge-timeout=1",
         "--recall-retries=1",
         "--recall-retry-delay=0",
@@ -85,7 +91,9 @@ def test_judge_errors_retries_the_cache_and_a_free_kind_in_one_run(recall_suite:
         assert records[(case, 1)]["score"] == 1.0 and records[(case, 1)]["outcome"] == "correct"
     assert "timed out after 1s" in verdicts[("case_05_slow", 1)]["error"]
     # A flaky judge is retried as an agent is, and its verdict then counts; the second epoch's is cached.
-    assert verdicts[("case_04_flaky", 1)] | {"duration_s": 0} == {
+    # Whichever epoch's agent answered first asked the judge; the other was given that verdict.
+    asked, given = sorted((verdicts[("case_04_flaky", epoch)] for epoch in (1, 2)), key=lambda v: v["cached"])
+    assert asked | {"duration_s": 0} == {
         "score": 1.0,
         "passed": True,
         "reason": "stub",
@@ -99,25 +107,37 @@ def test_judge_errors_retries_the_cache_and_a_free_kind_in_one_run(recall_suite:
         "cached": False,
         "duration_s": 0,
     }
-    assert verdicts[("case_04_flaky", 2)]["cached"] and verdicts[("case_04_flaky", 2)]["cost_usd"] is None
+    assert given["cached"] and given["cost_usd"] is None and given["score"] == 1.0
     # The free kind is scored by the judge; its judge error is an error of the case, never a 0 or an agent failure.
     assert records[("case_06_free", 1)]["score"] == 1.0 and verdicts[("case_06_free", 1)]["decides"]
     assert verdicts[("case_06_free", 1)]["deterministic_score"] is None
     broken = records[("case_07_free_broken", 1)]
     assert broken["score"] is None and broken["outcome"] == "error" and broken["error"].startswith("judge error:")
+    # --recall-free-form-judge=llm: the judge's no is the LongMemEval case's score; the lexical yes stays beside it.
+    lme = records[("case_08_lme", 1)]
+    assert lme["score"] == 0.0 and lme["llm_judge"]["deterministic_score"] == 1.0 and lme["llm_judge"]["decides"]
+    assert lme["reason"] == "the judge command said no" and lme["outcome"] == "wrong"
     # Same question, gold and answer: asked once (a judge error is asked again); no request leaked the session.
     asked = [json.loads(line) for line in (recall_suite.pytester.path / "calls.jsonl").read_text().splitlines()]
     assert sum(1 for request in asked if request["answer"] == "12345.67") == 1
     assert sum(1 for request in asked if "flaky" in request["answer"]) == 2
     assert sum(1 for request in asked if "crash" in request["answer"]) == 8
     section = recall_suite.report()["llm_judge"]
-    assert section["n_judged"] == 14 and section["n_errors"] == 8 and section["n_decided"] == 4
-    assert section["agreement"]["n"] == 4 and section["agreement"]["rate"] == 1.0
-    result.stdout.fnmatch_lines(["*LLM judge: 14 answers judged (3 cached), 8 judge errors (not agent failures)*"])
+    assert section["n_judged"] == 16 and section["n_errors"] == 8 and section["n_decided"] == 6
+    assert section["agreement"]["n"] == 6 and section["agreement"]["agreed"] == 4
+    result.stdout.fnmatch_lines(
+        [
+            "*LongMemEval, scored by the judge command (--recall-judge-cmd;*",
+            "*LLM judge: 16 answers judged (4 cached), 8 judge errors (not agent failures)*",
+            "*judges agree on 4/6 answers (0.667)*",
+            "*longmemeval 0/2 answers (0.000), kappa 0.000; money 4/4 answers (1.000)*",
+            "*disagree: suite/case_08_lme (longmemeval): built-in judge pass, LLM judge fail",
+        ]
+    )
     assert "agent failures" not in result.stdout.str().replace("(not agent failures)", "")
     junit = (recall_suite.pytester.path / "junit.xml").read_text()
     assert 'name="recall_llm_judge_score" value="1.0"' in junit
-    assert 'name="recall_llm_judge_agreement" value="1.0"' in junit
+    assert 'name="recall_llm_judge_agreement" value="0.6667"' in junit
 
 
 def test_a_free_case_without_a_judge_command_is_one_usage_line(recall_suite: RecallSuite) -> None:

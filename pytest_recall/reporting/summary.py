@@ -60,7 +60,9 @@ def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
     lines = []
     for kind, per_step in sorted(feeds.items()):
         told = ", ".join(str(n) for n in sorted(n for n in per_step if n is not None)) or "?"
-        metric = LLM_SCORED.format(name=kind) if kind in by_llm else BENCHMARK_METRICS[kind]
+        metric = BENCHMARK_METRICS[kind]
+        if kind in by_llm:
+            metric = LLM_SCORED.format(name=metric.split(",")[0])
         lines.append(f"  {metric}; haystack sessions per step: {told}")
     return lines
 
