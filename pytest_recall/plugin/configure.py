@@ -86,16 +86,22 @@ def read_command(read: OptionReader, preset: LivePreset | None) -> AgentCommand:
     text = read.text("recall_cmd")
     if text is None and preset is not None:
         text = shlex.join(preset.command)
-    try:
-        argv = tuple(shlex.split(text)) if text else ()
-    except ValueError as exc:
-        raise pytest.UsageError(f"--recall-cmd cannot be split like a shell command line: {exc}") from None
-    if text is not None and not argv:
-        raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
-    argv, resolved = resolve_command_paths(argv)
+    argv, resolved = resolve_command_paths(split_command(text, "--recall-cmd", "the command that starts your agent"))
     if preset is not None and text is not None and (conflict := preset_conflict(preset, text, argv)):
         raise pytest.UsageError(conflict)
     return AgentCommand(text=text, argv=argv, prompt=read.choice("recall_prompt"), resolved_paths=resolved)
+
+
+def split_command(text: str | None, flag: str, what: str) -> tuple[str, ...]:
+    """A command given as text, in words as a shell splits it; unsplittable or empty, one usage line."""
+    __tracebackhide__ = True
+    try:
+        argv = tuple(shlex.split(text)) if text else ()
+    except ValueError as exc:
+        raise pytest.UsageError(f"{flag} cannot be split like a shell command line: {exc}") from None
+    if text is not None and not argv:
+        raise pytest.UsageError(f"{flag} is empty: give {what}")
+    return argv
 
 
 def read_limits(read: OptionReader) -> SessionLimits:
@@ -242,12 +248,7 @@ def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
     """``--recall-judge-cmd`` and its companions; a flag that needs the command and lacks it is one usage line."""
     __tracebackhide__ = True
     text = read.text("recall_judge_cmd")
-    try:
-        argv = tuple(shlex.split(text)) if text else ()
-    except ValueError as exc:
-        raise pytest.UsageError(f"--recall-judge-cmd cannot be split like a shell command line: {exc}") from None
-    if text is not None and not argv:
-        raise pytest.UsageError("--recall-judge-cmd is empty: give the judge command, e.g. 'recall-judge -m MODEL'")
+    argv = split_command(text, "--recall-judge-cmd", "the judge command, e.g. 'recall-judge -m MODEL'")
     both, free_form = read.switch("recall_judge_both"), read.choice("recall_free_form_judge")
     if not argv and (both or free_form == "llm"):
         given = "--recall-judge-both" if both else "--recall-free-form-judge=llm"
