@@ -140,9 +140,18 @@ def test_judge_errors_retries_the_cache_and_a_free_kind_in_one_run(recall_suite:
     assert 'name="recall_llm_judge_agreement" value="0.6667"' in junit
 
 
-def test_a_free_case_without_a_judge_command_is_one_usage_line(recall_suite: RecallSuite) -> None:
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        ((), "*case suite/case_01_free has answer_kind 'free'*--recall-judge-cmd=*"),
+        (("--recall-judge-both",), "*--recall-judge-both needs a judge: add --recall-judge-cmd=*"),
+    ],
+)
+def test_a_free_case_or_a_judge_flag_without_a_judge_command_is_one_usage_line(
+    recall_suite: RecallSuite, flags: tuple[str, ...], says: str
+) -> None:
     add_free(recall_suite, "case_01_free", "We chose Postgres", "Postgres")
-    result = recall_suite.run()
+    result = recall_suite.run(*flags)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*case suite/case_01_free has answer_kind 'free'*--recall-judge-cmd=*"])
+    result.stderr.fnmatch_lines([says])
     assert "Traceback" not in result.stderr.str()
