@@ -113,6 +113,9 @@ def test_judge_errors_retries_the_cache_and_a_free_kind_in_one_run(recall_suite:
     assert verdicts[("case_06_free", 1)]["deterministic_score"] is None
     broken = records[("case_07_free_broken", 1)]
     assert broken["score"] is None and broken["outcome"] == "error" and broken["error"].startswith("judge error:")
+    result.stdout.fnmatch_lines(
+        ["*2 cases ran but got no score: judge error: the judge exited 3*", "FAILED *case_07_free_broken*"]
+    )
     # --recall-free-form-judge=llm: the judge's no is the LongMemEval case's score; the lexical yes stays beside it.
     lme = records[("case_08_lme", 1)]
     assert lme["score"] == 0.0 and lme["llm_judge"]["deterministic_score"] == 1.0 and lme["llm_judge"]["decides"]

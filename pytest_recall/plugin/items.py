@@ -122,6 +122,9 @@ class CaseItem(pytest.Item):
             raise CaseFailed(
                 verdict_report(record, self.case.expected, record["steps"], title=self.case.case_id, compact=compact)
             )
+        if record.get("error") and not record.get("control"):
+            # No score, for a reason found after the agent ran (its judge command failed): never a silent pass.
+            pytest.fail(f"{self.case.case_id}: {record['error']}", pytrace=False)
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
+from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
 
 
 def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
@@ -180,9 +181,14 @@ def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         if record.get("error"):
             counts[str(record["error"])] = counts.get(str(record["error"]), 0) + 1
     return [
-        f"  {counted(count, 'case')} could not run: {reason}"
+        f"  {counted(count, 'case')} {_what_stopped(reason)}: {reason}"
         for reason, count in sorted(counts.items(), key=lambda item: -item[1])
     ]
+
+
+def _what_stopped(reason: str) -> str:
+    """A judge error comes after the agent ran, so its case did run: only its score is missing."""
+    return "ran but got no score" if reason.startswith(JUDGE_ERROR_PREFIX) else "could not run"
 
 
 def _interval_brackets(interval: Mapping[str, Any] | None) -> str:
