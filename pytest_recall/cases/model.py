@@ -154,10 +154,13 @@ class CaseOutline:
     group: str | None
     ingest_steps: int
     steps: int
+    answer_kind: str = "money"
 
     @classmethod
     def of(cls, case: Case) -> CaseOutline:
-        return cls(case.case_id, case.suite, case.category, case.group, case.ingest_steps, len(case.steps))
+        return cls(
+            case.case_id, case.suite, case.category, case.group, case.ingest_steps, len(case.steps), case.answer_kind
+        )
 
 
 def plain_data(value: Any) -> Any:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases import strict_json
+from pytest_recall.reporting.judge_section import judge_section
 from pytest_recall.reporting.schema import report_problem
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
@@ -41,6 +42,7 @@ def build_report(
         report["control"].update(control_figures(ordered))
     report["help_harm"] = help_and_harm(ordered)
     report["by_workspace"] = by_workspace(ordered)
+    report.update(judge_section(ordered))
     report["command"] = command
     report["interrupted"] = interrupted
     report["cases"] = list(ordered)
