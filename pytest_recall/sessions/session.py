@@ -302,8 +302,11 @@ class RunningSession:
         # has been signalled already: only processes that left it count then.
         uncounted_group = self.child.pid if self.timed_out else None
         if self.cgroup is not None:
-            leftovers = self._cgroup_leftovers(uncounted_group)
-            self.cgroup.kill()
+            members = self.cgroup.pids()
+            leftovers = self._cgroup_leftovers(members, uncounted_group)
+            if members != []:
+                # Only a cgroup with something still in it is killed; an empty one is reused as it is.
+                self.cgroup.kill()
         else:
             leftovers = kill_tagged_processes(
                 self.token,
@@ -376,10 +379,9 @@ class RunningSession:
         else:
             kill_tagged_processes(self.token)
 
-    def _cgroup_leftovers(self, uncounted_group: int | None) -> int:
+    def _cgroup_leftovers(self, members: list[int] | None, uncounted_group: int | None) -> int:
         """The processes still in the session's cgroup besides the main one, counted before they are killed."""
-        assert self.cgroup is not None
-        pids = [pid for pid in self.cgroup.pids() if pid != self.child.pid]
+        pids = [pid for pid in members or () if pid != self.child.pid]
         if uncounted_group is None:
             return len(pids)
         return sum(process_group(str(pid)) != uncounted_group for pid in pids)
