@@ -414,6 +414,8 @@ def _pidfd(pid: int) -> int | None:
 
 
 def _start_error_text(command: str, program: str, exc: OSError) -> str:
+    if isinstance(exc, spawner.ChildSetupError):
+        return f"agent command {command!r} could not start: setting up its process failed: {exc.strerror}"
     if isinstance(exc, PermissionError) or exc.errno == errno.EACCES:
         return f"agent command {command!r} is not executable; check its permissions or --recall-cmd"
     if exc.errno == errno.ENOENT and os.path.isfile(program):

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.sessions.spawner_main import HEADER, REPLY
+from pytest_recall.sessions.spawner_main import HEADER, REPLY, SETUP
 
 SCRIPT = Path(__file__).with_name("spawner_main.py")
 # Errors that say this kernel (or a filter) will not clone into a cgroup: fall back, do not fail the session.
@@ -30,6 +30,10 @@ UNSUPPORTED = (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG, errno.EOPNO
 
 class SpawnerGone(Exception):
     """The spawner cannot start this session (it exited, or the kernel refuses); the caller falls back."""
+
+
+class ChildSetupError(OSError):
+    """The agent's process could not set itself up before its ``execve`` (its workdir is gone, say)."""
 
 
 class Spawner:
@@ -75,7 +79,7 @@ class Spawner:
         fds = [terminal, stderr, cgroup_fd, *([stdin] if stdin is not None else [])]
         self._send(("spawn", program, argv, env, cwd, stdin_kind, hooks), fds)
         reply = self._receive()
-        pid, keyring, error = REPLY.unpack(reply)
+        pid, keyring, error, stage = REPLY.unpack(reply)
         if pid == 0:
             if error in UNSUPPORTED:
                 raise SpawnerGone(os.strerror(error))
@@ -85,7 +89,7 @@ class Spawner:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
             self.end_keyring(keyring)
-            raise OSError(error, os.strerror(error))
+            raise (ChildSetupError if stage == SETUP else OSError)(error, os.strerror(error))
         return pid, keyring if keyring >= 0 else None
 
     def end_keyring(self, serial: int | None) -> None:

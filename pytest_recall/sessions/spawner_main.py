@@ -52,9 +52,12 @@ CLONE_ARGS = struct.Struct("11Q")
 KEYCTL_SYSCALL = {"x86_64": 250, "aarch64": 219, "i686": 288, "i386": 288, "riscv64": 219, "ppc64le": 283}
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_LINK, KEYCTL_UNLINK = 1, 7, 8, 9
 KEY_SPEC_PROCESS_KEYRING = -2
-# A request: its payload's length, then the payload (marshal); a reply: pid, keyring, errno.
+# A request: its payload's length, then the payload (marshal); a reply: pid, keyring, errno, stage.
 HEADER = struct.Struct("Q")
-REPLY = struct.Struct("qqq")
+REPLY = struct.Struct("qqqq")
+# Where a child failed: setting itself up (the workdir, the terminal), or in execve itself.
+SETUP, EXEC = 1, 2
+FAILURE = struct.Struct("ii")
 MAX_FDS = 8
 # What Python itself sets to SIG_IGN at start-up, and a harness may ignore; an agent must not inherit it.
 DEFAULT_SIGNALS = (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ)
@@ -110,10 +113,12 @@ def _receive(channel: socket.socket) -> tuple[tuple[Any, ...], list[int]] | None
     return marshal.loads(payload), fds
 
 
-def _spawn(message: tuple[Any, ...], fds: list[int], hooks: dict[str, Callable[[], object]]) -> tuple[int, int, int]:
-    """Clone the agent into its cgroup, as the harness's child; (pid, keyring, errno) for the harness.
+def _spawn(
+    message: tuple[Any, ...], fds: list[int], hooks: dict[str, Callable[[], object]]
+) -> tuple[int, int, int, int]:
+    """Clone the agent into its cgroup, as the harness's child; (pid, keyring, errno, stage) for the harness.
 
-    A pid with an errno is a child that failed before its ``execve``: the harness reaps it.
+    A pid with an errno is a child that failed before its ``execve`` went through: the harness reaps it.
     A pid of 0 with ENOSYS (or EPERM, EINVAL) says this kernel cannot do it: the harness stops asking.
     """
     _, program, argv, env, cwd, stdin_kind, hook_names = message
@@ -122,7 +127,7 @@ def _spawn(message: tuple[Any, ...], fds: list[int], hooks: dict[str, Callable[[
     try:
         calls = [_hook(name, hooks) for name in hook_names]
     except Exception:
-        return 0, -1, 22  # EINVAL: a hook that cannot be found; the harness says so
+        return 0, -1, 22, SETUP  # EINVAL: a hook that cannot be found; the harness says so
     keyring = _join_fresh_keyring()
     report_read, report_write = os.pipe()  # close-on-exec: EOF here means the execve went through
     try:
@@ -132,13 +137,14 @@ def _spawn(message: tuple[Any, ...], fds: list[int], hooks: dict[str, Callable[[
         if pid == 0:
             _child(program, argv, env, cwd, terminal, stderr, stdin, stdin_kind == "live", calls, report_write)
         if pid < 0:
-            return 0, keyring, ctypes.get_errno()
+            return 0, keyring, ctypes.get_errno(), 0
         os.close(report_write)
         report_write = -1
         failed = b""
-        while chunk := os.read(report_read, 4):
+        while chunk := os.read(report_read, FAILURE.size):
             failed += chunk
-        return pid, keyring, struct.unpack("i", failed[:4])[0] if len(failed) >= 4 else 0
+        stage, error = FAILURE.unpack(failed[: FAILURE.size]) if len(failed) >= FAILURE.size else (0, 0)
+        return pid, keyring, error, stage
     finally:
         os.close(report_read)
         if report_write >= 0:
@@ -157,7 +163,8 @@ def _child(
     hooks: list[Callable[[], object]],
     report: int,
 ) -> None:
-    """Between the clone and ``execve``; never returns. A failure is reported as its errno, then exit 127."""
+    """Between the clone and ``execve``; never returns. A failure is reported (stage, errno), then exit 127."""
+    stage = SETUP
     try:
         os.setsid()
         fcntl.ioctl(terminal, termios.TIOCSCTTY, 0)
@@ -177,10 +184,11 @@ def _child(
         os.closerange(report + 1, 1 << 20)
         for hook in hooks:
             hook()
+        stage = EXEC
         os.execve(program, argv, env)
     except BaseException as exc:
         code = exc.errno if isinstance(exc, OSError) and exc.errno else 22
-        os.write(report, struct.pack("i", code))
+        os.write(report, FAILURE.pack(stage, code))
     os._exit(127)
 
 
