@@ -50,7 +50,8 @@ def test_a_slot_that_emptied_itself_is_reused_and_a_killed_one_is_not(tmp_path: 
     again, _ = session(tmp_path, "tail -n 1 /proc/self/cgroup")
     assert again == first
     # A process left running: the slot is killed, and the next session is born in another one.
-    killed, left = session(tmp_path, "tail -n 1 /proc/self/cgroup; sleep 30 &")
+    # (Deaf to the hangup its terminal sends when the shell, the session's leader, exits.)
+    killed, left = session(tmp_path, "tail -n 1 /proc/self/cgroup; trap '' HUP; sleep 30 &")
     assert left == 1
     assert killed == first
     after, _ = session(tmp_path, "tail -n 1 /proc/self/cgroup; echo alive")

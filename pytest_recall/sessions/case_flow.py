@@ -34,7 +34,15 @@ from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.render import render_terminal
-from pytest_recall.sessions.rooms import CaseArea, HomeCopy, SessionRooms, prepare_memory, private_dir
+from pytest_recall.sessions.rooms import (
+    COST_FILE_NAME,
+    PROMPT_FILE_NAME,
+    CaseArea,
+    HomeCopy,
+    SessionRooms,
+    prepare_memory,
+    private_dir,
+)
 from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
@@ -45,7 +53,6 @@ SCRUBBED_VARS = frozenset({"TRAP_MANIFEST", "TRAPTASK_MANIFEST"})
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_GRACE_S = 3.0
 PROMPT_MODES = ("argv", "stdin", "file")
-PROMPT_FILE_NAME = "prompt.txt"
 # Linux's MAX_ARG_STRLEN: one argv string, its terminating NUL included.
 MAX_ARGUMENT_BYTES = 32 * 4096
 ARGV_FEEDBACK_MARGIN = 4096
@@ -211,7 +218,7 @@ def case_flow(
                 result = yield _live_spec(case, steps, settings, env, rooms, judge)
                 if keeper is not None:
                     keeper.leave(steps[0].number, rooms.workdir)
-                cost = read_cost(rooms.harness / "cost.json")
+                cost = read_cost(rooms.harness / COST_FILE_NAME)
             finally:
                 area.close_step(rooms)
             runs.extend(_split_live_turns(steps, result, cost))
@@ -228,7 +235,7 @@ def case_flow(
                     result = yield spec
                     if keeper is not None:
                         keeper.leave(step.number, rooms.workdir)
-                    cost = read_cost(rooms.harness / "cost.json")
+                    cost = read_cost(rooms.harness / COST_FILE_NAME)
                 finally:
                     area.close_step(rooms)
                 last = index == len(steps) - 1

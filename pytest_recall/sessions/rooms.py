@@ -20,6 +20,7 @@ The whole area is removed when the case ends.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -37,6 +38,9 @@ SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
 STEP_VAR = "RECALL_STEP"
 PROMPT_FILE_VAR = "RECALL_PROMPT_FILE"
+# What the harness itself puts in a step folder: the agent's cost file, the prompt of --recall-prompt=file.
+COST_FILE_NAME = "cost.json"
+PROMPT_FILE_NAME = "prompt.txt"
 TEMP_VARS = ("TMPDIR", "TMP", "TEMP")
 XDG_DIRS = {
     "XDG_CONFIG_HOME": ".config",
@@ -106,7 +110,7 @@ class CaseArea:
 
     def close_step(self, rooms: SessionRooms) -> None:
         remove_tree(rooms.workdir)
-        remove_tree(rooms.harness)
+        remove_made(rooms.harness, ("tmp",), (COST_FILE_NAME, PROMPT_FILE_NAME))
 
     def close(self) -> None:
         remove_tree(self.root)
@@ -124,7 +128,7 @@ class CaseArea:
         """The agent's environment for one step: the run's, then the case's rooms, then ``--recall-env``."""
         env = dict(base)
         env[SCOPE_VAR] = str(self.scope)
-        env[COST_VAR] = str(rooms.harness / "cost.json")
+        env[COST_VAR] = str(rooms.harness / COST_FILE_NAME)
         env[STEP_VAR] = str(step)
         env.update(dict.fromkeys(TEMP_VARS, str(rooms.harness / "tmp")))
         if prompt_file is not None:
@@ -227,6 +231,26 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path, onexc=make_writable_and_retry)
     else:  # pragma: no cover - Python < 3.12
         shutil.rmtree(path, onerror=make_writable_and_retry)
+
+
+def remove_made(path: Path, folders: tuple[str, ...], files: tuple[str, ...]) -> None:
+    """Remove a folder the harness made, with the entries it may hold: a few ``rmdir`` and ``unlink`` calls.
+
+    The full walk of :func:`remove_tree` is left for a folder that holds
+    anything else (an agent wrote into it, or a folder is not empty).
+    """
+    try:
+        for name in folders:
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(path / name)
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path / name)
+        os.rmdir(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        remove_tree(path)
 
 
 def _regular_files(root: Path) -> Iterator[Path]:

@@ -97,9 +97,6 @@ class RunningSession:
         self._since: ScreenMark | None = self._screen.mark() if self._screen is not None else None
         self._turn_closed_at = time.monotonic()
         self._checked_at_fed = -1
-        self._last_output = time.monotonic()
-        self.started = time.monotonic()
-        self.deadline = self.started + spec.timeout_s
         self.kill_at: float | None = None
         self.timed_out = False
         self.finished: SessionResult | None = None
@@ -120,6 +117,9 @@ class RunningSession:
             if self.cgroup is not None:
                 self.cgroup.remove()
             raise
+        # The agent's time starts when it does: the first session of a run may have waited for the spawner.
+        self.started = self._last_output = time.monotonic()
+        self.deadline = self.started + spec.timeout_s
         self.pidfd = self.child.pidfd
         self.stdout_fd: int | None = self.child.terminal_fd
         self.stderr_fd: int | None = self.child.stderr_fd
