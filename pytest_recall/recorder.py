@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.options import Settings
-from pytest_recall.reporting.document import build_report, sort_records
+from pytest_recall.reporting.document import SHARED_KEYS, build_report, sort_records
 from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
 from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
@@ -99,7 +99,13 @@ class Recorder:
         lost = [lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()]
         summaries = [*self.records.values(), *(summary_of(record) for record in lost)]
         self.summaries = summaries
-        report = build_report(summaries, threshold=self.settings.threshold, command=command, interrupted=interrupted)
+        report = build_report(
+            summaries,
+            threshold=self.settings.threshold,
+            command=command,
+            interrupted=interrupted,
+            run_mode=self.settings.run_mode(),
+        )
         lost_by_node = {str(record["nodeid"]): record for record in lost}
         order = (str(summary["nodeid"]) for summary in sort_records(summaries))
         entries = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
@@ -127,7 +133,7 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
         if self.settings.report_path is not None:
             try:
-                write_json_atomic(self.settings.report_path, self.report, line_each="cases")
+                write_json_atomic(self.settings.report_path, self.report, line_each="cases", shared=SHARED_KEYS)
             except OSError as exc:
                 self.write_error = f"could not write the report to {self.settings.report_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

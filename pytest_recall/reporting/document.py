@@ -15,7 +15,18 @@ from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
 from pytest_recall.scoring.stats import summarize
 
-SCHEMA_VERSION = 1
+# 2: ``run_mode`` is written once, at the top, and in a case only where it differs (version 1 had it in each).
+SCHEMA_VERSION = 2
+# Keys a report holds once at the top for every case that shares the value; a reader puts them back.
+SHARED_KEYS = ("run_mode",)
+
+
+def with_shared(record: dict[str, Any], header: Mapping[str, Any]) -> dict[str, Any]:
+    """A case record as it was recorded: the values it shares with its report put back (version 2 on)."""
+    for key in SHARED_KEYS:
+        if key not in record and key in header:
+            record[key] = header[key]
+    return record
 
 
 def sort_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -29,8 +40,13 @@ def build_report(
     threshold: float,
     command: str | None,
     interrupted: bool = False,
+    run_mode: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The whole report document: the verdict first, then how far to trust it, the case records last."""
+    """The whole report document: the verdict first, then how far to trust it, the case records last.
+
+    ``run_mode``, the run's, is written once above the cases; a case whose own
+    differs (a merge of different runs) keeps its own.
+    """
     ordered = sort_records(records)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     report.update(aggregate(ordered, threshold))
@@ -43,6 +59,8 @@ def build_report(
     report["by_workspace"] = by_workspace(ordered)
     report["command"] = command
     report["interrupted"] = interrupted
+    if run_mode is not None:
+        report["run_mode"] = dict(run_mode)
     report["cases"] = list(ordered)
     return report
 
@@ -59,4 +77,6 @@ def load_report(path: Path) -> dict[str, Any]:
     problem = report_problem(data)
     if problem is not None:
         raise ValueError(f"{path}: not a pytest-recall report: {problem}")
+    for record in data["cases"]:
+        with_shared(record, data)
     return data

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.reporting.document import with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary
@@ -77,7 +78,7 @@ class ReportFile:
                 if problem is not None:
                     raise ValueError(f"{self.path}: not a pytest-recall report: case at byte {offset}: {problem}")
                 assert record is not None
-                yield offset, record
+                yield offset, with_shared(record, self.header)
                 offset += len(raw)
 
     def read(self, offset: int) -> dict[str, Any]:
@@ -86,7 +87,7 @@ class ReportFile:
         record = parse_line(line_at(self._fd, offset))
         if record is None:
             raise ValueError(f"{self.path}: changed while it was read (no case at byte {offset})")
-        return record
+        return with_shared(record, self.header)
 
     def close(self) -> None:
         if self._fd is not None:

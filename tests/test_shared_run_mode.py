@@ -1,0 +1,79 @@
+"""``run_mode`` once per report (schema version 2), and reports of version 1 still read everywhere.
+
+A run's every case shares its run mode; written in each, it was a quarter of
+a passing case's bytes. The report now holds it once at the top, a case only
+where its own differs (a merge of different runs), and every reader
+(``load_report``, the streamed reader, merge) puts it back in each case.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.reporting.document import SCHEMA_VERSION, SHARED_KEYS, build_report, load_report
+from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.merge import close_files, merge_report_files
+from pytest_recall.reporting.report_file import streamed_report
+from pytest_recall.testing.synthetic import COMMAND, synthetic_record
+
+MODE = {"home": "case", "workdir": "fresh", "prompt": "argv", "sandbox": None, "session": None}
+OTHER = {**MODE, "sandbox": "bwrap"}
+
+
+def write(path: Path, records: list[dict[str, Any]], *, run_mode: dict[str, Any] | None) -> Path:
+    report = build_report(records, threshold=0.5, command=COMMAND, run_mode=run_mode)
+    write_json_atomic(path, report, line_each="cases", shared=SHARED_KEYS)
+    return path
+
+
+def raw_cases(path: Path) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    return cases
+
+
+def test_the_run_mode_is_written_once_and_every_reader_puts_it_back(tmp_path: Path) -> None:
+    records = [{**synthetic_record(i), "run_mode": MODE} for i in range(1, 6)]
+    records[2] = {**records[2], "run_mode": OTHER}  # a case of another run, as in a merge
+    path = write(tmp_path / "report.json", records, run_mode=MODE)
+
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["schema_version"] == SCHEMA_VERSION == 2
+    assert document["run_mode"] == MODE
+    assert ["run_mode" in case for case in raw_cases(path)] == [False, False, True, False, False]
+
+    whole = load_report(path)
+    streamed = streamed_report(path)
+    assert streamed is not None
+    for cases in (whole["cases"], list(streamed["cases"])):
+        assert [case["run_mode"] for case in cases] == [MODE, MODE, OTHER, MODE, MODE]
+
+
+def test_a_passing_case_is_smaller_by_its_run_mode(tmp_path: Path) -> None:
+    records = [{**synthetic_record(i), "run_mode": MODE} for i in range(1, 101)]
+    shared = write(tmp_path / "shared.json", records, run_mode=MODE).stat().st_size
+    each = write(tmp_path / "each.json", records, run_mode=None).stat().st_size
+    assert each - shared >= 100 * len(json.dumps(MODE, separators=(",", ":")))
+
+
+def test_reports_of_version_1_still_read_and_merge_with_version_2(tmp_path: Path) -> None:
+    old = [{**synthetic_record(i), "run_mode": MODE} for i in range(1, 4)]
+    path_old = write(tmp_path / "old.json", old, run_mode=None)
+    document = json.loads(path_old.read_text(encoding="utf-8"))
+    document["schema_version"] = 1  # as an older harness wrote it: run_mode in every case, none at the top
+    path_old.write_text(json.dumps(document), encoding="utf-8")
+    new = [{**synthetic_record(i), "run_mode": OTHER} for i in range(4, 7)]
+    path_new = write(tmp_path / "new.json", new, run_mode=OTHER)
+
+    assert [case["run_mode"] for case in load_report(path_old)["cases"]] == [MODE] * 3
+    merged = merge_report_files([path_old, path_new])
+    try:
+        out = tmp_path / "merged.json"
+        write_json_atomic(out, merged, line_each="cases", shared=SHARED_KEYS)
+    finally:
+        close_files(merged)
+    again = load_report(out)
+    assert [case["run_mode"] for case in again["cases"]] == [MODE] * 3 + [OTHER] * 3
+    assert again["run_mode"] == MODE
+    assert ["run_mode" in case for case in raw_cases(out)] == [False] * 3 + [True] * 3
