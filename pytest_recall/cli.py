@@ -23,14 +23,18 @@ class BadInput(Exception):
         self.lines = lines
 
 
-def _load_reports(paths: list[str]) -> list[dict[str, Any]]:
-    """Every report, or :class:`BadInput` naming every one that is not, not only the first."""
+def _load_reports(paths: list[str], *, summaries: bool = False) -> list[dict[str, Any]]:
+    """Every report, or :class:`BadInput` naming every one that is not, not only the first.
+
+    With ``summaries``, each case is read one at a time and kept as its scalars only.
+    """
     from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting.report_file import summarized_report
 
     reports, problems = [], []
     for path in paths:
         try:
-            reports.append(load_report(Path(path)))
+            reports.append(summarized_report(Path(path)) if summaries else load_report(Path(path)))
         except (OSError, ValueError) as exc:
             problems.append(str(exc))
     if problems:
@@ -87,7 +91,8 @@ def _compare(args: argparse.Namespace) -> int:
     from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare
     from pytest_recall.reporting.files import write_json_atomic
 
-    base, new = _load_reports([args.base, args.new])
+    # Streamed like merge: a case's scalars are all a comparison reads.
+    base, new = _load_reports([args.base, args.new], summaries=True)
     result = compare_reports(base, new, alpha=args.alpha, seed=args.seed)
     why_not = nothing_to_compare(new, result, new_name=args.new)
     if why_not is not None:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.reporting.document import with_shared
+from pytest_recall.reporting.document import load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary
@@ -169,3 +169,19 @@ def streamed_report(path: Path) -> dict[str, Any] | None:
         entries.append((0, offset))
         summaries.append(CaseSummary(record))
     return {**file.header, "cases": FileCases([file], entries, summaries)}
+
+
+def summarized_report(path: Path) -> dict[str, Any]:
+    """The report at ``path`` with each case as its scalars (``CaseSummary``), read one case at a time.
+
+    What ``compare`` needs of two reports: a few hundred bytes a case rather
+    than every record. A report not one case a line is read whole first.
+    """
+    file = open_report(path)
+    if file is None:
+        report = load_report(path)
+        return {**report, "cases": [CaseSummary(record) for record in report["cases"]]}
+    try:
+        return {**file.header, "cases": [CaseSummary(record) for _, record in file.records()]}
+    finally:
+        file.close()
