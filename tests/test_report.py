@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.document import SHARED_KEYS, build_report, load_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.junit import parse_figures_block
 
@@ -170,9 +170,9 @@ def test_the_written_report_has_a_stable_key_order_and_sorted_cases(recall_suite
     # Every record, and every step in it, has its keys in one order, the documented one.
     assert len({tuple(case) for case in report["cases"]}) == 1
     assert len({tuple(step) for case in report["cases"] for step in case["steps"]}) == 1
-    # The run's mode is written once, just above the cases, and in no case that shares it.
-    assert list(report)[-2] == "run_mode" and report["run_mode"]["home"] == "case"
-    assert_documented_order(list(report["cases"][0]), [key for key in RECORD_KEYS if key != "run_mode"])
+    # The run's mode and command are written once, above the cases, and in no case that shares them.
+    assert list(report)[-2] == "run_mode" and report["run_mode"]["home"] == "case" and report["command"]
+    assert_documented_order(list(report["cases"][0]), [key for key in RECORD_KEYS if key not in SHARED_KEYS])
     assert_documented_order(list(report["cases"][0]["steps"][0]), STEP_KEYS)
     # Indented as json.dump writes it, but one case record a line: a big report stays small and greps well.
     cases = ",\n    ".join(json.dumps(case, ensure_ascii=False, separators=(",", ":")) for case in report["cases"])

@@ -15,10 +15,11 @@ from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
 from pytest_recall.scoring.stats import summarize
 
-# 2: ``run_mode`` is written once, at the top, and in a case only where it differs (version 1 had it in each).
+# 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs
+# (version 1 had them in each).
 SCHEMA_VERSION = 2
 # Keys a report holds once at the top for every case that shares the value; a reader puts them back.
-SHARED_KEYS = ("run_mode",)
+SHARED_KEYS = ("run_mode", "command")
 
 
 def with_shared(record: dict[str, Any], header: Mapping[str, Any]) -> dict[str, Any]:
