@@ -77,3 +77,18 @@ def test_reports_of_version_1_still_read_and_merge_with_version_2(tmp_path: Path
     assert [case["run_mode"] for case in again["cases"]] == [MODE] * 3 + [OTHER] * 3
     assert again["run_mode"] == MODE
     assert ["run_mode" in case for case in raw_cases(out)] == [False] * 3 + [True] * 3
+
+
+def test_resume_from_a_version_2_report_finds_its_cases_with_their_mode_and_command(tmp_path: Path) -> None:
+    from pytest_recall.reporting.runlog import ResumeIndex
+
+    records = [{**synthetic_record(i), "run_mode": MODE} for i in range(1, 4)]
+    path = write(tmp_path / "report.json", records, run_mode=MODE)
+    assert "command" not in raw_cases(path)[0]
+    index = ResumeIndex.load(path)
+    assert len(index) == 3
+    again = ResumeIndex.from_handoff(index.handoff(same_host=False))
+    for resumed in (index, again):
+        taken = resumed.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
+        assert taken is not None
+        assert taken["run_mode"] == MODE and taken["command"] == COMMAND

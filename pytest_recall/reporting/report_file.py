@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.reporting.document import load_report, with_shared
+from pytest_recall.reporting.document import SHARED_KEYS, load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary
@@ -185,3 +185,14 @@ def summarized_report(path: Path) -> dict[str, Any]:
         return {**file.header, "cases": [CaseSummary(record) for _, record in file.records()]}
     finally:
         file.close()
+
+
+def report_shared_values(path: Path) -> dict[str, Any]:
+    """The values a report holds once for its cases (``run_mode``, ``command``); none for a log or another file."""
+    try:
+        file = open_report(path)
+    except (OSError, ValueError):
+        return {}
+    if file is None:
+        return {}
+    return {key: file.header[key] for key in SHARED_KEYS if key in file.header}
