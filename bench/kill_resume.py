@@ -38,7 +38,7 @@ from typing import Any
 from _common import ANSWER, ROOT, Row, parse_args, print_table, pytest_argv, scratch, secs
 
 sys.path.insert(0, str(ROOT))
-from pytest_recall.reporting.runlog import load_records
+from pytest_recall.plugin.runlog import load_records
 
 # A session waits a little, as one that waits on a model does, so a small run is still in flight at the kill.
 AGENT = f"sh -c 'sleep 0.1; echo {ANSWER}' agent"

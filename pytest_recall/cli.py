@@ -141,7 +141,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from pytest_recall.bundled import bundled_suites, suite_path
+    from pytest_recall.suites.bundled import bundled_suites, suite_path
 
     if args.list:
         suites = bundled_suites()

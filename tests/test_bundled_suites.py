@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall import bundled
 from pytest_recall.cli import main
+from pytest_recall.suites import bundled
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.junit import parse_figures_block
+from pytest_recall.plugin.junit import parse_figures_block
 from pytest_recall.reporting.merge import merge_reports
 
 REMEMBERS = ("remember 12345.67", "recall")

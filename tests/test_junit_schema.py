@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import xmlschema
 
-from pytest_recall.reporting.junit import figures_block, parse_figures_block
+from pytest_recall.plugin.junit import figures_block, parse_figures_block
 
 SCHEMA = Path(__file__).parent / "schemas" / "junit-10.xsd"
 ANSWER = "12345.67"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.junit import parse_figures_block
+from pytest_recall.plugin.junit import parse_figures_block
 
 NOTEBOOK = "pytest_recall.agents.notebook"
 XDIST = {"serial": (), "xdist": ("-n", "2")}

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_recall.plugin.junit import parse_figures_block
 from pytest_recall.reporting.document import SHARED_KEYS, build_report, load_report
 from pytest_recall.reporting.files import write_json_atomic
-from pytest_recall.reporting.junit import parse_figures_block
 
 REPORT_KEYS = [
     "schema_version",

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.runlog import ResumeIndex, RunLog, load_records
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_json_atomic
-from pytest_recall.reporting.runlog import ResumeIndex, RunLog, load_records
 from pytest_recall.reporting.transcripts import prompt_reference
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 
@@ -87,7 +87,7 @@ def test_concurrent_appends_never_interleave(tmp_path):
     writer = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from pytest_recall.reporting.runlog import RunLog\n"
+        "from pytest_recall.plugin.runlog import RunLog\n"
         "log = RunLog(Path(sys.argv[1]))\n"
         "for n in range(20):\n"
         "    log.append({'nodeid': f'{sys.argv[2]}-{n}', 'stdout': sys.argv[2] * 300_000})\n"

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.reporting.runlog import RunLog
+from pytest_recall.plugin.runlog import RunLog
 
 ANSWER = "12345.67"
 CASES = ("case_01", "case_02", "case_03")

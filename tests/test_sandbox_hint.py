@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.sandbox_setup import _check_reachable, bind_hint
+from pytest_recall.plugin.sandbox_setup import _check_reachable, bind_hint
 from pytest_recall.sessions.sandbox import check_bwrap
 
 needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")

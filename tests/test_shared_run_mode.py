@@ -80,7 +80,7 @@ def test_reports_of_version_1_still_read_and_merge_with_version_2(tmp_path: Path
 
 
 def test_resume_from_a_version_2_report_finds_its_cases_with_their_mode_and_command(tmp_path: Path) -> None:
-    from pytest_recall.reporting.runlog import ResumeIndex
+    from pytest_recall.plugin.runlog import ResumeIndex
 
     records = [{**synthetic_record(i), "run_mode": MODE} for i in range(1, 4)]
     path = write(tmp_path / "report.json", records, run_mode=MODE)

@@ -1,7 +1,7 @@
 """Readable failure reports: what was expected, what came back, and why.
 
 A failed case shows this text instead of a traceback. The same text serves
-the ``judge`` fixture, so a user's own test fails the same way a case does.
+the ``judge`` fixture (plugin/judge_fixture.py), so a user's own test fails the same way a case does.
 """
 
 from __future__ import annotations
@@ -71,30 +71,3 @@ def verdict_report(
     if compact and steps:
         lines.append(MORE_HINT)
     return "\n".join(lines)
-
-
-class RecallJudge:
-    """The ``judge`` fixture: the plugin's judge, for a project's own tests.
-
-    Calling it asserts: a verdict below 1.0 fails the test with the same
-    readable report a failed case shows. ``score`` only returns the verdict.
-    """
-
-    def __init__(self, score: Any) -> None:
-        self._score = score
-
-    def score(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
-        verdict: dict[str, Any] = self._score(stdout, expected)
-        return verdict
-
-    def __call__(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
-        __tracebackhide__ = True
-        import pytest
-
-        verdict = self.score(stdout, expected)
-        if float(verdict.get("score") or 0.0) < 1.0:
-            step = {"step": 1, "exit_code": 0, "duration_s": 0.0, "stdout": stdout, "stderr": ""}
-            pytest.fail(
-                verdict_report(verdict, expected, [step], title=str(expected.get("id", "answer"))), pytrace=False
-            )
-        return verdict

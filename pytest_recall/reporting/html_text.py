@@ -15,6 +15,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from pytest_recall.scoring.verdict import scored_a_pass
 from pytest_recall.terminal_text import strip_escapes
 
 # Colour escapes from terminal agents would otherwise show up as junk like "␛[31m".
@@ -86,6 +87,6 @@ def status(score: float | None, error: Any) -> tuple[str, str]:
     """A label that says the outcome in words (colour alone is not enough), and its CSS tone."""
     if score is None:
         return ("ERROR", "bad") if error else ("NO GOLD", "muted")
-    if score >= 1.0:
+    if scored_a_pass(score):
         return ("PASS", "good")
     return ("PARTIAL", "warn") if score > 0 else ("FAIL", "bad")

@@ -12,19 +12,18 @@ import collections
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, StepRun
 from pytest_recall.cases.traptask import TASK_KEY
 from pytest_recall.reporting.transcripts import prompt_field
-from pytest_recall.scoring.verdict import Verdict
+from pytest_recall.scoring.verdict import Verdict, scored_a_pass
 
 RECORD_PROPERTY = "recall_record"
 # Transcripts in records keep this many characters from the end of each stream.
 RECORD_TEXT_CHARS = 4000
-# Scalar properties every case's JUnit testcase carries, from its record.
-JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
 # A node id's "[epochN]" suffix: how a lost record still says which epoch it was.
 _EPOCH_IN_NODEID = re.compile(r"\[epoch(\d+)\]$")
 
@@ -37,6 +36,157 @@ def _tail(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[-limit:]
 
 
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    """The one record of a case: what the report, the run log, the summary and the JUnit file say of it.
+
+    A fresh run, a resumed one and a lost one (its process vanished) are all
+    this shape, so every reader sees the same keys. JSON (:meth:`as_json`) is
+    the form on disk and over the wire; ``report.schema.json`` describes the
+    same fields, and a test holds the two together.
+    """
+
+    id: str
+    suite: str | None
+    nodeid: str
+    category: str | None
+    answer_kind: str | None
+    expected: Any
+    score: float | None
+    reason: str | None
+    reported: Any
+    n_candidates: int | None
+    error: str | None
+    outcome: str
+    epoch: int
+    control: bool
+    attempts: int
+    duration_s: float | None
+    cost_usd: float | None
+    tokens_in: int | None
+    tokens_out: int | None
+    # What the agent kept for the last session: its memory after the step before it.
+    memory_bytes: int | None
+    content_hash: str | None
+    command: str
+    # How the run was made where that changes what is measured (sandbox, HOME, workdir, prompt
+    # delivery, environment): resume reuses a record only for the same mode.
+    run_mode: Mapping[str, Any]
+    # Only for a case with a workspace, and for a files verdict: left out of the JSON when None.
+    workspace: str | None = None
+    checks_passed: int | None = None
+    checks_total: int | None = None
+    steps: tuple[Mapping[str, Any], ...] = ()
+
+    @classmethod
+    def of_run(
+        cls,
+        run: CaseRun,
+        verdict: Verdict,
+        *,
+        nodeid: str,
+        command: str,
+        run_mode: Mapping[str, Any] | None = None,
+        full_prompts: bool = False,
+    ) -> CaseRecord:
+        """A case that ran, or could not start. Prompts go by reference (``reporting.transcripts``)
+        unless ``full_prompts``."""
+        case = run.case
+        costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
+        listed = [step for step in run.steps if step.memory is not None]
+        return cls(
+            id=case.case_id,
+            suite=case.suite,
+            nodeid=nodeid,
+            category=case.category,
+            answer_kind=case.answer_kind,
+            expected=case.expected.get("answer"),
+            score=verdict.score,
+            reason=verdict.reason,
+            reported=verdict.details.get("reported"),
+            n_candidates=verdict.details.get("n_candidates"),
+            error=verdict.error,
+            outcome=verdict.outcome,
+            epoch=run.epoch,
+            control=run.control,
+            attempts=run.attempts,
+            duration_s=round(run.duration_s, 4),
+            cost_usd=round(sum(costs), 6) if costs else None,
+            tokens_in=_total(step.tokens_in for step in run.steps),
+            tokens_out=_total(step.tokens_out for step in run.steps),
+            memory_bytes=listed[-1].memory_bytes if listed else None,
+            content_hash=case.content_hash,
+            command=command,
+            run_mode=dict(run_mode or {}),
+            workspace=case.workspace_mode if case.workspace is not None or case.workspace_mode != "fresh" else None,
+            checks_passed=verdict.details.get("checks_passed"),
+            checks_total=verdict.details.get("checks_total"),
+            steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
+        )
+
+    @classmethod
+    def lost(cls, nodeid: str, reason: str, command: str, run_mode: Mapping[str, Any] | None = None) -> CaseRecord:
+        """A case whose process vanished (a crashed worker): an error, never a silent zero."""
+        case_part = nodeid.split("::")[0].rstrip("/")
+        return cls(
+            id=case_part.rsplit("/", 1)[-1],
+            suite=None,
+            nodeid=nodeid,
+            category=None,
+            answer_kind=None,
+            expected=None,
+            score=None,
+            reason=reason,
+            reported=None,
+            n_candidates=None,
+            error=reason,
+            outcome="error",
+            epoch=int(match.group(1)) if (match := _EPOCH_IN_NODEID.search(nodeid)) else 1,
+            control="::control" in nodeid,
+            attempts=1,
+            duration_s=None,
+            cost_usd=None,
+            tokens_in=None,
+            tokens_out=None,
+            memory_bytes=None,
+            content_hash=None,
+            command=command,
+            run_mode=dict(run_mode or {}),
+        )
+
+    @property
+    def passed(self) -> bool:
+        """See :func:`record_passed`."""
+        return scored_a_pass(self.score, self.error)
+
+    def as_json(self) -> dict[str, Any]:
+        """The record as JSON data, keys in the report's order; the optional keys only when set."""
+        data = {name: getattr(self, name) for name in _JSON_FIELDS}
+        for name in OPTIONAL_FIELDS:
+            if data[name] is None:
+                del data[name]
+        data["run_mode"] = dict(self.run_mode)
+        data["steps"] = [dict(step) for step in self.steps]
+        return data
+
+
+_JSON_FIELDS = tuple(f.name for f in fields(CaseRecord))
+# Keys a record carries only when they apply (a workspace case, a files verdict).
+OPTIONAL_FIELDS = ("workspace", "checks_passed", "checks_total")
+# Scalar properties every case's JUnit testcase carries, from its record.
+JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
+
+
+def record_passed(record: Mapping[str, Any]) -> bool:
+    """Whether a run of a case passed, read off its JSON record; see :func:`scored_a_pass`."""
+    return scored_a_pass(record.get("score"), record.get("error"))
+
+
+def record_fails_item(record: Mapping[str, Any]) -> bool:
+    """Whether the pytest item fails: a wrong answer does; a control run or an error (reported as such) does not."""
+    return not record.get("error") and not record.get("control") and not record_passed(record)
+
+
 def case_record(
     run: CaseRun,
     verdict: Verdict,
@@ -46,64 +196,31 @@ def case_record(
     run_mode: Mapping[str, Any] | None = None,
     full_prompts: bool = False,
 ) -> dict[str, Any]:
-    """The one record of a case: what the report, the log and the JUnit file say of it.
+    """The JSON of :meth:`CaseRecord.of_run`: what travels over xdist and lands in the report."""
+    return CaseRecord.of_run(
+        run, verdict, nodeid=nodeid, command=command, run_mode=run_mode, full_prompts=full_prompts
+    ).as_json()
 
-    ``run_mode`` is how the run was made where that changes what is measured
-    (sandbox, HOME, workdir, prompt delivery, environment): resume reuses a
-    record only for the same mode. Prompts go by reference (see
-    ``reporting.transcripts``) unless ``full_prompts``.
-    """
-    case = run.case
-    costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
-    listed = [step for step in run.steps if step.memory is not None]
+
+def _step_fields(step: StepRun, full_prompts: bool) -> dict[str, Any]:
     return {
-        "id": case.case_id,
-        "suite": case.suite,
-        "nodeid": nodeid,
-        "category": case.category,
-        "answer_kind": case.answer_kind,
-        "expected": case.expected.get("answer"),
-        "score": verdict.score,
-        "reason": verdict.reason,
-        "reported": verdict.details.get("reported"),
-        "n_candidates": verdict.details.get("n_candidates"),
-        "error": verdict.error,
-        "outcome": verdict.outcome,
-        "epoch": run.epoch,
-        "control": run.control,
-        "attempts": run.attempts,
-        "duration_s": round(run.duration_s, 4),
-        "cost_usd": round(sum(costs), 6) if costs else None,
-        "tokens_in": _total(step.tokens_in for step in run.steps),
-        "tokens_out": _total(step.tokens_out for step in run.steps),
-        # What the agent kept for the last session: its memory after the step before it.
-        "memory_bytes": listed[-1].memory_bytes if listed else None,
-        "content_hash": case.content_hash,
-        "command": command,
-        "run_mode": dict(run_mode or {}),
-        **workspace_fields(case, verdict),
-        "steps": [
-            {
-                "step": step.number,
-                "exit_code": step.result.exit_code,
-                "signal": step.result.signal,
-                "timed_out": step.result.timed_out,
-                "duration_s": round(step.result.duration_s, 4),
-                "prompt": prompt_field(step.prompt, full=full_prompts),
-                "stdout": _tail(step.stdout),
-                "stderr": _tail(step.stderr),
-                "stdout_bytes": step.result.stdout_bytes,
-                "stderr_bytes": step.result.stderr_bytes,
-                "truncated": step.result.truncated,
-                "killed_leftovers": step.result.killed_leftovers,
-                "cost_usd": step.cost_usd,
-                "tokens_in": step.tokens_in,
-                "tokens_out": step.tokens_out,
-                **_memory_fields(step),
-                **({"terminal": _tail(step.terminal)} if step.terminal is not None else {}),
-            }
-            for step in run.steps
-        ],
+        "step": step.number,
+        "exit_code": step.result.exit_code,
+        "signal": step.result.signal,
+        "timed_out": step.result.timed_out,
+        "duration_s": round(step.result.duration_s, 4),
+        "prompt": prompt_field(step.prompt, full=full_prompts),
+        "stdout": _tail(step.stdout),
+        "stderr": _tail(step.stderr),
+        "stdout_bytes": step.result.stdout_bytes,
+        "stderr_bytes": step.result.stderr_bytes,
+        "truncated": step.result.truncated,
+        "killed_leftovers": step.result.killed_leftovers,
+        "cost_usd": step.cost_usd,
+        "tokens_in": step.tokens_in,
+        "tokens_out": step.tokens_out,
+        **_memory_fields(step),
+        **({"terminal": _tail(step.terminal)} if step.terminal is not None else {}),
     }
 
 
@@ -121,17 +238,6 @@ def _memory_fields(step: StepRun) -> dict[str, Any]:
         "memory_files": step.memory_files,
         "memory_bytes": step.memory_bytes,
     }
-
-
-def workspace_fields(case: Case, verdict: Verdict) -> dict[str, Any]:
-    """A case with a workspace says which mode it ran in; a files verdict says how many checks held."""
-    fields: dict[str, Any] = {}
-    if case.workspace is not None or case.workspace_mode != "fresh":
-        fields["workspace"] = case.workspace_mode
-    for key in ("checks_passed", "checks_total"):
-        if key in verdict.details:
-            fields[key] = verdict.details[key]
-    return fields
 
 
 def property_text(value: Any) -> str | None:
@@ -181,28 +287,8 @@ def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str
 
 
 def lost_record(nodeid: str, reason: str, command: str) -> dict[str, Any]:
-    """A case whose process vanished (a crashed worker): an error, never a silent zero."""
-    case_part = nodeid.split("::")[0].rstrip("/")
-    return {
-        "id": case_part.rsplit("/", 1)[-1],
-        "suite": None,
-        "nodeid": nodeid,
-        "category": None,
-        "answer_kind": None,
-        "expected": None,
-        "score": None,
-        "reason": reason,
-        "reported": None,
-        "n_candidates": None,
-        "error": reason,
-        "epoch": int(match.group(1)) if (match := _EPOCH_IN_NODEID.search(nodeid)) else 1,
-        "control": "::control" in nodeid,
-        "duration_s": None,
-        "cost_usd": None,
-        "content_hash": None,
-        "command": command,
-        "steps": [],
-    }
+    """The JSON of :meth:`CaseRecord.lost`."""
+    return CaseRecord.lost(nodeid, reason, command).as_json()
 
 
 def task_properties(case: Case, record: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, object]]:

@@ -74,11 +74,13 @@ class ReportFile:
                 if raw.strip() in (b"]", b"],"):
                     return
                 record = parse_line(raw)
+                if record is not None:
+                    with_shared(record, self.header)
                 problem = "not JSON on one line" if record is None else record_problem(record)
                 if problem is not None:
                     raise ValueError(f"{self.path}: not a pytest-recall report: case at byte {offset}: {problem}")
                 assert record is not None
-                yield offset, with_shared(record, self.header)
+                yield offset, record
                 offset += len(raw)
 
     def read(self, offset: int) -> dict[str, Any]:

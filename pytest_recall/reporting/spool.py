@@ -23,6 +23,8 @@ from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
 from pytest_recall.scoring.abstain import says_not_given
 
+# Not record fields but derived from one: the HOME mode of the run, and the one-line account of an agent failure.
+DERIVED_SUMMARY_KEYS = ("run_home", "failure_text")
 # What the aggregates read of a record (grader.aggregate, stats.summarize, the false-abstention
 # rate, the error lines, the progress line and the report order); everything else stays on disk.
 SUMMARY_KEYS = (
@@ -44,9 +46,7 @@ SUMMARY_KEYS = (
     "tokens_out",
     "memory_bytes",
     "workspace",
-    # Derived: the HOME mode of the run, and the one-line account of an agent failure.
-    "run_home",
-    "failure_text",
+    *DERIVED_SUMMARY_KEYS,
 )
 # Values that repeat across cases; one shared string each instead of one per case.
 _SHARED_TEXT = frozenset({"suite", "category", "answer_kind", "error", "outcome", "workspace", "run_home"})

@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_recall.scoring.verdict import scored_a_pass
+
 TRANSCRIPT_MODES = ("failed", "all", "none")
 DEFAULT_TRANSCRIPTS = "failed"
 # Characters of a prompt's start and end a reference keeps: enough to recognise it.
@@ -55,16 +57,11 @@ def prompt_text(value: Any) -> str:
     return f"{head}\n[… {value.get('size')} bytes in all, sha256 {str(value.get('sha256'))[:16]}…]\n{tail}"
 
 
-def _passing(record: Mapping[str, Any]) -> bool:
-    score = record.get("score")
-    return not record.get("error") and isinstance(score, (int, float)) and float(score) >= 1.0
-
-
 def transcripts_view(mode: str) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
     """What the report keeps of a record under ``--recall-transcripts=mode``."""
 
     def view(record: Mapping[str, Any]) -> Mapping[str, Any]:
-        if mode == "all" or (mode == "failed" and not _passing(record)):
+        if mode == "all" or (mode == "failed" and not scored_a_pass(record.get("score"), record.get("error"))):
             return record
         steps = record.get("steps")
         if not isinstance(steps, list):

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_recall.scoring.verdict import scored_a_pass
+
 DEFAULT_THRESHOLD = 0.5
 
 
@@ -55,7 +57,7 @@ def aggregate(records: Sequence[Mapping[str, Any]], threshold: float = DEFAULT_T
     return {
         "passed": bool(scored) and mean >= threshold,
         "score": round(mean, 3),
-        "n_passed": sum(1 for r in scored if r["score"] == 1.0),
+        "n_passed": sum(1 for r in scored if scored_a_pass(r["score"], r.get("error"))),
         "n_total": len(counted),
         "n_scored": len(scored),
         "n_skipped_no_gold": len(counted) - len(scored),

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_recall.scoring.stats import PASS_SCORE, CaseFold, fold_cases, mcnemar_exact, pair_folds, rounded
+from pytest_recall.scoring.stats import CaseFold, fold_cases, mcnemar_exact, pair_folds, rounded
+from pytest_recall.scoring.verdict import scored_a_pass
 
 
 def help_and_harm(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -35,7 +36,7 @@ def help_and_harm(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None
 
 
 def _passed(fold: CaseFold) -> bool:
-    return bool(fold.scores) and all(score == PASS_SCORE for score in fold.scores)
+    return bool(fold.scores) and all(scored_a_pass(score) for score in fold.scores)
 
 
 def _name(fold: CaseFold) -> str:

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_recall.scoring.verdict import scored_a_pass
+
 LEVEL = 0.95
 Z_95 = 1.959963984540054
 RESAMPLES = 2000
@@ -172,11 +174,11 @@ class CaseFold:
 
     @property
     def pass_at_k(self) -> bool | None:
-        return any(s == PASS_SCORE for s in self.scores) if self.scores else None
+        return any(scored_a_pass(s) for s in self.scores) if self.scores else None
 
     @property
     def pass_all_k(self) -> bool | None:
-        return all(s == PASS_SCORE for s in self.scores) if self.scores else None
+        return all(scored_a_pass(s) for s in self.scores) if self.scores else None
 
     @property
     def spread(self) -> float | None:

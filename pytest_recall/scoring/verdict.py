@@ -46,6 +46,11 @@ OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out
 FAILURE_OUTCOMES = frozenset({"agent_failed", "timed_out", "error"})
 
 
+def scored_a_pass(score: Any, error: Any = None) -> bool:
+    """A run passed when it scored 1.0 and raised no error. The one place that says so."""
+    return not error and isinstance(score, (int, float)) and not isinstance(score, bool) and score >= 1.0
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """A decided case: its score, why, and what the judge said besides (``reported``, ``n_candidates``, ...)."""
@@ -60,7 +65,7 @@ class Verdict:
     @property
     def fails_item(self) -> bool:
         """Whether the pytest item fails: a wrong answer does, a control item or an error (reported as such) not."""
-        return self.error is None and not self.control and (self.score or 0.0) < 1.0
+        return self.error is None and not self.control and not scored_a_pass(self.score)
 
     def as_dict(self) -> dict[str, Any]:
         """The judge's own mapping, with the decided score and reason: what records and task graders read."""
@@ -118,7 +123,7 @@ def _outcome(run: CaseRun, score: Any, stdout: str) -> str:
         return "timed_out" if failed.timed_out else "agent_failed"
     if not isinstance(score, (int, float)) or isinstance(score, bool):
         return "error"  # a trap task's judge that gave no score
-    if score >= 1.0:
+    if scored_a_pass(score):
         return "correct"
     if score > 0:
         return "partial"

@@ -33,6 +33,7 @@ from typing import Any
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
     COST_FILE_NAME,
@@ -43,7 +44,7 @@ from pytest_recall.sessions.rooms import (
     prepare_memory,
     private_dir,
 )
-from pytest_recall.sessions.session import MAX_TURN_LINE_BYTES, SessionSpec
+from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
@@ -212,15 +213,8 @@ def case_flow(
                 overrides=settings.env,
                 prompt_file=None,
             )
-            try:
-                if keeper is not None:
-                    keeper.enter(steps[0].number, rooms.workdir)
-                result = yield _live_spec(case, steps, settings, env, rooms, judge)
-                if keeper is not None:
-                    keeper.leave(steps[0].number, rooms.workdir)
-                cost = read_cost(rooms.harness / COST_FILE_NAME)
-            finally:
-                area.close_step(rooms)
+            spec = _live_spec(case, steps, settings, env, rooms, judge)
+            result, cost = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
             runs.extend(_split_live_turns(steps, result, cost))
             live_duration: float | None = result.duration_s
         else:
@@ -229,15 +223,7 @@ def case_flow(
                 prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
                 rooms = area.open_step()
                 spec = _step_spec(case, step, prompt, settings, area, rooms)
-                try:
-                    if keeper is not None:
-                        keeper.enter(step.number, rooms.workdir)
-                    result = yield spec
-                    if keeper is not None:
-                        keeper.leave(step.number, rooms.workdir)
-                    cost = read_cost(rooms.harness / COST_FILE_NAME)
-                finally:
-                    area.close_step(rooms)
+                result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
                 last = index == len(steps) - 1
                 memory = None if last else area.memory()
                 runs.append(_step_run(step.number, prompt, result, cost, memory))
@@ -252,6 +238,22 @@ def case_flow(
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
     snapshot = keeper.snapshot if keeper is not None else None
     return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration, workspace_snapshot=snapshot)
+
+
+def _session_in_rooms(
+    spec: SessionSpec, step_number: int, rooms: SessionRooms, area: CaseArea, keeper: WorkspaceKeeper | None
+) -> Generator[SessionSpec, SessionResult, tuple[SessionResult, StepCost]]:
+    """One session in its rooms, fresh or live: the workspace copied in, the session run, the
+    workspace pictured, the cost file read, and the rooms closed whatever happened."""
+    try:
+        if keeper is not None:
+            keeper.enter(step_number, rooms.workdir)
+        result = yield spec
+        if keeper is not None:
+            keeper.leave(step_number, rooms.workdir)
+        return result, read_cost(rooms.harness / COST_FILE_NAME)
+    finally:
+        area.close_step(rooms)
 
 
 def _step_spec(

@@ -1,7 +1,9 @@
-"""One agent session in flight: its output, its live turns, its deadlines and its end.
+"""One agent session in flight: its process, its output, its deadlines and its end.
 
 The driver (:mod:`pytest_recall.sessions.driver`) feeds each session the
-events of its descriptors; this module decides what they mean. The session
+events of its descriptors; this module decides what they mean. A live
+session's turns (when to type, what was answered) are
+:mod:`pytest_recall.sessions.live_turns`, fed by the output read here. The session
 ends when its main process exits: whatever it left behind is killed then,
 through the session's cgroup (:mod:`pytest_recall.sessions.cgroup`) where
 there is one, else by group and token (:mod:`pytest_recall.sessions.reaper`).
@@ -11,10 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import signal
-import textwrap
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_recall.cases.live_protocol import DEFAULT_PROTOCOL, LiveProtocol
-from pytest_recall.cases.runs import SessionResult, TurnResult
+from pytest_recall.cases.runs import SessionResult
 from pytest_recall.sessions.capture import HeadTailBuffer
 from pytest_recall.sessions.cgroup import SessionCgroup
+from pytest_recall.sessions.live_turns import LiveTurns
 from pytest_recall.sessions.reaper import (
     SESSION_TOKEN_VAR,
     kill_tagged_processes,
@@ -32,20 +33,11 @@ from pytest_recall.sessions.reaper import (
     process_group,
     signal_group,
 )
-from pytest_recall.sessions.render import LiveScreen, ScreenMark
 from pytest_recall.sessions.spawn import AgentProcess, spawn_agent
 
 READ_CHUNK = 1 << 16
 # Without a pidfd the loop must wake to notice an exit; this bounds the delay.
 POLL_INTERVAL_S = 0.05
-DEFAULT_READY_IDLE_S = 1.0
-# With a ready pattern, the screen must then stay still this long: a TUI shows its prompt for a
-# moment before the spinner of a turn it just took, and keeps redrawing while it works.
-DEFAULT_READY_SETTLE_S = 0.3
-# Between a pasted turn and its Enter, so that a TUI's paste detection sees them apart.
-KEY_PAUSE_S = 0.1
-# A terminal in line mode keeps at most this many bytes of one line and drops the rest.
-MAX_TURN_LINE_BYTES = 4095
 # A pty hands out about 4 KiB per read; a few reads per wakeup save select calls in a
 # flood, and the bound keeps one flooding session from starving the others.
 READS_PER_WAKEUP = 16
@@ -79,24 +71,8 @@ class RunningSession:
         env[SESSION_TOKEN_VAR] = self.token
         self._stdout = HeadTailBuffer(spec.max_output_bytes)
         self._stderr = HeadTailBuffer(spec.max_output_bytes)
-        self._turns = list(spec.turns)
-        self._input_closed = not spec.turns
-        protocol = spec.protocol
-        self._ready_pattern = re.compile(protocol.ready_pattern, re.M) if protocol.ready_pattern else None
-        self._answer_pattern = re.compile(protocol.answer_pattern, re.M) if protocol.answer_pattern else None
-        if protocol.ready_idle_s is not None:
-            self._settle_s = protocol.ready_idle_s
-        else:
-            self._settle_s = DEFAULT_READY_SETTLE_S if self._ready_pattern is not None else DEFAULT_READY_IDLE_S
-        self._turn_results: list[TurnResult] = []
-        self._in_flight: tuple[str, float] | None = None
-        # Key presses still to send, each part not before its time (a paste, then its Enter).
-        self._pending_input = bytearray()
-        self._queued_keys: list[tuple[bytes, float]] = []
-        self._screen = LiveScreen() if spec.turns else None
-        self._since: ScreenMark | None = self._screen.mark() if self._screen is not None else None
-        self._turn_closed_at = time.monotonic()
-        self._checked_at_fed = -1
+        # A live (continue) session's turns; None for a fresh session, which only runs.
+        self.turns = LiveTurns(spec.turns, spec.protocol, spec.compose_turn) if spec.turns else None
         self.kill_at: float | None = None
         self.timed_out = False
         self.finished: SessionResult | None = None
@@ -143,9 +119,8 @@ class RunningSession:
             if not chunk:
                 return False
             self._stdout.feed(chunk)
-            self._last_output = time.monotonic()
-            if self._screen is not None:
-                self._screen.feed(chunk)
+            if self.turns is not None:
+                self.turns.feed(chunk)
         return True
 
     @property
@@ -174,116 +149,17 @@ class RunningSession:
         self._stderr.feed(chunk)
         return True
 
-    def _ready_answer(self, now: float) -> str | None:
-        """The answer to the turn in flight once the agent looks ready for the next; else None.
-
-        Readiness is read from the rendered screen. With a ready pattern, the
-        agent is ready when the pattern shows on the rows changed since the
-        last send and the screen has then been still for the settle period;
-        the answer is what those rows show before its last match. Without
-        one, the agent is ready once it has been quiet for the idle period,
-        and, after a turn was sent, has changed the screen since.
-        """
-        assert self._screen is not None and self._since is not None
-        if self._pending_input or self._queued_keys or now - self._last_output < self._settle_s:
-            return None
-        if self._checked_at_fed == self._screen.fed:
-            return None  # nothing new on the screen since the last look
-        text = self._screen.changed_since(self._since)
-        if self._ready_pattern is not None:
-            shown = self._before_ready_prompt(text)
-            if shown is None:
-                self._checked_at_fed = self._screen.fed
-            return shown
-        if self._in_flight is not None and not text:
-            return None
-        return text
-
-    def _before_ready_prompt(self, text: str) -> str | None:
-        """``text`` up to the last match of the ready pattern; None when the pattern does not show."""
-        matches = list(self._ready_pattern.finditer(text)) if self._ready_pattern is not None else []
-        return text[: matches[-1].start()] if matches else None
-
-    def _answer_of(self, shown: str, prompt: str) -> str:
-        """What the agent said to a turn: the answer pattern's pick, or the rows after the echo of what was typed."""
-        if self._answer_pattern is not None:
-            marks = list(self._answer_pattern.finditer(shown))
-            if marks:
-                last = marks[-1]
-                shown = _dedented(last.group(1) if last.re.groups else shown[last.end() :])
-        elif self.spec.protocol.typed:
-            typed = [line.rstrip() for line in self.spec.protocol.turn_text(prompt).splitlines() if line.strip()]
-            lines = shown.split("\n")
-            echo = next((i for i, line in enumerate(lines) if typed and line.rstrip().endswith(typed[-1])), None)
-            if echo is not None:
-                shown = "\n".join(lines[echo + 1 :])
-        return shown.strip("\n")
-
-    def _drive_turns(self, now: float) -> None:
-        """Live sessions: send the next turn when ready; after the last answer, the quit keys."""
-        self._write_pending(now)
-        if self._input_closed or self.kill_at is not None:
-            return
-        shown = self._ready_answer(now)
-        if shown is None:
-            return
-        if self._in_flight is not None:
-            self._close_turn(self._answer_of(shown, self._in_flight[0]).encode("utf-8"), now, finished=True)
-        self._turn_closed_at = now
-        if self._turns:
-            prompt = self._turns.pop(0)
-            if self.spec.compose_turn is not None:
-                previous = self._turn_results[-1].answer.decode("utf-8", "replace") if self._turn_results else ""
-                prompt = self.spec.compose_turn(len(self._turn_results), previous)
-            self._in_flight = (prompt, now)
-            keys = self.spec.protocol.turn_keys(prompt)
-        else:
-            keys = (self.spec.protocol.quit_keys(self.child.eof_byte),)
-            self._input_closed = True
-        self._queued_keys = [(part, now + index * KEY_PAUSE_S) for index, part in enumerate(keys)]
-        self._since = self._screen.mark() if self._screen is not None else None
-        self._last_output = now
-        self._write_pending(now)
-
-    def _write_pending(self, now: float) -> None:
-        """Write as much of the pending input as the pty takes now.
-
-        A terminal in canonical mode buffers about 4 KiB of unread input; a
-        longer prompt goes in as the agent reads it. The idle clock starts when
-        the last byte is in, not when the turn was queued.
-        """
-        while self._queued_keys and not self._pending_input and self._queued_keys[0][1] <= now:
-            self._pending_input += self._queued_keys.pop(0)[0]
-        while self._pending_input:
-            try:
-                written = self.child.send(bytes(self._pending_input))
-            except BlockingIOError:
-                return
-            except OSError:
-                self._pending_input.clear()  # the agent is gone: nothing will read it
-                self._queued_keys.clear()
-                return
-            del self._pending_input[:written]
-            if not self._pending_input:
-                self._last_output = time.monotonic()
-
-    def _close_turn(self, answer: bytes, now: float, *, finished: bool) -> None:
-        assert self._in_flight is not None
-        prompt, sent_at = self._in_flight
-        self._turn_results.append(TurnResult(prompt, answer, now - sent_at, finished))
-        self._in_flight = None
-
     def next_wakeup(self) -> float:
         wake = self.kill_at if self.kill_at is not None else self.deadline
-        typing = self._pending_input or self._queued_keys
-        if self.pidfd is None or (self.spec.turns and not self._input_closed) or typing:
+        turns = self.turns
+        if self.pidfd is None or (turns is not None and (not turns.input_closed or turns.typing)):
             wake = min(wake, time.monotonic() + POLL_INTERVAL_S)
         return wake
 
     def tick(self, now: float) -> None:
         """Deadlines: TERM the group at the timeout, KILL it after the grace."""
-        if self.spec.turns:
-            self._drive_turns(now)
+        if self.turns is not None:
+            self.turns.drive(now, self.child.send, self.child.eof_byte, ending=self.kill_at is not None)
         if self.kill_at is None and now >= self.deadline:
             self.timed_out = True
             signal_group(self.child.pid, signal.SIGTERM)
@@ -327,7 +203,8 @@ class RunningSession:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
-        self._close_unfinished_turn()
+        if self.turns is not None:
+            self.turns.close_unfinished()
         exit_code = self.child.exit_code
         sig = self.child.signal
         self.finished = SessionResult(
@@ -341,30 +218,10 @@ class RunningSession:
             stderr_bytes=self._stderr.total,
             truncated=self._stdout.truncated or self._stderr.truncated,
             killed_leftovers=leftovers,
-            turns=tuple(self._turn_results),
+            turns=tuple(self.turns.results) if self.turns is not None else (),
             ok_exit_codes=self.spec.ok_exit_codes,
         )
         return self.finished
-
-    def _close_unfinished_turn(self) -> None:
-        """A live session that ended before the agent looked ready: what it showed is kept, never lost.
-
-        Mid-turn, the turn's answer is what the screen showed since the send
-        (its ready prompt cut off if it shows). Before a turn was sent (an
-        agent that exits at start-up, say), the next turn is recorded as never
-        sent, with what the agent showed meanwhile.
-        """
-        if self._screen is None or self._since is None:
-            return
-        now = time.monotonic()
-        text = self._screen.changed_since(self._since)
-        if self._in_flight is not None:
-            answer = self._before_ready_prompt(text)
-            shown = self._answer_of(text if answer is None else answer, self._in_flight[0])
-            self._close_turn(shown.encode("utf-8"), now, finished=False)
-        elif self._turns and not self._input_closed:
-            waited = now - self._turn_closed_at
-            self._turn_results.append(TurnResult(self._turns[0], text.encode("utf-8"), waited, False, sent=False))
 
     def abort(self) -> None:
         """Used on interrupt: nothing of the agent may outlive the harness."""
@@ -385,12 +242,6 @@ class RunningSession:
         if uncounted_group is None:
             return len(pids)
         return sum(process_group(str(pid)) != uncounted_group for pid in pids)
-
-
-def _dedented(text: str) -> str:
-    """A TUI's message without its indent: the common indent of its later lines, whatever the first has."""
-    first, _, rest = text.partition("\n")
-    return first.strip() + ("\n" + textwrap.dedent(rest) if rest else "")
 
 
 def _read_chunk(fd: int) -> bytes | None:

@@ -36,7 +36,7 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
         "reason": "matched" if score == 1.0 else (error or "reported 0.00"),
         "reported": answer if score == 1.0 else ("0.00" if score == 0.0 else None),
         "error": error,
-        "outcome": "passed" if score == 1.0 else ("agent_error" if error else "wrong_answer"),
+        "outcome": "correct" if score == 1.0 else ("agent_failed" if error else "wrong"),
         "epoch": 1,
         "control": False,
         "duration_s": round(0.5 + (index * 7919 % 1000) / 400, 4),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 WHEEL_CASES = PACKAGE_DIR / "bundled_cases"
 CHECKOUT_CASES = PACKAGE_DIR.parent / "cases"
 

@@ -21,8 +21,8 @@ import pytest
 
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.executor import run_settings_for
-from pytest_recall.options import Settings
+from pytest_recall.plugin.executor import run_settings_for
+from pytest_recall.plugin.options import Settings
 from pytest_recall.sessions.case_flow import RunSettings, case_flow, effective_case
 from pytest_recall.sessions.pool import CasePool
 

@@ -16,13 +16,19 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases.model import Case, CaseError, changed_files, folder_digests, load_case_dir
+from pytest_recall.cases.model import Case, CaseError, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
-from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor
-from pytest_recall.options import NO_COMMAND
+from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
+from pytest_recall.plugin.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
-from pytest_recall.reporting.records import RECORD_PROPERTY, case_record, record_properties, task_properties
+from pytest_recall.reporting.records import (
+    RECORD_PROPERTY,
+    case_record,
+    record_fails_item,
+    record_properties,
+    task_properties,
+)
 from pytest_recall.scoring.verdict import Verdict
 from pytest_recall.sessions.case_flow import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, suite_cases
@@ -90,28 +96,21 @@ class CaseItem(pytest.Item):
             return
         self.run = executor.run(self)
         if self.run.error:
-            self._record_verdict(self._executor().verdict(self.run, ()))
+            self._record_verdict(executor.verdict(self.run, None, None))
             # A setup failure is a pytest error; pytrace=False keeps it to the one line.
             pytest.fail(f"{self.case.case_id}: {self.run.error}", pytrace=False)
 
     def runtest(self) -> None:
-        if self.run is None:
-            # Resumed: the stored record is the verdict an earlier run decided; it is shown, not decided again.
-            assert self.record is not None
-            record = self.record
-            if not record.get("control") and float(record.get("score") or 0.0) < 1.0:
-                raise CaseFailed(verdict_report(record, self.case.expected, record["steps"], title=self.case.case_id))
-            return
-        changed = changed_files(self.path, self.on_disk) if self.on_disk is not None else []
-        verdict = self._executor().verdict(self.run, changed)
-        record = self._record_verdict(verdict)
-        if verdict.fails_item:
+        if self.run is not None:
+            self._record_verdict(self._executor().verdict(self.run, self.path, self.on_disk))
+        # Fresh or resumed (an earlier run paid for this verdict, shown as it stands): one failure path.
+        record = self.record
+        assert record is not None
+        if record_fails_item(record):
             # Compact unless asked for more: a failing 256-case run must stay readable in a CI log.
             compact = self.config.get_verbosity() < 1
             raise CaseFailed(
-                verdict_report(
-                    verdict.as_dict(), self.case.expected, record["steps"], title=self.case.case_id, compact=compact
-                )
+                verdict_report(record, self.case.expected, record["steps"], title=self.case.case_id, compact=compact)
             )
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:

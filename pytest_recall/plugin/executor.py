@@ -19,11 +19,11 @@ import pytest
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
-from pytest_recall.options import DEFAULT_RETRY_DELAY_S, Settings
-from pytest_recall.reporting.runlog import ResumeIndex
-from pytest_recall.sandbox_setup import session_sandbox
-from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, decide
+from pytest_recall.plugin.options import DEFAULT_RETRY_DELAY_S, Settings
+from pytest_recall.plugin.runlog import ResumeIndex
+from pytest_recall.plugin.sandbox_setup import session_sandbox
+from pytest_recall.scoring.evidence import case_verdict
+from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 from pytest_recall.sessions.case_flow import (
     RunSettings,
     agent_environment,
@@ -131,22 +131,15 @@ class CaseExecutor:
         self._started.discard(item.nodeid)
         return self.pool.wait(item.nodeid)
 
-    def verdict(self, run: CaseRun, changed_case_files: Sequence[str]) -> Verdict:
-        """Gather what :func:`decide` needs that takes I/O, and let it decide."""
-        task_judge = None
-        changed = list(changed_case_files)
-        if run.case.extra.get(TASK_JUDGE_KEY):
-            # A trap task that ships its own judge is scored by it: it needs the exit code and
-            # the expected directory, which the judge hook does not carry.
-            changed += changed_on_disk(run.case)
-
-            def task_judge(stdout: str, exit_code: int | None) -> Any:
-                try:
-                    return run_task_judge(run.case, stdout, exit_code)
-                except TaskScriptError as exc:
-                    return TaskJudgeFailure(str(exc))
-
-        return decide(run, answer_judge=self.judge, changed_on_disk=changed, task_judge=task_judge)
+    def verdict(self, run: CaseRun, case_folder: Path | None, collected_digests: Mapping[str, str] | None) -> Verdict:
+        """The bridge to :func:`case_verdict`: this run's judge hook and the trap-task judge's runner."""
+        return case_verdict(
+            run,
+            answer_judge=self.judge,
+            task_judge_runner=task_judge_output,
+            case_folder=case_folder,
+            collected_digests=collected_digests,
+        )
 
     def finished(self, record: Mapping[str, Any]) -> None:
         """Called once per case record; the place for per-case side effects."""
@@ -156,6 +149,14 @@ class CaseExecutor:
         self.pool.close()
         if self.run_settings.shared_scope is not None:
             remove_tree(self.run_settings.shared_scope)
+
+
+def task_judge_output(case: Case, stdout: str, exit_code: int | None) -> Any:
+    """A trap task's own judge run as a script; a judge that fails is a :class:`TaskJudgeFailure`."""
+    try:
+        return run_task_judge(case, stdout, exit_code)
+    except TaskScriptError as exc:
+        return TaskJudgeFailure(str(exc))
 
 
 def agent_failed(run: CaseRun) -> bool:

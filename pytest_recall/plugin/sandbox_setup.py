@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.options import Settings
+from pytest_recall.plugin.options import Settings
 from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.rooms import SessionRooms
 from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv

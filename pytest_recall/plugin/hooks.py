@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytest_recall import hookspecs
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
-from pytest_recall.executor import EXECUTOR_KEY, CaseExecutor, run_settings_for
-from pytest_recall.items import (
+from pytest_recall.plugin import hookspecs
+from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor, run_settings_for
+from pytest_recall.plugin.items import (
     COLLECTION_KEY,
     MALFORMED_KEY,
     CaseDirectory,
@@ -24,20 +24,20 @@ from pytest_recall.items import (
     TrapTaskDirectory,
     seeded_order,
 )
-from pytest_recall.options import NO_COMMAND, SHARD_INPUT, Settings, add_options, check_command_starts
-from pytest_recall.preflight import preflight
-from pytest_recall.progress import register_progress
-from pytest_recall.recorder import Recorder
-from pytest_recall.reporting.failure import RecallJudge
-from pytest_recall.reporting.runlog import RESUME_KEY, load_records, open_run_log
+from pytest_recall.plugin.judge_fixture import RecallJudge
+from pytest_recall.plugin.options import NO_COMMAND, SHARD_INPUT, Settings, add_options, check_command_starts
+from pytest_recall.plugin.preflight import preflight
+from pytest_recall.plugin.progress import register_progress
+from pytest_recall.plugin.recorder import Recorder
+from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
+from pytest_recall.plugin.sandbox_setup import check_sandbox
+from pytest_recall.plugin.signals import TerminationSignals
+from pytest_recall.plugin.task_graders import TaskGraders
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
-from pytest_recall.sandbox_setup import check_sandbox
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.sessions.cgroup import tracking_line
-from pytest_recall.signals import TerminationSignals
 from pytest_recall.suites.suite_file import is_suite_dir
-from pytest_recall.task_graders import TaskGraders
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 PREFLIGHT_NOTE_KEY = pytest.StashKey[str]()
@@ -113,7 +113,7 @@ class WorkerHandoff:
         node.workerinput[SHARD_INPUT] = self.config.stash[SETTINGS_KEY].shard
         node.workerinput[TRANSCRIPTS_INPUT] = self.config.stash[SETTINGS_KEY].transcripts
         if self._batch() is not None:
-            from pytest_recall.xdist_batches import BATCH_INPUT
+            from pytest_recall.plugin.xdist_batches import BATCH_INPUT
 
             node.workerinput[BATCH_INPUT] = self._batch()
 
@@ -127,7 +127,7 @@ class WorkerHandoff:
         batch = self._batch()
         if batch is None:
             return None
-        from pytest_recall.xdist_batches import BatchScheduling
+        from pytest_recall.plugin.xdist_batches import BatchScheduling
 
         return BatchScheduling(config, log, batch)
 
@@ -245,7 +245,7 @@ def _planned_here(session: pytest.Session, case_items: list[CaseItem], concurren
     worker_input = getattr(session.config, "workerinput", None)
     if worker_input is None:
         return case_items, concurrency
-    from pytest_recall.xdist_batches import BATCH_INPUT, batch_share, worker_position
+    from pytest_recall.plugin.xdist_batches import BATCH_INPUT, batch_share, worker_position
 
     batch, position = worker_input.get(BATCH_INPUT), worker_position(worker_input)
     if not batch or position is None:

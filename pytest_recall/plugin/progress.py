@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.recorder import Recorder
+from pytest_recall.plugin.recorder import Recorder
 
 TTY_EVERY_S = 10.0
 LOG_EVERY_MIN = 10

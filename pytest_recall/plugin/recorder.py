@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.options import Settings
+from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
+from pytest_recall.plugin.options import Settings
+from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.reporting.document import SHARED_KEYS, build_report, sort_records
 from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
 from pytest_recall.reporting.html import html_chunks
-from pytest_recall.reporting.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
-from pytest_recall.reporting.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
 from pytest_recall.reporting.summary import error_lines, format_summary
 from pytest_recall.reporting.transcripts import transcripts_view

@@ -1,0 +1,36 @@
+"""The pytest boundary is checked by package: a new top-level package cannot slip past it."""
+
+from __future__ import annotations
+
+import pkgutil
+import sys
+from pathlib import Path
+
+import pytest_recall
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+GLUE_AND_DOUBLES = {"plugin", "testing"}
+
+
+def contracts() -> list[dict[str, object]]:
+    return tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+
+
+def test_every_package_but_the_glue_is_forbidden_pytest() -> None:
+    top_level = {info.name for info in pkgutil.iter_modules(pytest_recall.__path__)}
+    pytest_contract = next(c for c in contracts() if "pytest" in c.get("forbidden_modules", []))
+    listed = {str(name).removeprefix("pytest_recall.") for name in pytest_contract["source_modules"]}  # type: ignore[attr-defined]
+    assert listed == top_level - GLUE_AND_DOUBLES
+    assert set(pytest_contract["forbidden_modules"]) >= {"pytest", "_pytest", "xdist", "pytest_recall.plugin"}  # type: ignore[arg-type]
+
+
+def test_every_package_sits_in_a_layer() -> None:
+    top_level = {info.name for info in pkgutil.iter_modules(pytest_recall.__path__)}
+    layers = next(c for c in contracts() if c["type"] == "layers")
+    named = {part.strip() for layer in layers["layers"] for part in str(layer).split("|")}  # type: ignore[attr-defined]
+    assert named == top_level
