@@ -124,10 +124,10 @@ def _generate(args: argparse.Namespace) -> int:
     if args.family == "ledger":
         settings: dict[str, object] = {"family": "ledger", "seed": args.seed, "count": args.count}
     elif args.family == "abilities":
-        settings = {"family": "abilities", "seed": args.seed, "count": args.count}
+        settings = {"family": "abilities", "seed": args.seed, "count": args.count, "version": args.version}
         settings["haystack_bytes"] = args.haystack_bytes
     elif args.family == "coding":
-        settings = {"family": "coding", "seed": args.seed, "count": args.count}
+        settings = {"family": "coding", "seed": args.seed, "count": args.count, "version": args.version}
     else:
         settings = {"family": "audit", "split": args.split, "size": args.size, "version": args.version}
     try:
@@ -187,8 +187,11 @@ def _agents(args: argparse.Namespace) -> int:
 
 def _fake_model(args: argparse.Namespace) -> int:
     """Serve until interrupted: a user's dry run of their wiring, with no tokens spent."""
-    from pytest_recall.testing.fake_model import FakeModelServer
+    from pytest_recall.testing.fake_model import MODES, FakeModelServer
 
+    if args.mode not in MODES:
+        print(f"pytest-recall fake-model: --mode must be one of {', '.join(MODES)}, not {args.mode!r}", file=sys.stderr)
+        return 2
     server = FakeModelServer(args.mode, port=args.port, log_path=Path(args.log) if args.log else None)
     print(f"fake model ({args.mode}) on {server.base_url}", flush=True)
     try:
@@ -198,6 +201,58 @@ def _fake_model(args: argparse.Namespace) -> int:
     finally:
         server.close()
     return 0
+
+
+def _judge_audit(args: argparse.Namespace) -> int:
+    """How lenient a judge command is: its acceptance of gold, vague, partial and wrong answers from a suite."""
+    import json
+    import shlex
+
+    from pytest_recall.cases.model import CaseError
+    from pytest_recall.scoring.judge_audit import audit_items, audit_table, question_from
+    from pytest_recall.sessions.judge_command import run_judge_command
+    from pytest_recall.suites.walk import cases_under
+
+    argv = shlex.split(args.judge_cmd)
+    if not argv:
+        raise ValueError("--judge-cmd is empty; give the judge command, e.g. --judge-cmd='recall-judge -m MODEL'")
+    try:
+        cases = list(cases_under(Path(args.suite)))
+    except CaseError as exc:
+        raise ValueError(str(exc)) from None
+    questions = [
+        question
+        for case in cases
+        if (question := question_from(case.expected, case.steps[-1].prompt, f"{case.suite}/{case.case_id}"))
+    ][: args.limit]
+    if not questions:
+        raise ValueError(f"{args.suite} holds no case with a text answer to audit; point it at a suite folder")
+    verdicts = []
+    for item in audit_items(questions):
+        call = run_judge_command(argv, item.request(), timeout_s=args.timeout)
+        verdicts.append((item, call.reply.score))
+    table = audit_table(verdicts)
+    print(f"judge-audit: {shlex.join(argv)} on {len(questions)} questions of {args.suite}")
+    print(f"  {'answer':<8} {'asked':>6} {'accepted':>9} {'errors':>7}  rate   (a sound judge: gold 1.00, others 0.00)")
+    for variant, row in table.items():
+        rate = "-" if row["rate"] is None else f"{row['rate']:.2f}"
+        print(f"  {variant:<8} {row['n']:>6} {row['accepted']:>9} {row['errors']:>7}  {rate}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"judge": args.judge_cmd, "table": table}, indent=2) + "\n", "utf-8")
+    return 0
+
+
+def _add_judge_audit(commands: Any) -> None:
+    audit = commands.add_parser(
+        "judge-audit",
+        help="how lenient a judge command is: does it accept vague, partial and wrong answers made from a suite?",
+    )
+    audit.add_argument("suite", help="a suite folder (case folders or a suite.toml), e.g. from pytest-recall suite")
+    audit.add_argument("--judge-cmd", required=True, help="the judge command, as for --recall-judge-cmd")
+    audit.add_argument("--limit", type=int, default=50, help="questions to audit (default 50; four answers each)")
+    audit.add_argument("--timeout", type=float, default=120.0, help="seconds per verdict (default 120)")
+    audit.add_argument("--json", metavar="PATH", help="also write the table as JSON here")
+    audit.set_defaults(handler=_judge_audit)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -245,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--split", required=True, help="train or eval: disjoint seeds, the same eight families")
     audit.add_argument("--size", type=int, required=True, help="how many cases (1 to 256)")
     audit.add_argument(
-        "--version", type=int, default=2, help="2 (default): the suite without tells; 1: the first suite, unchanged"
+        "--version", type=int, default=3, help="3 (default): the latest suite; 1 or 2: an earlier one, unchanged"
     )
     abilities = families.add_parser("abilities", help="multi-session ledger cases in seven memory categories")
     abilities.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
@@ -259,6 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
     coding = families.add_parser("coding", help="coding cases with a workspace, judged on the files the agent leaves")
     coding.add_argument("--seed", type=int, required=True, help="any whole number; the same seed, the same cases")
     coding.add_argument("--count", type=int, required=True, help="how many cases (1 or more; categories rotate)")
+    for versioned in (abilities, coding):
+        versioned.add_argument(
+            "--version", type=int, default=2, help="2 (default): the latest suite; 1: the first suite, unchanged"
+        )
     for family in (ledger, audit, abilities, coding):
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
@@ -273,9 +332,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
     fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
-    fake.add_argument("--mode", choices=("plain", "memory", "native"), default="memory", help="what it remembers")
+    fake.add_argument(
+        "--mode",
+        default="memory",
+        help="what it remembers: plain, memory or native; as a judge (recall-judge) every mode judges strictly "
+        "but lenient, which accepts any answer that does not decline",
+    )
     fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
     fake.set_defaults(handler=_fake_model)
+    _add_judge_audit(commands)
     return parser
 
 

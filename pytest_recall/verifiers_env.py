@@ -26,15 +26,27 @@ from typing import Any
 from pytest_recall.cases.model import plain_data
 from pytest_recall.scoring.evidence_judge import ANSWER_KIND, score_evidence_json
 from pytest_recall.scoring.judge import feedback_text
-from pytest_recall.suites import audit
+from pytest_recall.suites import audit, audit_v2
 
 ENV_ID = "pytest-recall-agent-supermemory"
 SPLITS = audit.SPLITS
 MAX_SIZE = audit.MAX_SIZE
+# The suite's versions: the latest by default, as a new suite.toml gets; an older one by number.
+VERSIONS = (1, *audit_v2.VERSIONS)
+VERSION = audit_v2.VERSION
 
 
-def episode_rows(split: str = "train", size: int = 64) -> list[dict[str, Any]]:
-    """One dataset row per case: ``prompt``, the transfer ``answer`` and the episode's ``info``.
+def suite_cases(split: str, size: int, version: int = VERSION) -> list[Any]:
+    """The first ``size`` cases of ``split`` in suite ``version``."""
+    if version not in VERSIONS:
+        raise ValueError(f"version must be one of {', '.join(map(str, VERSIONS))}, not {version!r}")
+    if version == 1:
+        return audit.generate(split, size)
+    return audit_v2.generate(split, size, version=version)
+
+
+def episode_rows(split: str = "train", size: int = 64, version: int = VERSION) -> list[dict[str, Any]]:
+    """One dataset row per case of suite ``version``: ``prompt``, the transfer ``answer`` and the episode's ``info``.
 
     ``answer`` is the exact JSON line a perfect transfer answer prints.
     ``info`` carries what the environment needs between the turns and never
@@ -42,7 +54,7 @@ def episode_rows(split: str = "train", size: int = 64) -> list[dict[str, Any]]:
     expectation as a JSON string (so every row has the same flat shape).
     """
     rows = []
-    for case in audit.generate(split, size):
+    for case in suite_cases(split, size, version):
         rehearsal, transfer = case.steps
         assert transfer.feedback is not None  # every audit case judges its rehearsal before the transfer
         rows.append(
@@ -53,6 +65,7 @@ def episode_rows(split: str = "train", size: int = 64) -> list[dict[str, Any]]:
                     "id": case.case_id,
                     "category": str(case.category),
                     "split": split,
+                    "version": version,
                     "transfer_prompt": transfer.prompt,
                     "rehearsal": _compact(transfer.feedback),
                 },

@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,10 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.cases.model import Case, case_files, load_case_dir
-from pytest_recall.cli import main
+from pytest_recall.cases.model import Case, case_files
 from pytest_recall.suites import abilities
-from pytest_recall.suites.suite_file import suite_cases
+from pytest_recall.suites.suite_file import family_cases, suite_cases
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 BUNDLED = REPO_DIR / "cases" / "abilities"
@@ -216,101 +213,47 @@ def test_the_bundled_suite_has_32_cases_per_category_and_stable_bytes():
     assert hashlib.sha256(blob).hexdigest() == BUNDLED_DIGEST
 
 
+def test_version_1_still_gives_the_first_bundled_cases_byte_for_byte():
+    settings = {"family": "abilities", "version": 1, "seed": 17, "count": 224, "haystack_bytes": 60000}
+    cases = list(family_cases(settings, suite="abilities", source="v1"))
+    blob = json.dumps([case_files(case) for case in cases], sort_keys=True).encode()
+    assert hashlib.sha256(blob).hexdigest() == BUNDLED_V1_DIGEST
+
+
 # Pinned so a change to the generator (or to the ledger walk it borrows) shows up as a changed suite.
-BUNDLED_DIGEST = "4f64f6e69e4b860c65cf08da5346ca2765bf46e7b56370deb3082458e7fbdd6c"
+BUNDLED_DIGEST = "63864d2b983c884c624d54ce96c1200f29b4d3de141f946b5f1d7797a12611a3"
+BUNDLED_V1_DIGEST = "4f64f6e69e4b860c65cf08da5346ca2765bf46e7b56370deb3082458e7fbdd6c"
 
 
-def test_a_haystack_is_as_large_as_asked_and_holds_its_ledger_once():
-    case = abilities.generate_one(3, 6, haystack_bytes=1_000_000)
-    step = case.steps[0].prompt
-    assert case.category == "long_haystack"
-    assert 1_000_000 <= len(step.encode()) < 1_010_000
-    asked = re.search(r"account (\S+) ·", case.steps[-1].prompt)
-    assert asked is not None
-    assert step.count(f"Account {asked.group(1)} ·") == 1
-    assert oracle(case) == case.expected["answer"]
+def vouchers_repeat(case: Case) -> bool:
+    """Whether one account shows the same voucher id in more than one entry, over all the case's sessions."""
+    shown: Counter[tuple[str, str]] = Counter()
+    for step in case.steps[:-1]:
+        for account, chunk in re.findall(r"Account (\S+) · (.*?)(?=\nAccount |\Z)", step.prompt, re.S):
+            shown.update((account, voucher) for voucher in re.findall(r"AR-\d{4}-\d{4}", chunk))
+    return any(count > 1 for count in shown.values())
 
 
-def test_a_bad_haystack_size_is_one_line(tmp_path):
-    suite = tmp_path / "abilities"
-    suite.mkdir()
-    (suite / "suite.toml").write_text('family = "abilities"\nseed = 1\ncount = 7\nhaystack_bytes = 5\n')
-    with pytest.raises(Exception, match=r"'haystack_bytes' must be a whole number from 1000 to 1200000, not 5"):
-        list(suite_cases(suite, "abilities"))
+def asked_before_its_period_ends(case: Case) -> bool:
+    asked = case.steps[-1].prompt
+    dated = re.match(r"Date of this session: (\S+)\.", asked)
+    assert dated is not None
+    ends = re.findall(r"to (\d{4}-\d\d-\d\d),|at the close of (\d{4}-\d\d-\d\d), as the books stand", asked)
+    return any((a or b) >= dated.group(1) for a, b in ends)
 
 
-# --- the reference agents, through the real harness ---------------------------------------
-
-
-def notebook_cmd() -> str:
-    return str(Path(sys.executable).parent / "recall-notebook")
-
-
-def amnesiac_cmd() -> str:
-    return str(Path(sys.executable).parent / "recall-amnesiac")
-
-
-def small_suite(recall_suite, count: int, seed: int = 17) -> Path:
-    folder = recall_suite.root / "abilities"
-    folder.mkdir(parents=True)
-    (folder / "suite.toml").write_text(f'family = "abilities"\nseed = {seed}\ncount = {count}\n', encoding="utf-8")
-    return folder
-
-
-def scores_by_category(report) -> dict[str, float]:
-    return dict(report["by_category"])
-
-
-def test_the_notebook_answers_every_category_and_the_amnesiac_only_abstains(recall_suite):
-    small_suite(recall_suite, 14)
-
-    recall_suite.run("--recall-concurrency=8", command=notebook_cmd()).assert_outcomes(passed=14)
-    assert scores_by_category(recall_suite.report()) == dict.fromkeys(CATEGORIES, 1.0)
-
-    recall_suite.run("--recall-concurrency=8", command=amnesiac_cmd()).assert_outcomes(passed=2, failed=12)
-    report = recall_suite.report()
-    assert scores_by_category(report) == {**dict.fromkeys(CATEGORIES, 0.0), "abstention": 1.0}
-    assert report["false_abstention_rate"] == 1.0
-
-
-@pytest.mark.slow
-def test_the_notebook_scores_one_on_the_bundled_suite(recall_suite):
-    shutil.copytree(BUNDLED, recall_suite.root / "abilities")
-
-    result = recall_suite.run("--recall-concurrency=8", "-q", command=notebook_cmd(), timeout=LONG_RUN_TIMEOUT_S)
-
-    report = recall_suite.report()
-    assert (report["score"], report["n_total"], report["n_errors"]) == (1.0, 224, 0)
-    assert scores_by_category(report) == dict.fromkeys(CATEGORIES, 1.0)
-    assert report["false_abstention_rate"] == 0.0
-    assert result.ret == 0
-
-
-@pytest.mark.slow
-def test_with_a_control_the_notebooks_lift_is_significant_in_every_category_but_abstention(recall_suite):
-    small_suite(recall_suite, 56)
-
-    recall_suite.run(
-        "--recall-concurrency=8", "--recall-control", "-q", command=notebook_cmd(), timeout=LONG_RUN_TIMEOUT_S
-    )
-
-    control = recall_suite.report()["control"]
-    lifts = control["by_category_lift"]
-    assert set(lifts) == CATEGORIES
-    for category, test in lifts.items():
-        if category == "abstention":
-            assert test["delta"] == 0.0 and not test["significant"]
-        else:
-            assert test["delta"] == 1.0 and test["significant"], (category, test)
-
-
-def test_generate_abilities_writes_folders_that_load_back_as_the_suite_file_cases(tmp_path, capsys):
-    for out in ("first", "second"):
-        assert main(["generate", "abilities", "--seed", "17", "--count", "7", "--out", str(tmp_path / out)]) == 0
-    first = {p.relative_to(tmp_path / "first"): p.read_bytes() for p in (tmp_path / "first").rglob("*.*")}
-    second = {p.relative_to(tmp_path / "second"): p.read_bytes() for p in (tmp_path / "second").rglob("*.*")}
-    assert first == second
-    for case in abilities.generate(17, 7):
-        loaded = load_case_dir(tmp_path / "first" / case.case_id, suite="abilities", source="x", known_kinds=None)
-        assert loaded.content_hash == case.content_hash
-    assert capsys.readouterr().out.splitlines()[-1] == f"wrote 7 abilities cases to {tmp_path / 'second'}"
+def test_no_voucher_repeats_within_an_account_and_no_question_comes_before_its_period_ends():
+    # The categories where the tells were: a total over months of one account, and abstention.
+    at = [i for i in range(4200) if abilities.CATEGORIES[i % 7] in ("multi_session_total", "abstention")]
+    tells = {
+        version: Counter(
+            tell
+            for case in (abilities.generate_one(3, i, version=version) for i in at)
+            for tell, shown in (("repeat", vouchers_repeat(case)), ("early", asked_before_its_period_ends(case)))
+            if shown
+        )
+        for version in (1, 2)
+    }
+    # Version 1 had both tells, one rarely and one in a quarter of abstentions; version 2 has neither.
+    assert tells[1]["repeat"] > 0 and tells[1]["early"] > 50
+    assert tells[2] == Counter()

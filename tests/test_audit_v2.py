@@ -25,12 +25,12 @@ from pytest_recall.suites import audit, audit_v2
 
 
 @cache
-def full_split(split: str) -> tuple[Case, ...]:
-    return tuple(audit_v2.generate(split, 256))
+def full_split(split: str, version: int = audit_v2.VERSION) -> tuple[Case, ...]:
+    return tuple(audit_v2.generate(split, 256, version=version))
 
 
-def both_splits() -> list[Case]:
-    return [*full_split("train"), *full_split("eval")]
+def both_splits(version: int = audit_v2.VERSION) -> list[Case]:
+    return [*full_split("train", version), *full_split("eval", version)]
 
 
 def names_by_project(lines: Iterable[Line]) -> dict[str, str]:
@@ -54,8 +54,10 @@ def asked_cell(case: Case, step: int, canonical: dict[str, str]) -> tuple[str, s
 # ---------------------------------------------------------------- right answers
 
 
-def test_oracle_agrees_with_every_gold_answer_of_both_splits() -> None:
-    for case in both_splits():
+@pytest.mark.parametrize("version", audit_v2.VERSIONS)
+def test_oracle_agrees_with_every_gold_answer_of_both_splits(version: int) -> None:
+    # Every case of the version there is: 256 per split, 512 in all.
+    for case in both_splits(version):
         lines = trail_of(case)
         assert as_pair(case.expected["answer"]) == oracle(lines, *question_in(case.steps[1].prompt)), case.case_id
         feedback = case.steps[1].feedback
@@ -101,10 +103,13 @@ def test_generation_is_byte_identical_across_calls_and_machines() -> None:
     assert _digest(list(full_split("eval")[:40])) == _digest(audit_v2.generate("eval", 40))
     assert _digest([full_split("train")[7]]) == _digest([audit_v2.generate_one("train", 7)])
     # Pinned: a change here means every saved log of this suite is stale; bump it on purpose only.
-    assert _digest(audit_v2.generate("train", 8) + audit_v2.generate("eval", 8)) == GOLDEN_DIGEST_V2
+    for version, golden in ((2, GOLDEN_DIGEST_V2), (3, GOLDEN_DIGEST_V3)):
+        cases = audit_v2.generate("train", 8, version=version) + audit_v2.generate("eval", 8, version=version)
+        assert _digest(cases) == golden, version
 
 
 GOLDEN_DIGEST_V2 = "c96423640286f69c30148700ed5ade01e482007c377fcc7fb9c24d57c364e040"
+GOLDEN_DIGEST_V3 = "b90dcbf482dcc60714c41d5b4f707eb8b4c0578492fd601cb174b89e065011bf"
 
 
 def test_the_splits_sizes_and_judge_are_the_seeds() -> None:
@@ -113,7 +118,7 @@ def test_the_splits_sizes_and_judge_are_the_seeds() -> None:
     assert (
         Counter(c.category for c in train) == Counter(c.category for c in evaluation) == dict.fromkeys(FAMILY_NAMES, 32)
     )
-    assert all(c.answer_kind == "evidence_json" and c.extra["version"] == 2 for c in evaluation)
+    assert all(c.answer_kind == "evidence_json" and c.extra["version"] == audit_v2.VERSION for c in evaluation)
     with pytest.raises(ValueError, match="size must be a whole number from 1 to 256"):
         audit_v2.generate("eval", 257)
     with pytest.raises(ValueError, match="split must be one of train, eval"):
@@ -134,7 +139,7 @@ def test_every_trail_spreads_injections_imports_and_non_user_events_over_many_ce
         canonical = names_by_project(lines)
         for kind in ("tool_output", "imported_summary"):
             carriers = {cell(line, canonical) for line in lines if line.kind == kind}
-            assert len(carriers) >= 2, (case.case_id, kind)
+            assert carriers, (case.case_id, kind)
         assert len({cell(line, canonical) for line in lines if line.actor != "user"}) >= 12, case.case_id
         assert [line.time for line in lines] != sorted(line.time for line in lines)
 
@@ -157,9 +162,13 @@ def test_the_asked_cell_is_no_more_decorated_than_any_other() -> None:
         top = max(decorations.values())
         asked_has["most"] += decorations[asked] == top
         any_has["most"] += sum(n == top for n in decorations.values()) / len(cells)
-    for kind, count in asked_has.items():
+    for kind in ("tool_output", "imported_summary", "assistant_suggestion"):
         # A typical cell's rate, give or take a quarter: no decoration points at the question.
-        assert 0.75 * any_has[kind] <= count <= 1.25 * any_has[kind], (kind, count, any_has[kind])
+        assert 0.75 * any_has[kind] <= asked_has[kind] <= 1.25 * any_has[kind], (kind, asked_has[kind], any_has[kind])
+    # An import or an injection lands on the asked cell in a third of the cases or fewer (v2: two thirds).
+    assert asked_has["tool_output"] <= len(cases) / 3 and asked_has["imported_summary"] <= len(cases) / 3
+    # v3 never lets the asked cell top the count of non-user events: keeping the most decorated keeps another.
+    assert asked_has["most"] == 0
 
 
 def test_the_rehearsal_asks_any_field_and_either_kind_independently_of_the_transfer() -> None:
@@ -239,15 +248,17 @@ def test_the_null_answer_scores_the_stated_floor_and_no_family_is_a_safe_guess()
         for case in full_split(split):
             scores.setdefault(str(case.category), []).append(score_evidence_json(null, case.expected)["score"])
         overall = sum(map(sum, scores.values())) / 256
-        assert overall == pytest.approx(audit_v2.NULL_FLOOR) and overall < 0.04
-        assert max(sum(s) / len(s) for s in scores.values()) <= 0.125
+        assert overall == pytest.approx(audit_v2.null_floor(audit_v2.VERSION)) and overall < 0.04
+        for family, family_scores in scores.items():
+            mean = sum(family_scores) / len(family_scores)
+            assert mean == pytest.approx(audit_v2.family_null_floor(audit_v2.VERSION, family)) and mean <= 0.0625
 
 
 # ---------------------------------------------------------------- the baselines
 
 
 def test_the_fitted_guesses_are_what_fitting_on_train_gives() -> None:
-    for version in (1, 2):
+    for version in baselines.VERSIONS:
         assert baselines.fit_values(version) == dict(baselines.FITTED[version])
 
 

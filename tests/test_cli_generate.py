@@ -42,16 +42,16 @@ def test_generated_ledger_folders_are_the_suite_file_cases_in_the_seed_layout(tm
         assert load(folder).content_hash == case.content_hash
 
 
-@pytest.mark.parametrize(
-    ("flags", "generator"), [([], audit_v2), (["--version", "2"], audit_v2), (["--version", "1"], audit)]
-)
+@pytest.mark.parametrize(("flags", "version"), [([], 3), (["--version", "2"], 2), (["--version", "1"], 1)])
 def test_generated_audit_folders_keep_the_rehearsal_feedback_and_load_back_as_the_suite_file_cases(
-    tmp_path, flags, generator
+    tmp_path, flags, version
 ):
     assert main(["generate", "audit", "--split", "eval", "--size", "9", *flags, "--out", str(tmp_path / "out")]) == 0
 
     for index in range(9):
-        case = generator.generate_one("eval", index)
+        case = (
+            audit.generate_one("eval", index) if version == 1 else audit_v2.generate_one("eval", index, version=version)
+        )
         loaded = load(tmp_path / "out" / case.case_id)
         assert loaded.steps[1].feedback is not None
         assert loaded.content_hash == case.content_hash
@@ -63,7 +63,11 @@ def test_generated_audit_folders_keep_the_rehearsal_feedback_and_load_back_as_th
         (["audit", "--split", "eval", "--size", "0"], "audit: 'size' must be a whole number from 1 to 256, not 0"),
         (["audit", "--split", "eval", "--size", "257"], "audit: 'size' must be a whole number from 1 to 256, not 257"),
         (["audit", "--split", "dev", "--size", "4"], "audit: 'split' must be one of train, eval, not 'dev'"),
-        (["audit", "--split", "eval", "--size", "4", "--version", "3"], "audit: 'version' must be 1 or 2, not 3"),
+        (
+            ["audit", "--split", "eval", "--size", "4", "--version", "4"],
+            "audit: 'version' must be one of 1, 2, 3, not 4",
+        ),
+        (["coding", "--seed", "1", "--count", "4", "--version", "3"], "coding: 'version' must be one of 1, 2, not 3"),
         (["ledger", "--seed", "1", "--count", "0"], "ledger: 'count' must be a whole number from 1 to 10000, not 0"),
         (["ledger", "--seed", "-1", "--count", "3"], "ledger: 'seed' must be a whole number of at least 0, not -1"),
     ],

@@ -56,7 +56,8 @@ def test_the_summary_names_harmed_cases_and_the_page_lists_both() -> None:
 
 
 def test_a_memory_that_ignores_scope_is_named_where_it_harms(recall_suite: RecallSuite) -> None:
-    write_case_folders(iter_cases(9, 14), recall_suite.root / "coding")
+    # Version 1's scoped cases: a rule from elsewhere leaked into a project the control got right.
+    write_case_folders(iter_cases(9, 14, version=1), recall_suite.root / "coding")
 
     result = recall_suite.run("--recall-control", "--recall-concurrency=4", command=recall_suite.agent("leaky_coder"))
 

@@ -9,7 +9,11 @@ compared as ``<t>``. A stale example then fails here, and so in CI.
 Blocks marked ``fresh-clone`` (the Quickstart, which installs the package)
 run in a copy of the repository's tracked files, exactly as written; the
 others run in a folder holding the ``cases`` and a ``.venv`` that is this
-test run's own environment, as after the Quickstart.
+test run's own environment, as after the Quickstart. They run as the reader's
+shell would: with no pytest-recall script on PATH, after the blocks marked
+``shell-setup`` that come before them in the same document (the README's
+``. .venv/bin/activate``), so a command that works only in an activated
+environment must follow the line that activates it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class Example:
     commands: str
     expected: tuple[str, ...] | None
     fresh_clone: bool
+    # The shell-setup blocks before this one in its document, which the reader's shell has run.
+    setup: str = ""
 
     @property
     def name(self) -> str:
@@ -49,6 +55,7 @@ def examples() -> list[Example]:
     for path in DOCUMENTS:
         text = path.read_text(encoding="utf-8")
         blocks = list(_FENCE.finditer(text))
+        setup = ""
         for index, block in enumerate(blocks):
             words = block["info"].split()
             if words[:2] != ["bash", "recall-test"]:
@@ -67,8 +74,11 @@ def examples() -> list[Example]:
                     commands=block["body"],
                     expected=expected,
                     fresh_clone="fresh-clone" in words,
+                    setup=setup,
                 )
             )
+            if "shell-setup" in words:
+                setup += block["body"]
     return found
 
 
@@ -92,10 +102,12 @@ def assert_shows(output: str, expected: tuple[str, ...], name: str) -> None:
 
 def run_commands(example: Example, folder: Path) -> str:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "VIRTUAL_ENV"))}
-    if not example.fresh_clone:
-        env["PATH"] = f"{folder / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    # The reader's shell has no pytest-recall on PATH until the docs say how (an activated test run,
+    # or a pyenv shim of another install, would otherwise hide a missing activation).
+    kept = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry and not _holds_our_scripts(entry)]
+    env["PATH"] = os.pathsep.join(kept)
     done = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", example.commands],
+        ["bash", "-e", "-o", "pipefail", "-c", example.setup + example.commands],
         cwd=folder,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -106,6 +118,10 @@ def run_commands(example: Example, folder: Path) -> str:
         check=False,
     )
     return done.stdout
+
+
+def _holds_our_scripts(folder: str) -> bool:
+    return (Path(folder) / "recall-notebook").exists() or (Path(folder) / "pytest-recall").exists()
 
 
 def after_the_quickstart(folder: Path) -> Path:

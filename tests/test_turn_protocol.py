@@ -10,8 +10,10 @@ with a TUI whose every behaviour is known.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -158,8 +160,10 @@ def test_bad_protocol_flags_are_one_line_usage_errors(recall_suite, args, messag
     result.stderr.fnmatch_lines([message])
 
 
-def test_a_preset_runs_live_with_its_launcher_unless_a_command_is_given(recall_suite):
+def test_a_preset_runs_live_with_its_launcher_unless_a_command_is_given(recall_suite, monkeypatch):
     recall_suite.add("case_01", ["say hi", "say 12345.67"])
+    # The launcher is found on PATH, as in an activated environment; whether llm is installed does not matter.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
     result = recall_suite.run("--recall-live-preset=llm-chat", "--recall-timeout=5", with_command=False)
 

@@ -22,7 +22,7 @@ from packaging.version import Version
 from pytest_recall.agents import audit_solver
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.sessions.case_flow import feedback_prompt
-from pytest_recall.suites.audit import generate_one
+from pytest_recall.suites.audit_v2 import generate_one
 from pytest_recall.verifiers_env import (
     ENV_ID,
     episode_rows,
@@ -55,6 +55,19 @@ def test_rows_hold_the_trail_prompt_the_transfer_answer_and_the_episode_info() -
         assert info["transfer_prompt"] == case.steps[1].prompt and "BEGIN AUDIT TRAIL" not in info["transfer_prompt"]
         assert json.loads(info["rehearsal"])["answer"] == dict(case.steps[1].feedback["answer"])
         assert (info["id"], info["category"], info["split"]) == (case.case_id, case.category, "eval")
+        assert info["version"] == 3 == case.extra["version"]
+
+
+def test_the_environment_serves_the_latest_suite_and_older_ones_by_number() -> None:
+    from pytest_recall.suites import audit
+
+    assert (
+        episode_rows("eval", 1, version=1)[0]["prompt"][0]["content"] == audit.generate_one("eval", 0).steps[0].prompt
+    )
+    v2 = generate_one("eval", 0, version=2)
+    assert episode_rows("eval", 1, version=2)[0]["prompt"][0]["content"] == v2.steps[0].prompt
+    with pytest.raises(ValueError, match="version must be one of 1, 2, 3, not 4"):
+        episode_rows("eval", 1, version=4)
 
 
 def test_the_turn_between_the_answers_is_the_feedback_a_fresh_pytest_recall_run_gives() -> None:

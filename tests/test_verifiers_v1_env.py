@@ -100,6 +100,17 @@ def test_the_taskset_holds_the_requested_split_and_size_numbered_from_zero() -> 
         environment.load_environment("test", 2)
 
 
+def test_the_taskset_serves_the_latest_suite_version_and_older_ones_by_number() -> None:
+    (latest_task,) = environment.load_environment("eval", 1).taskset
+    latest = latest_task.data
+    assert latest.info["version"] == 3
+    (older_task,) = environment.load_environment("eval", 1, version=1).taskset
+    older = older_task.data
+    assert older.info["version"] == 1 and older.prompt != latest.prompt
+    with pytest.raises(ValueError, match="version must be one of 1, 2, 3, not 7"):
+        environment.load_environment("eval", 1, version=7)
+
+
 def test_both_answers_right_earn_reward_one_offline_on_loopback() -> None:
     episodes, server = rollouts(auditor, size=2)
 

@@ -59,6 +59,12 @@ def is_session(prompt: str) -> bool:
     return _SESSION.match(prompt) is not None
 
 
+def session_date(prompt: str) -> str | None:
+    """The date a session says it is held on."""
+    found = _SESSION.match(prompt)
+    return None if found is None else found.group(1)
+
+
 def respond(prompt: str, memory: Memory) -> str:
     """File what the session shows; answer its question, if it asks one."""
     ask = parse_ask(prompt)

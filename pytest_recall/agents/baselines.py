@@ -43,6 +43,7 @@ MEMORY_FILE = "baseline.json"
 _DICTATED = re.compile(r'\{"value":.*?\]\}')
 
 Memory = dict[str, Any]
+VERSIONS = (1, 2, 3)
 
 
 def _question(prompt: str) -> audit_solver.AuditQuestion | None:
@@ -175,7 +176,7 @@ BASELINES: dict[str, tuple[Learn, Answer]] = {
 }
 
 
-def respond(name: str, prompt: str, memory_dir: Path, version: int = 2) -> str:
+def respond(name: str, prompt: str, memory_dir: Path, version: int = 3) -> str:
     """One session of baseline ``name``: learn from a trail if the prompt shows one, then answer its question."""
     learn, answer_with = BASELINES[name]
     path = memory_dir / MEMORY_FILE
@@ -198,13 +199,15 @@ def respond(name: str, prompt: str, memory_dir: Path, version: int = 2) -> str:
 def _generator(version: int) -> Any:
     from pytest_recall.suites import audit, audit_v2
 
-    return {1: audit, 2: audit_v2}[version]
+    return {1: audit, 2: audit_v2, 3: audit_v2}[version]
 
 
 def fit_values(version: int, split: str = "train") -> dict[str, str | None]:
     """Per field, the most common transfer value over a whole split; ties go to the value seen first."""
     seen: dict[str, Counter[str | None]] = {}
-    for case in _generator(version).generate(split, 256):
+    generator = _generator(version)
+    cases = generator.generate(split, 256) if version == 1 else generator.generate(split, 256, version=version)
+    for case in cases:
         asked = _question(case.steps[1].prompt)
         assert asked is not None
         seen.setdefault(asked.field, Counter())[case.expected["answer"]["value"]] += 1
@@ -234,6 +237,16 @@ FITTED: Mapping[int, Mapping[str, str | None]] = {
         "theme_color": "teal",
         "ui_font": "merriweather",
     },
+    3: {
+        "ci_provider": "teamcity",
+        "code_reviewer": "oskar",
+        "deploy_region": "sa-east-1",
+        "issue_tracker": "taiga",
+        "primary_database": "postgres",
+        "release_cadence": None,
+        "theme_color": "amber",
+        "ui_font": "fira-sans",
+    },
 }
 
 
@@ -259,7 +272,8 @@ def play(name: str, cases: Sequence[Any], version: int) -> list[tuple[str, float
 
 def guessability(version: int, split: str = "eval", size: int = 256) -> dict[str, dict[str, float]]:
     """Per baseline, the mean transfer score overall and per family."""
-    cases = _generator(version).generate(split, size)
+    generator = _generator(version)
+    cases = generator.generate(split, size) if version == 1 else generator.generate(split, size, version=version)
     table: dict[str, dict[str, float]] = {}
     for name in BASELINES:
         scores = play(name, cases, version)
@@ -306,14 +320,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--table"]:
         size = int(args[args.index("--size") + 1]) if "--size" in args else 256
-        print(format_table({version: guessability(version, size=size) for version in (1, 2)}))
+        print(format_table({version: guessability(version, size=size) for version in VERSIONS}))
         return 0
-    version = 2
+    version = 3
     if "--suite-version" in args:
         at = args.index("--suite-version")
         version = int(args[at + 1])
         del args[at : at + 2]
-    if len(args) < 2 or args[0] not in BASELINES or version not in (1, 2):
+    if len(args) < 2 or args[0] not in BASELINES or version not in VERSIONS:
         print(USAGE, file=sys.stderr)
         return 2
     print(respond(args[0], args[-1], scope_dir(), version))

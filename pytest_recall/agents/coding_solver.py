@@ -39,6 +39,8 @@ FAILED = re.compile(
 )
 FACT = re.compile(r"Fact: the constant (\w+) lives in src/\w+/(\w+)\.py;")
 HELPERS_CLAUSE = ", with one of the helpers in "
+# A task that needs several things names them in one sentence: "needs to A, and to B."
+JOBS_JOINER = ", and to "
 AGENTS_MD = "AGENTS.md"
 _NOTE = re.compile(r"^- `([^`]+)`: (.*)$", re.MULTILINE)
 
@@ -80,8 +82,14 @@ class AgentsMdMemory:
         return sorted(newest.items())
 
 
+NOTE_ONLY = re.compile(r"^There is no code to write in this session\b", re.MULTILINE)
+
+
 def is_session(prompt: str) -> bool:
-    return SESSION.search(prompt) is not None and TASK.search(prompt) is not None
+    """A coding session: a project, and a task or a session that only teaches."""
+    return SESSION.search(prompt) is not None and (
+        TASK.search(prompt) is not None or NOTE_ONLY.search(prompt) is not None
+    )
 
 
 def learn(prompt: str, project: str, memory: Memory) -> None:
@@ -163,13 +171,33 @@ class Work:
 
 
 def plan(prompt: str, memory: Memory, files: Files) -> Work | None:
-    """Learn from the prompt, then say what its task asks to be written; None for a prompt with no task."""
-    session = SESSION.search(prompt)
-    task = TASK.search(prompt)
-    if session is None or task is None:
-        return None
-    project, pkg = session.group(1), session.group(2)
-    learn(prompt, project, memory)
+    """Learn from the prompt, then say what its first task asks to be written; None for a prompt with no task."""
+    works = plan_all(prompt, memory, files)
+    return works[0] if works else None
+
+
+def plan_all(prompt: str, memory: Memory, files: Files) -> list[Work]:
+    """Learn from every project's part of the prompt, then say what each part's task asks to be written.
+
+    A session may hold work in more than one project (a rule's own project
+    and another one): each part is learned and done under its own project's
+    name, so what one project was taught never reaches the other.
+    """
+    starts = [found.start() for found in SESSION.finditer(prompt)]
+    parts = [prompt[start:end] for start, end in zip(starts, [*starts[1:], len(prompt)], strict=True)]
+    for part in parts:
+        session = SESSION.search(part)
+        assert session is not None
+        learn(part, session.group(1), memory)
+    works = []
+    for part in parts:
+        session, task = SESSION.search(part), TASK.search(part)
+        if session is not None and task is not None:
+            works.append(_work(session.group(1), session.group(2), task, memory, files))
+    return works
+
+
+def _work(project: str, pkg: str, task: re.Match[str], memory: Memory, files: Files) -> Work:
     rules = {key.rsplit("/", 1)[1]: value for key, value in memory.recall_prefix(f"coding/{project}/rule/")}
     stem, _, function, returns, needs = task.groups()
     module = f"src/{pkg}/{rules.get('prefix', '')}{stem}.py"
@@ -178,38 +206,52 @@ def plan(prompt: str, memory: Memory, files: Files) -> Work | None:
     return Work(module, text, registration)
 
 
+def jobs_of(prompt: str) -> list[str]:
+    """Every job the prompt's tasks say their module needs to do (a purpose, or a job for a helper)."""
+    return [job for task in TASK.finditer(prompt) for job in _jobs(task.group(5) or "")]
+
+
+def _jobs(needs: str) -> list[str]:
+    return [need.split(HELPERS_CLAUSE)[0] for need in needs.split(JOBS_JOINER)] if needs else []
+
+
 def respond(prompt: str, memory: Memory, workdir: Path | None = None) -> str:
-    """Learn from the prompt, then do its task in ``workdir`` (the current directory by default)."""
+    """Learn from the prompt, then do its tasks in ``workdir`` (the current directory by default)."""
     root = workdir or Path.cwd()
-    work = plan(prompt, memory, DiskFiles(root))
-    if work is None:
-        return "UNKNOWN"
-    path = root / work.module
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(work.text, encoding="utf-8")
-    if work.registration is not None:
-        pyproject = root / "pyproject.toml"
-        text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
-        pyproject.write_text(work.registration.applied(text), encoding="utf-8")
-    return f"DONE: wrote {work.module}"
+    works = plan_all(prompt, memory, DiskFiles(root))
+    if not works:
+        return "DONE: noted" if SESSION.search(prompt) else "UNKNOWN"
+    for work in works:
+        path = root / work.module
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(work.text, encoding="utf-8")
+        if work.registration is not None:
+            pyproject = root / "pyproject.toml"
+            text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
+            pyproject.write_text(work.registration.applied(text), encoding="utf-8")
+    return "DONE: wrote " + ", ".join(work.module for work in works)
 
 
 def _module_text(
     files: Files, project: str, pkg: str, function: str, returns: str, needs: str, rules: dict[str, str], memory: Memory
 ) -> str:
-    job = needs.split(HELPERS_CLAUSE)[0]
     lines = [rules["header"]] if "header" in rules else []
     tag = f" {rules['tag']}" if "tag" in rules else ""
     lines.append(f'"""A module added for a task.{tag}"""')
     lines.append("")
     if "logger" in rules:
         lines.append("import logging")
-    decision = memory.recall(f"coding/{project}/decision/{job}") if job else None
-    if decision is not None:
-        adr, chosen = decision.split(" ", 1)
-        lines += [f"# {adr}: {job}", f"import {chosen}"]
-    helper = memory.recall(f"coding/{project}/helper/{job}") if HELPERS_CLAUSE in needs else None
-    if helper is not None:
+    calls = []
+    for need in needs.split(JOBS_JOINER) if needs else []:
+        job = need.split(HELPERS_CLAUSE)[0]
+        decision = memory.recall(f"coding/{project}/decision/{job}")
+        if decision is not None:
+            adr, chosen = decision.split(" ", 1)
+            lines += [f"# {adr}: {job}", f"import {chosen}"]
+        helper = memory.recall(f"coding/{project}/helper/{job}") if HELPERS_CLAUSE in need else None
+        if helper is not None:
+            calls.append(f'    helpers.{helper}("{job}")')
+    if calls:
         lines.append(f"from {pkg} import helpers")
     if not returns.isdigit():
         module = _module_defining(files, pkg, returns, memory.recall(f"coding/{project}/constant/{returns}"))
@@ -217,9 +259,7 @@ def _module_text(
             lines.append(f"from {pkg}.{module} import {returns}")
     if "logger" in rules:
         lines += ["", f'logger = logging.getLogger("{rules["logger"]}")']
-    lines += ["", "", f"def {function}():"]
-    if helper is not None:
-        lines.append(f'    helpers.{helper}("{job}")')
+    lines += ["", "", f"def {function}():", *calls]
     lines.append(f"    return {returns}")
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,7 @@ the judge and the report never need to know where a case came from.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -169,8 +170,7 @@ def make_case(
     settings = dict(settings or {})
     feedback = dict(feedback or {})
     if len(prompts) < 2:
-        what = "no steps" if not prompts else "only one step"
-        raise CaseError(f"{source}: {what}; a case needs step1.txt and step2.txt at least")
+        raise CaseError(too_few_steps(source, len(prompts)))
     _check_expectation(expected, f"{source}: {ANSWER_FILE}", known_kinds)
     for number, judged_against in feedback.items():
         if not 2 <= number <= len(prompts):
@@ -261,8 +261,11 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
             raise CaseError(f"{what}: {problem}")
 
 
-def parse_positive_seconds(value: Any, what: str) -> float:
-    """Seconds from a user; one line of error rather than a ValueError traceback."""
+def parse_positive_seconds(value: Any, what: str, *, zero_ok: bool = False) -> float:
+    """Seconds from a user; one line of error rather than a ValueError traceback.
+
+    ``zero_ok`` admits 0 where it means "no wait" (a retry's pause), never where it would mean "no time at all".
+    """
     __tracebackhide__ = True
     try:
         # float(True) is 1.0: a TOML ``timeout = true`` is a mistake, not one second.
@@ -271,8 +274,9 @@ def parse_positive_seconds(value: Any, what: str) -> float:
         seconds = float(value)
     except (TypeError, ValueError):
         raise CaseError(f"{what} must be a number of seconds, not {value!r}") from None
-    if not seconds > 0 or seconds == float("inf"):
-        raise CaseError(f"{what} must be a positive number of seconds, not {value!r}")
+    if not (seconds >= 0 if zero_ok else seconds > 0) or seconds == float("inf"):
+        wanted = "0 or a positive number" if zero_ok else "a positive number"
+        raise CaseError(f"{what} must be {wanted} of seconds, not {value!r}")
     return seconds
 
 
@@ -329,6 +333,18 @@ def is_symlink_loop(path: Path) -> bool:
 
 def _unreadable(source: str, path: Path, exc: OSError) -> str:
     return f"{source}: cannot read {path.name} ({exc.strerror or exc}); make it a readable file"
+
+
+def too_few_steps(source: str, count: int, folder: Path | None = None) -> str:
+    """A case of fewer than two steps, naming the text files that look like misspelt step files."""
+    what = "no steps" if not count else "only one step"
+    found = []
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            found = sorted(p.name for p in folder.iterdir() if p.suffix == ".txt" and not _STEP_FILE.match(p.name))
+    renames = [f"{name}: rename it step{digits[0]}.txt" for name in found if (digits := re.findall(r"\d+", name))]
+    hint = f" (found {'; '.join(renames)})" if renames else ""
+    return f"{source}: {what}{hint}; a case needs step1.txt and step2.txt at least"
 
 
 def _near_misses(folder: Path) -> str:
@@ -399,6 +415,8 @@ def load_case_dir(
     settings_path = folder / SETTINGS_FILE
     settings = read_toml(settings_path, source) if settings_path.is_file() else {}
     prompts = read_step_prompts(folder, source)
+    if len(prompts) < 2:
+        raise CaseError(too_few_steps(source, len(prompts), folder))
     try:
         workspace = read_case_workspace(folder)
     except (WorkspaceError, OSError) as exc:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.agents.adapters.advice import bare_cli_advice, command_line_trap
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
@@ -25,7 +26,7 @@ from pytest_recall.plugin.items import (
     seeded_order,
 )
 from pytest_recall.plugin.judge_fixture import RecallJudge
-from pytest_recall.plugin.options import NO_COMMAND, SHARD_INPUT, Settings, add_options, check_command_starts
+from pytest_recall.plugin.options import NO_COMMAND, OPTIONS, SHARD_INPUT, Settings, add_options, check_command_starts
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
 from pytest_recall.plugin.recorder import Recorder
@@ -37,6 +38,7 @@ from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.sessions.cgroup import tracking_line
+from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -53,6 +55,13 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Before pytest parses the command line: a misspelt flag or a split --recall-cmd is one line with the fix."""
+    trap = command_line_trap(args, tuple(option.flag for option in OPTIONS))
+    if trap is not None:
+        raise pytest.UsageError(trap)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -157,6 +166,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"recall: {shared_home_warning(settings.sandbox == 'bwrap')}")
     if settings.argv:
         lines.append(f"recall: {tracking_line()}")
+    if (advice := bare_cli_advice(settings.argv)) is not None:
+        lines.append(f"recall: {advice}")
     for given, resolved in settings.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines
@@ -168,15 +179,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    nodeid = wheel_nodeid(path)  # None lets pytest name it from the rootdir, as usual
     if is_case_dir(path):
-        return CaseDirectory.from_parent(parent, path=path)
+        return CaseDirectory.from_parent(parent, path=path, nodeid=nodeid)
     if is_suite_dir(path):
-        return SuiteDirectory.from_parent(parent, path=path)
+        return SuiteDirectory.from_parent(parent, path=path, nodeid=nodeid)
     if is_trap_task_dir(path):
-        return TrapTaskDirectory.from_parent(parent, path=path)
+        return TrapTaskDirectory.from_parent(parent, path=path, nodeid=nodeid)
     if looks_like_case_dir(path):
         # Step files without answer.json: collected so that loading it names the missing file.
-        return CaseDirectory.from_parent(parent, path=path)
+        return CaseDirectory.from_parent(parent, path=path, nodeid=nodeid)
     return None
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.failure import verdict_report
+from pytest_recall.reporting.failure import fold_repeated_stderr, verdict_report
 from pytest_recall.reporting.records import JUNIT_CASE_FIELDS, property_text
 
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
@@ -135,15 +135,17 @@ class VerdictRepr:
     shows the message's first line. Under xdist it travels as its ``str()``.
     """
 
-    def __init__(self, text: str, message: str, location: str) -> None:
+    def __init__(self, text: str, message: str, location: str, shown: str | None = None) -> None:
         self.text = text
         self.reprcrash = CrashLine(location, message)
+        # The terminal's copy may name a repeated stderr block instead of printing it; the JUnit file keeps all.
+        self.shown = text if shown is None else shown
 
     def __str__(self) -> str:
         return self.text
 
     def toterminal(self, tw: Any) -> None:
-        for line in self.text.splitlines():
+        for line in self.shown.splitlines():
             tw.line(line)
 
 
@@ -160,8 +162,12 @@ class CrashLine:
         return f"{self.path}: {first}"
 
 
-def shorten_failure(report: pytest.TestReport, record: Mapping[str, Any]) -> None:
+def shorten_failure(
+    report: pytest.TestReport, record: Mapping[str, Any], seen_stderr: dict[tuple[str, ...], str] | None = None
+) -> None:
     """Give a judged, failed case the verdict as its message; other failures keep theirs."""
     if report.when == "call" and report.failed and isinstance(report.longrepr, str) and record.get("score") is not None:
         location = report.nodeid.split("::", 1)[0]
-        report.longrepr = VerdictRepr(report.longrepr, verdict_headline(record), location)  # type: ignore[assignment]
+        text = report.longrepr
+        shown = fold_repeated_stderr(text, seen_stderr, location) if seen_stderr is not None else None
+        report.longrepr = VerdictRepr(text, verdict_headline(record), location, shown)  # type: ignore[assignment]

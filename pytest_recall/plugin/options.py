@@ -10,6 +10,7 @@ import dataclasses
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.agents.adapters.advice import preset_conflict
 from pytest_recall.agents.adapters.presets import PRESETS
 from pytest_recall.cases.live_protocol import ProtocolError, decode_escapes, parse_exit_codes, protocol_fields
 from pytest_recall.cases.model import SESSION_MODES, CaseError, parse_positive_seconds
@@ -210,8 +212,8 @@ OPTIONS = (
         "recall_live_preset",
         "Run every case live in one session of a known CLI, driven as its adapter's tests drive it: "
         + "; ".join(f"'{name}': {preset.about}" for name, preset in PRESETS.items())
-        + ". It sets the command (unless --recall-cmd gives one) and the turn protocol; protocol flags given as "
-        "well win over the preset's values.",
+        + ". It sets the command and the turn protocol; --recall-cmd may only name the preset's own launcher, with "
+        "extra arguments for the CLI after it; protocol flags given as well win over the preset's values.",
     ),
     Option(
         "recall_turn_template",
@@ -258,7 +260,7 @@ OPTIONS = (
     Option(
         "recall_retry_delay",
         f"Seconds before the first retry of a case, doubling for each further one (default "
-        f"{DEFAULT_RETRY_DELAY_S:g}). Other cases in flight keep running meanwhile.",
+        f"{DEFAULT_RETRY_DELAY_S:g}; 0 retries at once). Other cases in flight keep running meanwhile.",
         str(DEFAULT_RETRY_DELAY_S),
     ),
     Option(
@@ -373,6 +375,8 @@ class Settings:
         if command is not None and not argv:
             raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
         argv, resolved = resolve_command_paths(argv)
+        if preset is not None and command is not None and (conflict := preset_conflict(preset, command, argv)):
+            raise pytest.UsageError(conflict)
         report = raw_value(config, "recall_report")
         settings = cls(
             command=command,
@@ -389,7 +393,7 @@ class Settings:
             scope=_choice(config, "recall_scope", SCOPES),
             preflight=_switch(config, "recall_preflight"),
             retries=_whole(config, "recall_retries", minimum=0),
-            retry_delay_s=_seconds(config, "recall_retry_delay"),
+            retry_delay_s=_seconds(config, "recall_retry_delay", zero_ok=True),
             transcripts=_choice(config, "recall_transcripts", TRANSCRIPT_MODES),
             **_scale_out(config),
             **_sandbox(config),
@@ -415,10 +419,10 @@ def flag_of(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _seconds(config: pytest.Config, name: str) -> float:
+def _seconds(config: pytest.Config, name: str, *, zero_ok: bool = False) -> float:
     __tracebackhide__ = True
     try:
-        return parse_positive_seconds(raw_value(config, name), flag_of(name))
+        return parse_positive_seconds(raw_value(config, name), flag_of(name), zero_ok=zero_ok)
     except CaseError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -727,6 +731,10 @@ def check_command_starts(argv: tuple[str, ...]) -> None:
     found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
     if found is None:
         hint = "; install the agent or give its full path"
+        beside = Path(sys.executable).parent
+        if (beside / program).is_file():
+            # pytest-recall's own scripts sit beside the interpreter, in an environment not activated here.
+            hint = f"; it is in {beside}, which is not on PATH: activate that environment (. {beside}/activate)"
         if os.path.isfile(program):
             hint = f"; to run the file here, write ./{program}"
         raise pytest.UsageError(f"--recall-cmd: {program!r} was not found on PATH{hint}")

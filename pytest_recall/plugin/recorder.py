@@ -26,7 +26,7 @@ from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
 from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
-from pytest_recall.reporting.summary import error_lines, format_summary
+from pytest_recall.reporting.summary import error_lines, format_summary, warning_lines
 from pytest_recall.reporting.transcripts import transcripts_view
 
 
@@ -48,6 +48,8 @@ class Recorder:
         # Run-log append failures, by message, with how many records each cost.
         self.log_errors: dict[str, int] = {}
         self.summaries: list[CaseSummary] = []
+        # Each stderr block a failure section showed, and the case that showed it first.
+        self.seen_stderr: dict[tuple[str, ...], str] = {}
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
@@ -71,7 +73,7 @@ class Recorder:
         place_case_figures(self.config, report)
         if record is not None:
             self.spool.add(record)
-            shorten_failure(report, record)
+            shorten_failure(report, record, self.seen_stderr)
             self.unrecorded_failures.pop(report.nodeid, None)
         elif report.failed and report.nodeid not in self.records and _looks_like_case(report.nodeid):
             text = str(report.longrepr).strip().splitlines()
@@ -146,13 +148,16 @@ class Recorder:
 
     def resume_hint(self) -> str:
         """How to pick an interrupted run up where it stopped, from what this run wrote."""
+        if self.collection_errors and not self.records:
+            # Nothing ran, so nothing was paid for: there is nothing to resume, only errors to fix.
+            return "no case ran: pytest stops at collection errors; fix them (ERRORS above) and run again"
         kept = self.settings.log_path or (self.settings.report_path if self.write_error is None else None)
         if kept is None:
             return "to resume, run again with --recall-log=FILE this time: a log keeps each case as it finishes"
         return f"to resume, run the same command again with --recall-resume={kept}"
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        """The verdict in colour; ``-q`` keeps the verdict and the errors, ``-qq`` the verdict alone."""
+        """The verdict in colour; ``-q`` keeps the verdict, the warnings and the errors, ``-qq`` the verdict alone."""
         if self.report is None:
             return
         verbosity = self.config.get_verbosity()
@@ -162,7 +167,7 @@ class Recorder:
         terminalreporter.write_line(verdict, green=bool(self.report["passed"]), red=not self.report["passed"])
         if verbosity <= -2:
             return
-        for line in details if verbosity >= 0 else ():
+        for line in details if verbosity >= 0 else warning_lines(self.report, self.summaries):
             terminalreporter.write_line(line)
         for line in error_lines(self.summaries):
             terminalreporter.write_line(line, red=True)

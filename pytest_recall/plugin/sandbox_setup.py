@@ -170,8 +170,12 @@ def _network(settings: Settings) -> Network:
 def _check_reachable(program: str, binds: tuple[Path, ...], network: Network = "host") -> None:
     """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too.
 
-    Both the path as given and the file a symlink ends at are checked: binding
+    Both the path as given and the file a symlink ends at are probed: binding
     only the folder of ``node_modules/.bin/claude`` shows a link into nowhere.
+    Only the spellings the session execs decide, though, since the probe
+    follows links inside the sandbox as the session will: a bind of a
+    symlinked folder shows its files at the link's path, and the real path
+    outside need not be visible at all.
     """
     __tracebackhide__ = True
     found = shutil.which(program) if os.sep not in program else program
@@ -188,6 +192,9 @@ def _check_reachable(program: str, binds: tuple[Path, ...], network: Network = "
     if probe.returncode == 0:
         return
     missing = probe.stdout.split()
+    executed = {needed[0], *_shebang_interpreter(Path(os.path.realpath(needed[0])))}
+    if missing and executed.isdisjoint(missing):
+        return
     if not missing:
         detail = next(iter(probe.stderr.strip().splitlines()), f"exit {probe.returncode}")
         raise pytest.UsageError(f"--recall-sandbox=bwrap: the sandbox did not start: {detail}")

@@ -71,3 +71,27 @@ def verdict_report(
     if compact and steps:
         lines.append(MORE_HINT)
     return "\n".join(lines)
+
+
+def fold_repeated_stderr(text: str, seen: dict[tuple[str, ...], str], label: str) -> str:
+    """A stderr block another case's failure already showed, named instead of printed again.
+
+    Eight cases failing with the same usage line are one problem; ``seen``
+    maps each block shown so far to the case that showed it first.
+    """
+    lines = text.splitlines()
+    kept: list[str] = []
+    index = 0
+    while index < len(lines):
+        end = index + 1
+        if lines[index].startswith("    stderr (last "):
+            while end < len(lines) and lines[end].startswith("      | "):
+                end += 1
+            first = seen.setdefault(tuple(lines[index:end]), label)
+            if first != label:
+                kept.append(f"    stderr: the same as {first}'s, shown above")
+                index = end
+                continue
+        kept.extend(lines[index:end])
+        index = end
+    return "\n".join(kept)

@@ -135,6 +135,13 @@ def _interval_text(interval: Mapping[str, Any] | None) -> str:
     )
 
 
+# What a tile's count means where its name alone cannot say it; shown on hover and read by screen readers.
+TILE_NOTES = {
+    "unscored": "runs with no score (n_skipped_no_gold): no expected answer to judge against, or an agent that could "
+    "not start (counted again under errors); they are left out of the score",
+}
+
+
 def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Markup:
     passed = bool(report.get("passed"))
     score, threshold = _number(report.get("score")), _number(report.get("threshold"))
@@ -150,7 +157,7 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
         ("runs passed" if (stats.get("epochs") or 1) > 1 else "cases passed", _passed_of_total(report)),
         ("scored", str(report.get("n_scored", "–"))),
         ("errors", str(report.get("n_errors", "–"))),
-        ("no gold", str(report.get("n_skipped_no_gold", "–"))),
+        ("unscored", str(report.get("n_skipped_no_gold", "–"))),
         ("epochs", str(stats.get("epochs") or 1)),
         ("latency median", _seconds(_ms(report.get("latency_ms_median")))),
         ("latency p95", _seconds(_ms(report.get("latency_ms_p95")))),
@@ -168,7 +175,12 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
         + _bars_svg([gauge_row], domain=(0.0, 1.0), threshold=threshold, label="Score with its interval and threshold")
         + Markup('\n<dl class="tiles">')
         + Markup("").join(
-            Markup("<div><dt>{}</dt><dd>{}</dd></div>").format(clean(name), clean(value)) for name, value in tiles
+            Markup('<div title="{}"><dt>{}</dt><dd>{}</dd></div>').format(
+                TILE_NOTES.get(name, ""), clean(name), clean(value)
+            )
+            if name in TILE_NOTES
+            else Markup("<div><dt>{}</dt><dd>{}</dd></div>").format(clean(name), clean(value))
+            for name, value in tiles
         )
         + Markup('</dl>\n<p class="command">Command: <code>{}</code></p>').format(clean(report.get("command") or "–"))
     )
@@ -561,6 +573,7 @@ th{background:#f6f8fa}
 tr.evidence td{border-bottom:2px solid var(--line);padding-top:0}
 .suite,.cases tr:not(.evidence) td:nth-child(n+8){white-space:nowrap}
 .cases tr:not(.evidence) td:nth-child(3){overflow-wrap:anywhere}
+.cases tr:not(.evidence) td:nth-child(5),.cases tr:not(.evidence) td:nth-child(6){white-space:nowrap}
 .pill{display:inline-block;padding:0 6px;border-radius:10px;font-weight:700;font-size:12px;color:#fff;
 white-space:nowrap}
 .pill.good{background:var(--good)}.pill.bad{background:var(--bad)}.pill.warn{background:var(--warn)}

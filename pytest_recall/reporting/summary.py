@@ -8,13 +8,7 @@ from typing import Any
 
 def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
-    lines = [verdict_line(report)]
-    # The recorder passes its per-case summaries; a report read from a file has its records.
-    listed = list(records if records is not None else report.get("cases") or [])
-    shared = [record for record in listed if _home_of(record) == "user"]
-    if shared:
-        lines.append(f"  {shared_home_warning(_sandbox_of(shared[0]) == 'bwrap')}")
-    lines += failure_lines(listed)
+    lines = [verdict_line(report), *warning_lines(report, records)]
     lines += _trust_lines(report)
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
@@ -34,6 +28,15 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
         f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
     )
     return lines
+
+
+def warning_lines(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
+    """What no summary may drop, ``-q`` included: a shared HOME, and agent failures that are no memory result."""
+    # The recorder passes its per-case summaries; a report read from a file has its records.
+    listed = list(records if records is not None else report.get("cases") or [])
+    shared = [record for record in listed if _home_of(record) == "user"]
+    lines = [f"  {shared_home_warning(_sandbox_of(shared[0]) == 'bwrap')}"] if shared else []
+    return lines + failure_lines(listed)
 
 
 def shared_home_warning(sandboxed: bool) -> str:
@@ -178,8 +181,9 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
             else:
                 line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
         lines.append(line)
+        runs = counted(int(control["n"]), "control run") if control.get("n") else "the control runs"
+        lines.append(f"  pytest's passed count includes {runs}, which pass whatever they score: see the line above")
         lines += help_harm_lines(report)
-        lines.append("  pytest counts control runs as passed whatever they score; their score is the line above")
     return lines
 
 

@@ -96,6 +96,17 @@ def _verdict(
     return verdict
 
 
+# A shotgun's reason names this many of its values; a thousand would bury the verdict.
+NAMED_CANDIDATES = 4
+
+
+def _named(values: set[str]) -> str:
+    """The candidates a shotgun offered, sorted, so the reason shows what the agent hedged between."""
+    listed = sorted(values)
+    more = f" and {len(listed) - NAMED_CANDIDATES} more" if len(listed) > NAMED_CANDIDATES else ""
+    return ", ".join(listed[:NAMED_CANDIDATES]) + more
+
+
 def score_case(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     """Score one final-step stdout against a money or voucher expectation."""
     answer = str(expected["answer"])
@@ -116,7 +127,7 @@ def score_case(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
         if answer in on_tail and len(on_tail) == 1:
             return _verdict(1.0, "final line carries the expected value amid prose", category, answer)
         if answer in on_tail:
-            reason = f"final line offers {len(on_tail)} candidate values: a shotgun earns nothing"
+            reason = f"final line offers {len(on_tail)} candidate values ({_named(on_tail)}): a shotgun earns nothing"
             return _verdict(0.0, reason, category, tail, len(on_tail))
         return _verdict(0.0, "final line gives a different value", category, tail, len(on_tail))
 
@@ -124,7 +135,7 @@ def score_case(stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     if answer in anywhere and len(anywhere) == 1:
         return _verdict(1.0, "expected value is the only candidate in the output", category, answer)
     if answer in anywhere:
-        reason = f"output offers {len(anywhere)} candidate values: a shotgun earns nothing"
+        reason = f"output offers {len(anywhere)} candidate values ({_named(anywhere)}): a shotgun earns nothing"
         return _verdict(0.0, reason, category, tail, len(anywhere))
     return _verdict(0.0, "expected value not found in the output", category, tail, len(anywhere))
 

@@ -55,6 +55,12 @@ CATEGORIES = (
 )
 NOT_GIVEN = "NOT GIVEN"
 YEAR = 2026
+# 2: voucher ids never repeat within an account, and no question is dated before the end of the period it asks
+# about (so a date alone never says the answer was not given). 1: the first cases, byte for byte.
+VERSION = 2
+VERSIONS = (1, 2)
+# The highest voucher number the ledgers' four-digit ids can hold.
+LAST_VOUCHER = 9999
 # The bundled suite's haystack: well under the 128 KiB Linux allows one argv string.
 DEFAULT_HAYSTACK_BYTES = 60_000
 # Above this a step no longer fits argv on every system: deliver it with --recall-prompt=stdin or file.
@@ -322,11 +328,21 @@ def _month_dates(stream: _Stream, month: int) -> list[str]:
     return dates
 
 
-def draw_month(stream: _Stream, account: Account, month: int, opening: int | None = None) -> MonthLedger | None:
-    """A month of entries from the ledger generator's walk; ``opening`` carries a previous month's closing."""
+def draw_month(
+    stream: _Stream, account: Account, month: int, opening: int | None = None, first_voucher: int | None = None
+) -> MonthLedger | None:
+    """A month of entries from the ledger generator's walk.
+
+    ``opening`` carries a previous month's closing, ``first_voucher`` its
+    voucher numbering on (else a number is drawn).
+    """
     dates = _month_dates(stream, month)[: stream.between(8, 13)]
     walk_opening, lines = _walk(stream, dates)
-    table = _post(walk_opening if opening is None else opening, stream.between(1000, 9900), lines)
+    drawn = stream.between(1000, 9900)
+    first = drawn if first_voucher is None else first_voucher
+    if first + len(lines) - 1 > LAST_VOUCHER:
+        return None
+    table = _post(walk_opening if opening is None else opening, first, lines)
     if any(p.balance < 0 for p in table.postings):
         return None
     return MonthLedger(account, month, table)
@@ -361,6 +377,7 @@ class _Plan:
 
     stream: _Stream
     case_no: int
+    version: int = 1
     clock: datetime.date = datetime.date(YEAR, 2, 1)
     prompts: list[str] = field(default_factory=list)
     ledgers: list[MonthLedger] = field(default_factory=list)
@@ -392,7 +409,16 @@ class _Plan:
         self.prompts.append(memo_session(self.tick(), self.stream))
 
     def month(self, account: Account, month: int, opening: int | None = None) -> MonthLedger | None:
-        return draw_month(self.stream, account, month, opening)
+        """A month of ``account``; from version 2 on, its vouchers go on from the account's earlier months."""
+        shown = [g for g in self.ledgers if g.account == account]
+        first = None
+        if self.version >= 2 and shown:
+            last = max(int(p.voucher.rsplit("-", 1)[1]) for g in shown for p in g.table.postings)
+            first = last + self.stream.between(1, 40)
+        drawn = draw_month(self.stream, account, month, opening, first)
+        if self.version >= 2 and drawn is not None and any(not (p.debit or p.credit) for p in drawn.table.postings):
+            return None  # a settlement of a zero balance: an entry with no amount, which no ledger prints
+        return drawn
 
     @property
     def books(self) -> Books:
@@ -577,6 +603,24 @@ def _long_haystack(plan: _Plan, haystack_bytes: int) -> Built | None:
     return plan.prompts, question, plan.books
 
 
+def repeated_vouchers(books: Books) -> set[tuple[Account, str]]:
+    """(account, voucher) pairs that more than one entry of the same account carries."""
+    seen: set[tuple[Account, str]] = set()
+    repeated = set()
+    for ledger in books.ledgers:
+        for posting in ledger.table.postings:
+            key = (ledger.account, posting.voucher)
+            if key in seen:
+                repeated.add(key)
+            seen.add(key)
+    return repeated
+
+
+def asked_until(question: Question) -> datetime.date | None:
+    """The last day of the period a question asks about, if it names one."""
+    return datetime.date.fromisoformat(question.end) if question.end else None
+
+
 def _rule_breach(question: Question, answer: int | None, category: str, prompts: list[str]) -> str | None:
     if category == "abstention":
         return None if answer is None else "an abstention question has an answer"
@@ -593,42 +637,66 @@ def _rule_breach(question: Question, answer: int | None, category: str, prompts:
 
 
 def generate(
-    seed: int, count: int, *, suite: str = "abilities", haystack_bytes: int = DEFAULT_HAYSTACK_BYTES
+    seed: int,
+    count: int,
+    *,
+    suite: str = "abilities",
+    haystack_bytes: int = DEFAULT_HAYSTACK_BYTES,
+    version: int = VERSION,
 ) -> list[Case]:
     """The first ``count`` cases of ``seed``; a longer run only appends to a shorter one."""
-    return list(iter_cases(seed, count, suite=suite, haystack_bytes=haystack_bytes))
+    return list(iter_cases(seed, count, suite=suite, haystack_bytes=haystack_bytes, version=version))
 
 
 def iter_cases(
-    seed: int, count: int, *, suite: str = "abilities", haystack_bytes: int = DEFAULT_HAYSTACK_BYTES
+    seed: int,
+    count: int,
+    *,
+    suite: str = "abilities",
+    haystack_bytes: int = DEFAULT_HAYSTACK_BYTES,
+    version: int = VERSION,
 ) -> Iterator[Case]:
     if count < 0:
         raise ValueError(f"abilities suite: count must be 0 or more, not {count}")
     for index in range(count):
-        yield generate_one(seed, index, suite=suite, haystack_bytes=haystack_bytes)
+        yield generate_one(seed, index, suite=suite, haystack_bytes=haystack_bytes, version=version)
 
 
 def generate_one(
-    seed: int, index: int, *, suite: str = "abilities", haystack_bytes: int = DEFAULT_HAYSTACK_BYTES
+    seed: int,
+    index: int,
+    *,
+    suite: str = "abilities",
+    haystack_bytes: int = DEFAULT_HAYSTACK_BYTES,
+    version: int = VERSION,
 ) -> Case:
     """Case ``index`` (from 0) of ``seed``, built from those numbers alone; categories rotate."""
     if index < 0:
         raise ValueError(f"abilities suite: case index must be 0 or more, not {index}")
+    if version not in VERSIONS:
+        raise ValueError(f"abilities suite: version must be one of {', '.join(map(str, VERSIONS))}, not {version!r}")
     if not 1_000 <= haystack_bytes <= MAX_HAYSTACK_BYTES:
         raise ValueError(
             f"abilities suite: haystack_bytes must be from 1000 to {MAX_HAYSTACK_BYTES}, not {haystack_bytes}"
         )
     category = CATEGORIES[index % len(CATEGORIES)]
-    source = f"abilities seed={seed} #{index}"
+    source = f"abilities seed={seed} #{index}" if version == 1 else f"abilities v{version} seed={seed} #{index}"
     reason = "no attempt"
     for attempt in range(MAX_ATTEMPTS):
-        plan = _Plan(_Stream(seed, index, attempt, 0xAB), case_no=index + 1)
+        parts = (seed, index, attempt, 0xAB) if version == 1 else (seed, index, attempt, 0xAB, version)
+        plan = _Plan(_Stream(*parts), case_no=index + 1, version=version)
         built = _long_haystack(plan, haystack_bytes) if category == "long_haystack" else _BUILDERS[category](plan)
         if built is None:
             reason = "the draw could not carry the question"
             continue
         prompts, question, books = built
-        prompts = [*prompts, question_session(plan.tick(), question)]
+        if version >= 2 and repeated_vouchers(books):
+            reason = "a voucher id repeats within an account"
+            continue
+        until = asked_until(question) if version >= 2 else None
+        # From version 2 every question comes after its period ends: the date never says "not given yet".
+        later = None if until is None else until + datetime.timedelta(days=1)
+        prompts = [*prompts, question_session(plan.tick(not_before=later), question)]
         answer = answer_cents(books, question)
         breach = _rule_breach(question, answer, category, prompts)
         if breach is not None:

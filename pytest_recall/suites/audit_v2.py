@@ -22,7 +22,16 @@ cell of it alike:
   so no answer is a safe guess. See ``NEVER_DECIDED``, ``RETRACTED`` and
   ``NULL_FLOOR``.
 
-Everything is drawn from splitmix64 seeded by ``(2, split, index)``, so a
+Version 3 keeps all of that and removes two things a guesser could still
+use: an imported summary sat on more than half of all cells, the asked one
+included, so "the cell with an import" pointed at the answer as often as not;
+now imports are rarer (on about a quarter of cells), and the asked cell gets
+one no more often than any other. And the null answer no longer earns more
+than 0.10 in any family (``no_confirmed_decision`` has one null slot of 16,
+not two), so a bundled suite of whole cycles keeps every guesser under 0.10
+per family. Version 2 stays, byte for byte, with ``version = 2``.
+
+Everything is drawn from splitmix64 seeded by ``(version, split, index)``, so a
 case depends on nothing but those numbers, on every machine and Python
 version. The answers come from replaying the drafted events by the rules; the
 tests check them against an oracle that reads only the rendered text.
@@ -36,6 +45,7 @@ from dataclasses import dataclass
 
 from pytest_recall.cases.model import Case
 from pytest_recall.suites.audit import (
+    _ACTOR,
     _CODE_NAMES,
     _NOTES,
     FAMILIES,
@@ -53,20 +63,38 @@ from pytest_recall.suites.audit import (
 )
 from pytest_recall.suites.rng import SplitMix64
 
-VERSION = 2
+VERSION = 3
+VERSIONS = (2, 3)
 PROJECTS_PER_TRAIL = 4
 ALIASED_PER_TRAIL = 2
 FIELDS_PER_TRAIL = 6
 SLOTS = 16  # a family's cases cycle through its variants in this many slots
 _SPLIT_CODE = {"train": 0x7472, "eval": 0x6576}
 _DECIDES = frozenset({"user_statement", "confirmation", "correction", "retraction"})
-# The slots of each family whose transfer answer is null: 1 in 16 cases or a few more, never a whole family.
-NEVER_DECIDED = {"as_of_before_correction": (7,), "no_confirmed_decision": (3, 11)}  # {"value": null, "evidence": []}
+# The slots of each family whose transfer answer is null ({"value": null, "evidence": []}): 1 in 16 cases or
+# a few more, never a whole family.
+NEVER_DECIDED: dict[str, tuple[int, ...]] = {"as_of_before_correction": (7,), "no_confirmed_decision": (3, 11)}
 RETRACTED = {"retraction": (1, 9, 5, 13), "reconfirmation_after_retraction": (14,)}  # null, citing the retraction
-# The null answer's expected score over whole cycles: 1.0 where nothing was decided, 0.25 where a retraction is cited.
-NULL_FLOOR = (sum(map(len, NEVER_DECIDED.values())) + 0.25 * sum(map(len, RETRACTED.values()))) / (
-    SLOTS * len(FAMILIES)
-)
+# Version 3: one never-decided slot in no_confirmed_decision, so no family gives the null answer more than 1 in 16.
+NEVER_DECIDED_V3: dict[str, tuple[int, ...]] = {"as_of_before_correction": (7,), "no_confirmed_decision": (3,)}
+
+
+def never_decided(version: int) -> dict[str, tuple[int, ...]]:
+    return NEVER_DECIDED if version == 2 else NEVER_DECIDED_V3
+
+
+def null_floor(version: int) -> float:
+    """The null answer's expected score over whole cycles: 1.0 where nothing was decided, 0.25 citing a retraction."""
+    nulls = sum(map(len, never_decided(version).values())) + 0.25 * sum(map(len, RETRACTED.values()))
+    return nulls / (SLOTS * len(FAMILIES))
+
+
+def family_null_floor(version: int, family: str) -> float:
+    """The same, within one family: what a bundled suite of whole cycles gives the null answer there."""
+    return (len(never_decided(version).get(family, ())) + 0.25 * len(RETRACTED.get(family, ()))) / SLOTS
+
+
+NULL_FLOOR = null_floor(2)
 _ATTEMPTS = 64
 
 
@@ -93,8 +121,11 @@ Known = tuple[str | None, tuple[_Draft, ...]]
 class _Patterns:
     """The family patterns, each a chain of user events for one cell, drafted with the v1 builder."""
 
-    def __init__(self, b: _Builder, rng: SplitMix64, names: tuple[str, ...], field: str, mark: _Mark) -> None:
+    def __init__(
+        self, b: _Builder, rng: SplitMix64, names: tuple[str, ...], field: str, mark: _Mark, version: int = 2
+    ) -> None:
         self.b, self.rng, self.names, self.field, self.mark = b, rng, names, field, mark
+        self.never_decided = never_decided(version)
         self.values = rng.shuffled(FIELDS[field])
 
     def name(self) -> str:
@@ -135,7 +166,7 @@ class _Patterns:
                 chain.append(self.then("correction", v[2], corrected))
             chain = [*chain, mark] if slot % 2 else chain
         elif family == "as_of_before_correction":
-            if slot in NEVER_DECIDED[family]:
+            if slot in self.never_decided[family]:
                 said = self.said(v[0])
                 chain = [mark, *said, self.then("correction", v[1], said[-1])]
             else:
@@ -157,7 +188,8 @@ class _Patterns:
                 chain = [*before, withdrawn, *self.said(v[2])]
                 chain = [*chain, mark] if slot % 4 == 2 else chain
         elif family == "no_confirmed_decision":
-            current_null, as_of_null = NEVER_DECIDED[family]
+            nulls = self.never_decided[family]
+            current_null, as_of_null = nulls[0], nulls[1] if len(nulls) > 1 else None
             if slot == current_null:
                 chain = [self.suggestion(v[0]), self.suggestion(v[1])]
             elif slot == as_of_null:
@@ -195,7 +227,9 @@ class _Patterns:
         return chain, self.name()
 
 
-def _decorated(b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | _Mark]) -> list[_Draft | _Mark]:
+def _decorated(
+    b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | _Mark], version: int = 2
+) -> list[_Draft | _Mark]:
     """The chain with decorations: nearly always a suggestion or an import after everything, more anywhere before.
 
     A cell ends up with two to four non-user events whatever its pattern
@@ -206,17 +240,27 @@ def _decorated(b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | 
     spare = p.values[4:]
     out = list(chain)
     wanted = rng.between(2, 4) - sum(isinstance(d, _Draft) and d.kind == "assistant_suggestion" for d in chain)
-    tail = rng.between(0, 31) != 0
+    tail = rng.between(0, 31) != 0 or version >= 3
+    # Version 3 imports and injects rarely (a tail import 1 in 5; inserted: an import 1 in 10, an injection 1 in 5),
+    # so each lands on a third of cells or fewer, the asked one no more often than any other.
+    suggested_up_to, imported_up_to = (3, 6) if version == 2 else (6, 7)
     if tail:
         value = rng.choice(spare)
-        out.append(p.suggestion(value) if rng.chance() else b.event(p.name(), p.field, "imported_summary", value))
+        if version == 2:
+            out.append(p.suggestion(value) if rng.chance() else b.event(p.name(), p.field, "imported_summary", value))
+        else:
+            # Under the name the cell's last decision used: the latest event under no name is that decision.
+            deciding = [d for d in chain if isinstance(d, _Draft) and d.kind in _DECIDES]
+            name = deciding[-1].project if deciding else p.name()
+            decoration = "assistant_suggestion" if rng.between(0, 4) != 0 else "imported_summary"
+            out.append(b.event(name, p.field, decoration, value))
         wanted -= 1
     while wanted > 0:
         last = len(out) - 1 if tail else len(out)  # nothing goes after the tail
         where, kind = rng.between(0, last), rng.between(0, 9)
-        if kind <= 3:
+        if kind <= suggested_up_to:
             out.insert(where, p.suggestion(rng.choice(spare)))
-        elif kind <= 6:
+        elif kind <= imported_up_to:
             out.insert(where, b.event(p.name(), p.field, "imported_summary", rng.choice(spare)))
         else:
             cited = p.suggestion(rng.choice(spare))
@@ -228,7 +272,9 @@ def _decorated(b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | 
     return out
 
 
-def _grid(rng: SplitMix64, b: _Builder, family: str, slot: int) -> tuple[list[_Cell], int, list[_Draft]]:
+def _grid(
+    rng: SplitMix64, b: _Builder, family: str, slot: int, version: int = 2
+) -> tuple[list[_Cell], int, list[_Draft]]:
     """Every cell of a trail, which of them the transfer question asks about, and the alias events."""
     projects = rng.shuffled(PROJECTS)[:PROJECTS_PER_TRAIL]
     fields = rng.shuffled(list(FIELDS))[:FIELDS_PER_TRAIL]
@@ -246,7 +292,7 @@ def _grid(rng: SplitMix64, b: _Builder, family: str, slot: int) -> tuple[list[_C
     asked = rng.choice(eligible)
     cells = []
     for n, (project, field) in enumerate(grid):
-        patterns = _Patterns(b, rng, names[project], field, _Mark(n))
+        patterns = _Patterns(b, rng, names[project], field, _Mark(n), version)
         if n == asked:
             cell_family, cell_slot = family, slot
         else:
@@ -254,7 +300,7 @@ def _grid(rng: SplitMix64, b: _Builder, family: str, slot: int) -> tuple[list[_C
             while cell_family == "alias_resolution" and len(names[project]) == 1:
                 cell_family = rng.choice(FAMILIES)
         chain, ask_name = patterns.build(cell_family, cell_slot)
-        cells.append(_Cell(project, field, ask_name, tuple(_decorated(b, rng, patterns, chain))))
+        cells.append(_Cell(project, field, ask_name, tuple(_decorated(b, rng, patterns, chain, version))))
     return cells, asked, links
 
 
@@ -276,6 +322,36 @@ def _known(
     last = deciding[-1]
     via = tuple(link for link in links if link.project == cell.project) if last.project != cell.ask_name else ()
     return (None if last.kind == "retraction" else last.value), (last, *via)
+
+
+def _non_user_count(cell: _Cell) -> int:
+    return sum(isinstance(d, _Draft) and _ACTOR[d.kind] != "user" for d in cell.chain)
+
+
+def _outdecorated(rng: SplitMix64, b: _Builder, cells: list[_Cell], asked: int) -> list[_Cell]:
+    """The cells with the asked one never topping its trail's count of non-user events (version 3).
+
+    Decorations are drawn alike for every cell, so the asked cell would top
+    the count as often as a typical cell, about one trail in six, and a reader
+    who keeps only the most decorated cell would earn that much. So while it
+    tops it, the busiest other cell gets one more unconfirmed suggestion,
+    somewhere before its last event. The asked cell's own decorations stay as
+    drawn, so it is no less decorated than a typical cell either.
+    """
+    cells = list(cells)
+    while True:
+        others = [n for n in range(len(cells)) if n != asked]
+        busiest = max(others, key=lambda n: _non_user_count(cells[n]))
+        if _non_user_count(cells[busiest]) > _non_user_count(cells[asked]):
+            return cells
+        cell = cells[busiest]
+        shown = {d.value for d in cell.chain if isinstance(d, _Draft)}
+        value = rng.choice([v for v in FIELDS[cell.field] if v not in shown])
+        drafts = [d for d in cell.chain if isinstance(d, _Draft)]
+        name = rng.choice(sorted({d.project for d in drafts}))
+        chain = list(cell.chain)
+        chain.insert(rng.between(0, len(chain) - 1), b.event(name, cell.field, "assistant_suggestion", value))
+        cells[busiest] = _Cell(cell.project, cell.field, cell.ask_name, tuple(chain))
 
 
 def _names(project: str, links: Sequence[_Draft]) -> set[str]:
@@ -310,36 +386,41 @@ def _siblings_change_later(
     return len(changed) >= 2
 
 
-def generate(split: str, size: int, *, suite: str = SUITE) -> list[Case]:
+def generate(split: str, size: int, *, suite: str = SUITE, version: int = VERSION) -> list[Case]:
     """The first ``size`` cases of a split; a larger size only appends cases."""
     __tracebackhide__ = True
     check_size(split, size)
-    return [generate_one(split, index, suite=suite) for index in range(size)]
+    return [generate_one(split, index, suite=suite, version=version) for index in range(size)]
 
 
-def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
-    """Case ``index`` of a split; it depends on nothing but ``(split, index)``."""
+def generate_one(split: str, index: int, *, suite: str = SUITE, version: int = VERSION) -> Case:
+    """Case ``index`` of a split; it depends on nothing but ``(version, split, index)``."""
     __tracebackhide__ = True
     check_index(split, index)
-    rng = SplitMix64.from_parts(VERSION, _SPLIT_CODE[split], index)
+    if version not in VERSIONS:
+        raise ValueError(f"audit suite: this generator makes versions {VERSIONS}, not {version!r}")
+    rng = SplitMix64.from_parts(version, _SPLIT_CODE[split], index)
     family = FAMILIES[index % len(FAMILIES)]
     slot = (index // len(FAMILIES)) % SLOTS
     for _ in range(_ATTEMPTS):
-        built = _attempt(rng, family, slot)
+        built = _attempt(rng, family, slot, version)
         if built is not None:
             timed, transfer, rehearsal = built
+            extra = {"version": version}
             return build_case(
-                rng, split, index, suite, family, timed, rehearsal=rehearsal, transfer=transfer, extra={"version": 2}
+                rng, split, index, suite, family, timed, rehearsal=rehearsal, transfer=transfer, extra=extra
             )
     raise AssertionError(f"{split}[{index}]: no trail met the family's conditions in {_ATTEMPTS} attempts")
 
 
 def _attempt(
-    rng: SplitMix64, family: str, slot: int
+    rng: SplitMix64, family: str, slot: int, version: int = 2
 ) -> tuple[list[tuple[_Draft, dt.datetime]], tuple[str, Known], tuple[str, Known]] | None:
     """One try at a trail; None when it misses a condition, and the next try draws on from the same stream."""
     b = _Builder(rng)
-    cells, asked, links = _grid(rng, b, family, slot)
+    cells, asked, links = _grid(rng, b, family, slot, version)
+    if version >= 3:
+        cells = _outdecorated(rng, b, cells, asked)
     timed, dates = stamp(rng, _interleave(rng, [*(c.chain for c in cells), *([link] for link in links)]))
     cell = cells[asked]
     as_of = dates.get(_Mark(asked))

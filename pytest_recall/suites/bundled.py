@@ -33,6 +33,20 @@ def bundled_suites() -> dict[str, Path]:
     }
 
 
+def wheel_nodeid(path: Path) -> str | None:
+    """The test id of a folder in the wheel's copy, from the suite's name down.
+
+    Run from an installed wheel, a suite lies deep in site-packages, and
+    pytest would name every case by that path (``.venv/lib/python3.11/...``)
+    in test ids, the report and JUnit class names.
+    """
+    try:
+        relative = path.resolve().relative_to(WHEEL_CASES).as_posix()
+    except ValueError:
+        return None
+    return relative if relative != "." else None
+
+
 def suite_path(name: str) -> Path:
     """The folder of one bundled suite; a one-line ValueError names the choices."""
     suites = bundled_suites()

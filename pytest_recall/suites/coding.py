@@ -38,8 +38,14 @@ from pytest_recall.suites.rng import SplitMix64
 
 CATEGORIES = ("convention", "decision", "failed_path", "superseded", "stale_memory", "scoped", "carry")
 RULE_KINDS = ("header", "prefix", "tag", "logger", "registry")
+# 2: carry shows only a convention session 1 superseded, scoped pairs the rule's own project with another,
+# decision and failed_path have two things to get right. 1: the first cases, byte for byte.
+VERSION = 2
+VERSIONS = (1, 2)
 
 TASK_END = "Follow the project's rules. Reply DONE when the files are written."
+NOTE_ONLY = "There is no code to write in this session: keep the rule for the sessions to come. Reply DONE."
+JOBS_JOINER = ", and to "
 N_HELPERS = 12
 
 
@@ -71,21 +77,22 @@ class Task:
     stem: str
     function: str
     returns: str
-    needs: str = ""
+    needs: tuple[str, ...] = ()
 
     def sentence(self, pkg: str) -> str:
         text = (
             f"Task: add a module {self.stem} to package {pkg} (src/{pkg}/) "
             f"with a function {self.function}() that returns {self.returns}."
         )
-        return f"{text} The module needs to {self.needs}." if self.needs else text
+        return f"{text} The module needs to {JOBS_JOINER.join(self.needs)}." if self.needs else text
 
 
 class _Draw:
     """The seeded draws of one case."""
 
-    def __init__(self, seed: int, index: int) -> None:
-        self.rng = SplitMix64.from_parts(seed, index, 0xC0D1)
+    def __init__(self, seed: int, index: int, version: int = 1) -> None:
+        parts = (seed, index, 0xC0D1) if version == 1 else (seed, index, 0xC0D1, version)
+        self.rng = SplitMix64.from_parts(*parts)
         self.used: set[str] = set()
 
     def pick(self, items: tuple[str, ...] | list[str]) -> str:
@@ -118,7 +125,7 @@ class _Draw:
             return Rule(kind, f"{self.pick(ANIMALS)}.{self.pick(NOUNS)}.{self.pick(ADJECTIVES)}{self.number(10, 99)}")
         return Rule(kind, f"{self.pick(ANIMALS)[:3].upper()}-{self.number(1000, 9999)}")
 
-    def task(self, needs: str = "", returns: str | None = None) -> Task:
+    def task(self, needs: tuple[str, ...] = (), returns: str | None = None) -> Task:
         stem = self.fresh(lambda: f"{self.pick(VERBS)}_{self.pick(NOUNS)}")
         function = self.fresh(lambda: f"{self.pick(VERBS)}_{self.pick(NOUNS)}_{self.pick(NOUNS)}")
         return Task(stem, function, returns or str(self.number(100, 99999)), needs)
@@ -237,7 +244,7 @@ def _decision(project: Project, draw: _Draw, index: int) -> Built:
         f"Decision {adr}: to {purpose}, this project uses {chosen}, not {rejected}, because "
         f"{draw.pick(REASONS)}. Code that relies on this decision imports {chosen} and cites {adr} in a comment."
     )
-    first, last = draw.task(needs=purpose), draw.task(needs=purpose)
+    first, last = draw.task(needs=(purpose,)), draw.task(needs=(purpose,))
     path = module_path(pkg, last, ())
     checks: list[dict[str, object]] = [
         *task_checks(pkg, last, ()),
@@ -261,7 +268,7 @@ def _failed_path(project: Project, draw: _Draw, index: int) -> Built:
         f"From the last attempt at this kind of task: to {job}, calling helpers.{bad}() was tried and failed: "
         f"{draw.pick(FAILURES)}. Calling helpers.{good}() does it correctly."
     )
-    first, last = draw.task(needs=needs), draw.task(needs=needs)
+    first, last = draw.task(needs=(needs,)), draw.task(needs=(needs,))
     path = module_path(pkg, last, ())
     checks: list[dict[str, object]] = [
         *task_checks(pkg, last, ()),
@@ -274,14 +281,20 @@ def _failed_path(project: Project, draw: _Draw, index: int) -> Built:
     return prompts, checks, CaseWorkspace(make_tree(workspace_files(project, draw)))
 
 
-def _superseded(project: Project, draw: _Draw, index: int) -> Built:
-    """A rule, then a later session that replaces it: only the latest rule holds."""
-    pkg = project.pkg
+def _rule_and_successor(draw: _Draw) -> tuple[Rule, Rule]:
+    """A rule and the rule of the same kind that replaces it, with another value."""
     kind = draw.pick(RULE_KINDS)
     old = draw.rule(kind)
     new = draw.rule(kind)
     while new.value == old.value:
         new = draw.rule(kind)
+    return old, new
+
+
+def _superseded(project: Project, draw: _Draw, index: int) -> Built:
+    """A rule, then a later session that replaces it: only the latest rule holds."""
+    pkg = project.pkg
+    old, new = _rule_and_successor(draw)
     tasks = [draw.task(), draw.task(), draw.task()]
     change = f"Rule change: this replaces the earlier rule of the same kind. {new.sentence(pkg)}"
     prompts = [
@@ -335,6 +348,132 @@ def _scoped(project: Project, draw: _Draw, index: int) -> Built:
     return prompts, scoped_checks, workspace
 
 
+def _decisions_v2(project: Project, draw: _Draw, index: int) -> Built:
+    """Two decisions, each between two of five libraries: the new module imports both chosen ones and cites both.
+
+    A guess of the libraries alone is right once in 25 cases; the decision ids make it never.
+    """
+    pkg = project.pkg
+    purposes = draw.rng.shuffled(list(DECISIONS))[:2]
+    teaching, checks = [], []
+    adrs = [draw.number(100, 4999), draw.number(5000, 9999)]  # two ids that cannot collide
+    for purpose, number in zip(purposes, adrs, strict=True):
+        chosen, rejected = draw.rng.shuffled(DECISIONS[purpose])[:2]
+        adr = f"ADR-{number:04d}"
+        teaching.append(
+            f"Decision {adr}: to {purpose}, this project uses {chosen}, not {rejected}, because "
+            f"{draw.pick(REASONS)}. Code that relies on this decision imports {chosen} and cites {adr} in a comment."
+        )
+        checks.append((chosen, rejected, adr))
+    first, last = draw.task(needs=tuple(purposes)), draw.task(needs=tuple(purposes))
+    path = module_path(pkg, last, ())
+    expected: list[dict[str, object]] = [*task_checks(pkg, last, ())]
+    for chosen, rejected, adr in checks:
+        expected += [
+            {"path": path, "matches": f"^import {chosen}$", "flags": "m"},
+            {"path": path, "not_contains": f"import {rejected}"},
+            {"path": path, "contains": adr},
+        ]
+    prompts = [_session(project, [" ".join(teaching)], first), _session(project, [], last)]
+    return prompts, [*expected, TESTS_UNCHANGED], CaseWorkspace(make_tree(workspace_files(project, draw)))
+
+
+def _failed_paths_v2(project: Project, draw: _Draw, index: int) -> Built:
+    """Two jobs, each with a helper that failed and one that works: a guess is right about once in 130 cases."""
+    pkg = project.pkg
+    helpers = draw.rng.shuffled(project.helpers)[:4]
+    verbs, nouns = draw.rng.shuffled(VERBS)[:2], draw.rng.shuffled(NOUNS)[:2]
+    jobs = [f"{verb} the {noun} records" for verb, noun in zip(verbs, nouns, strict=True)]
+    pairs = [(helpers[0], helpers[1]), (helpers[2], helpers[3])]
+    teaching = " ".join(
+        f"From the last attempt at this kind of task: to {job}, calling helpers.{bad}() was tried and failed: "
+        f"{draw.pick(FAILURES)}. Calling helpers.{good}() does it correctly."
+        for job, (bad, good) in zip(jobs, pairs, strict=True)
+    )
+    needs = tuple(f"{job}, with one of the helpers in src/{pkg}/helpers.py" for job in jobs)
+    first, last = draw.task(needs=needs), draw.task(needs=needs)
+    path = module_path(pkg, last, ())
+    checks: list[dict[str, object]] = [*task_checks(pkg, last, ())]
+    for bad, good in pairs:
+        checks += [{"path": path, "contains": f"helpers.{good}("}, {"path": path, "not_contains": f"helpers.{bad}("}]
+    checks += [{"path": f"src/{pkg}/helpers.py", "unchanged": True}, TESTS_UNCHANGED]
+    prompts = [_session(project, [teaching], first), _session(project, [], last)]
+    return prompts, checks, CaseWorkspace(make_tree(workspace_files(project, draw)))
+
+
+def monorepo_files(projects: tuple[Project, ...], draw: _Draw) -> dict[str, str]:
+    """One repository holding several projects, each its own package and tests."""
+    files = workspace_files(projects[0], draw)
+    listing = "".join(f"- {p.name}: src/{p.pkg}/\n" for p in projects)
+    files["README.md"] = f"# {projects[0].name} and neighbours\n\nThe projects of this repository:\n\n{listing}"
+    for other in projects[1:]:
+        for name, text in workspace_files(other, draw).items():
+            if name.startswith("src/"):
+                files[name] = text
+            elif name.startswith("tests/"):
+                files[f"tests/test_{other.pkg}_{name[len('tests/test_') :]}"] = text
+    return dict(sorted(files.items()))
+
+
+def _scoped_v2(project: Project, draw: _Draw, index: int) -> Built:
+    """A rule for project A, then work in A (where it is required) and in B (where it is wrong), in one session.
+
+    Doing nothing fails A, applying the rule everywhere fails B: only memory
+    kept by project passes.
+    """
+    rule = draw.rule(draw.pick(("header", "prefix", "tag", "logger")))
+    other = _project(draw, index)
+    first, mine, theirs = draw.task(), draw.task(), draw.task()
+    teaching = f"{rule.sentence(project.pkg)} This rule holds in project {project.name} only."
+    prompts = [_session(project, [teaching], first), _session(project, [], mine) + "\n" + _session(other, [], theirs)]
+    checks: list[dict[str, object]] = [
+        *task_checks(project.pkg, mine, (rule,)),
+        *task_checks(other.pkg, theirs, ()),
+        *broken_rule_checks(other.pkg, theirs, rule),
+        TESTS_UNCHANGED,
+    ]
+    return prompts, checks, CaseWorkspace(make_tree(monorepo_files((project, other), draw)))
+
+
+def _follows(rule: Rule, pkg: str, stem: str) -> tuple[str, str]:
+    """(path, text) of an existing module that follows ``rule``, as a project that kept it writes one."""
+    path = module_path(pkg, Task(stem, "run", "1"), (rule,) if rule.kind == "prefix" else ())
+    lines = [rule.value] if rule.kind == "header" else []
+    tag = f" {rule.value}" if rule.kind == "tag" else ""
+    lines += [f'"""The {stem.replace("_", " ")} step.{tag}"""', ""]
+    if rule.kind == "logger":
+        lines += ["import logging", "", f'logger = logging.getLogger("{rule.value}")']
+    lines += ["", "", "def run():", "    return 1"]
+    return path, "\n".join(lines) + "\n"
+
+
+def _carry_v2(project: Project, draw: _Draw, index: int) -> Built:
+    """Carried: the modules in the workspace follow an older rule that session 1 replaced, and nothing shows the new.
+
+    Session 1 only tells the new rule; it writes no code, so the carried
+    workspace never shows it. An agent that copies what the repository shows
+    follows the old rule and fails; memory kept anywhere, the repository
+    included (an ``AGENTS.md``), passes.
+    """
+    pkg = project.pkg
+    old, new = _rule_and_successor(draw)
+    kind = old.kind
+    stems = [draw.fresh(lambda: f"{draw.pick(VERBS)}_{draw.pick(NOUNS)}") for _ in range(draw.number(2, 4))]
+    existing = dict(_follows(old, pkg, stem) for stem in stems)
+    files = workspace_files(project, draw, existing)
+    if kind == "registry":
+        entries = "".join(f'{stem} = "{old.value}"\n' for stem in stems)
+        files["pyproject.toml"] += f"\n[tool.{pkg}.modules]\n{entries}"
+    change = (
+        f"Rule change: the modules already in src/{pkg}/ follow an older rule of this kind, which no longer "
+        f"holds for new modules; leave them as they are. {new.sentence(pkg)}"
+    )
+    last = draw.task()
+    prompts = [f"{project.header()}\n\n{change}\n\n{NOTE_ONLY}\n", _session(project, [], last)]
+    checks = [*task_checks(pkg, last, (new,)), *broken_rule_checks(pkg, last, old), TESTS_UNCHANGED]
+    return prompts, checks, CaseWorkspace(make_tree(files))
+
+
 _BUILDERS: dict[str, Callable[[Project, _Draw, int], Built]] = {
     "convention": _convention,
     "decision": _decision,
@@ -344,18 +483,25 @@ _BUILDERS: dict[str, Callable[[Project, _Draw, int], Built]] = {
     "scoped": _scoped,
     "carry": _convention,
 }
+_BUILDERS_V2 = {
+    **_BUILDERS,
+    "decision": _decisions_v2,
+    "failed_path": _failed_paths_v2,
+    "scoped": _scoped_v2,
+    "carry": _carry_v2,
+}
 
 
-def _build(category: str, draw: _Draw, index: int) -> Built:
-    return _BUILDERS[category](_project(draw, index), draw, index)
-
-
-def generate_one(seed: int, index: int, *, suite: str = "coding") -> Case:
+def generate_one(seed: int, index: int, *, suite: str = "coding", version: int = VERSION) -> Case:
     """Case ``index`` (from 0) of ``seed``, from those numbers alone; categories rotate."""
     if index < 0:
         raise ValueError(f"coding suite: case index must be 0 or more, not {index}")
+    if version not in VERSIONS:
+        raise ValueError(f"coding suite: version must be one of {', '.join(map(str, VERSIONS))}, not {version!r}")
     category = CATEGORIES[index % len(CATEGORIES)]
-    prompts, checks, workspace = _build(category, _Draw(seed, index), index)
+    draw = _Draw(seed, index, version)
+    builders = _BUILDERS if version == 1 else _BUILDERS_V2
+    prompts, checks, workspace = builders[category](_project(draw, index), draw, index)
     case_id = f"coding_{index + 1:04d}"
     expected = {"id": case_id, "category": category, "answer_kind": "files", "answer": {"checks": checks}}
     settings = {"workspace": "carry"} if category == "carry" else {}
@@ -364,15 +510,15 @@ def generate_one(seed: int, index: int, *, suite: str = "coding") -> Case:
         suite=suite,
         prompts=prompts,
         expected=expected,
-        source=f"coding seed={seed} #{index}",
+        source=f"coding v{version} seed={seed} #{index}" if version != 1 else f"coding seed={seed} #{index}",
         settings=settings,
         known_kinds=frozenset({"files"}),
         workspace=workspace,
     )
 
 
-def iter_cases(seed: int, count: int, *, suite: str = "coding") -> Iterator[Case]:
+def iter_cases(seed: int, count: int, *, suite: str = "coding", version: int = VERSION) -> Iterator[Case]:
     if count < 0:
         raise ValueError(f"coding suite: count must be 0 or more, not {count}")
     for index in range(count):
-        yield generate_one(seed, index, suite=suite)
+        yield generate_one(seed, index, suite=suite, version=version)

@@ -3,9 +3,9 @@
 A suite file names a family and its parameters::
 
     family = "ledger"   # seed = 7, count = 256
-    family = "audit"    # split = "eval", size = 32, version = 2
-    family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional)
-    family = "coding"     # seed = 29, count = 112; workspace = "carry" runs every case carried
+    family = "audit"    # split = "eval", size = 256, version = 3
+    family = "abilities"  # seed = 17, count = 224, haystack_bytes = 60000 (optional), version = 2
+    family = "coding"     # seed = 29, count = 224, version = 2; workspace = "carry" runs every case carried
 
 Every worker builds the same cases in the same order from those numbers
 alone, so node ids are stable across runs and across xdist workers. The
@@ -57,13 +57,13 @@ def _audit(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Cas
     if split not in audit.SPLITS:
         raise CaseError(f"{source}: 'split' must be one of {', '.join(audit.SPLITS)}, not {split!r}")
     size = _whole(settings, "size", source, low=1, high=audit.MAX_SIZE)
-    # A new suite gets the version without the tells; version = 1 keeps the first cases, byte for byte.
-    version = settings.get("version", audit_v2.VERSION)
-    generators = {1: audit.generate_one, 2: audit_v2.generate_one}
-    if isinstance(version, bool) or version not in generators:
-        raise CaseError(f"{source}: 'version' must be 1 or 2, not {version!r}")
+    # A new suite gets the latest version; an older one by name keeps its cases byte for byte.
+    version = _version(settings, source, (1, *audit_v2.VERSIONS), audit_v2.VERSION)
     for index in range(size):
-        yield generators[version](split, index, suite=suite)
+        if version == 1:
+            yield audit.generate_one(split, index, suite=suite)
+        else:
+            yield audit_v2.generate_one(split, index, suite=suite, version=version)
 
 
 def _abilities(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Case]:
@@ -75,7 +75,8 @@ def _abilities(settings: Mapping[str, Any], suite: str, source: str) -> Iterator
     haystack = _whole(
         {"haystack_bytes": haystack}, "haystack_bytes", source, low=1000, high=abilities.MAX_HAYSTACK_BYTES
     )
-    yield from abilities.iter_cases(seed, count, suite=suite, haystack_bytes=haystack)
+    version = _version(settings, source, abilities.VERSIONS, abilities.VERSION)
+    yield from abilities.iter_cases(seed, count, suite=suite, haystack_bytes=haystack, version=version)
 
 
 def _coding(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Case]:
@@ -83,7 +84,16 @@ def _coding(settings: Mapping[str, Any], suite: str, source: str) -> Iterator[Ca
 
     seed = _whole(settings, "seed", source, low=0)
     count = _whole(settings, "count", source, low=1)
-    yield from coding.iter_cases(seed, count, suite=suite)
+    version = _version(settings, source, coding.VERSIONS, coding.VERSION)
+    yield from coding.iter_cases(seed, count, suite=suite, version=version)
+
+
+def _version(settings: Mapping[str, Any], source: str, known: tuple[int, ...], latest: int) -> int:
+    """A suite file's ``version``: the latest by default, an older one by name, so old results stay comparable."""
+    version = settings.get("version", latest)
+    if isinstance(version, bool) or version not in known:
+        raise CaseError(f"{source}: 'version' must be one of {', '.join(map(str, known))}, not {version!r}")
+    return int(version)
 
 
 FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
@@ -96,8 +106,8 @@ FAMILIES: dict[str, Callable[[Mapping[str, Any], str, str], Iterator[Case]]] = {
 FAMILY_KEYS: dict[str, tuple[str, ...]] = {
     "ledger": ("seed", "count"),
     "audit": ("split", "size", "version"),
-    "abilities": ("seed", "count", "haystack_bytes"),
-    "coding": ("seed", "count"),
+    "abilities": ("seed", "count", "haystack_bytes", "version"),
+    "coding": ("seed", "count", "version"),
 }
 
 

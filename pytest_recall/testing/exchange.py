@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Mode = Literal["plain", "memory", "native"]
-MODES: tuple[Mode, ...] = ("plain", "memory", "native")
+Mode = Literal["plain", "memory", "native", "lenient"]
+# "lenient" is plain for agents; as a judge (recall-judge) it accepts any answer that does not decline.
+MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient")
 Api = Literal["anthropic", "responses", "chat"]
 
 

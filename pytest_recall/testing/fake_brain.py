@@ -31,6 +31,7 @@ from typing import Any
 from pytest_recall.agents import audit_solver, ledger_solver
 from pytest_recall.testing.exchange import MODES, Api, Mode, Reply, Request, shell_call
 from pytest_recall.testing.fake_coder import coding_reply
+from pytest_recall.testing.fake_judge import is_judge_prompt, judge_verdict
 
 __all__ = ["MODES", "Api", "Mode", "Reply", "Request", "decide", "shell_call"]
 
@@ -107,6 +108,8 @@ def decide(request: Request, mode: Mode) -> Reply:
     output in this turn means the memory write is done."""
     if request.side_schema is not None:
         return Reply(schema_reply(request.side_schema))
+    if is_judge_prompt(request.prompt):
+        return Reply(judge_verdict(request.prompt, lenient=mode == "lenient"), kind="judge")
     coded = coding_reply(request, lambda note: memory_command(request.api, mode, note, request.context))
     if coded is not None:
         return coded

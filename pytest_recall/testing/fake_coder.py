@@ -122,13 +122,16 @@ def coding_reply(request: Request, memory_command: Callable[[str], str | None]) 
         return None
     memory = NotesMemory(notes_in(request.context))
     work = coding_solver.plan(prompt, memory, coding_solver.NoFiles())
-    if work is None:
-        return None
     moves: list[Callable[[], Reply | None]] = []
     command = memory_command(note_lines(memory.learned)) if memory.learned else None
     if command is not None:
         store = shell_call(request.tools, command)
         moves.append(lambda: replace(store, kind="learn") if store else None)
+    if work is None:
+        # A session that only teaches: store what it taught, write nothing.
+        done = len(request.tool_results)
+        reply = moves[done]() if done < len(moves) else None
+        return reply or Reply("DONE: noted", kind="done")
     moves.append(lambda: write_call(request.tools, workdir, work.module, work.text))
     registration = work.registration
     if registration is not None and "Read" in request.tools and "Write" in request.tools:

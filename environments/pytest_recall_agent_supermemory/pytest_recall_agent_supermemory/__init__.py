@@ -5,7 +5,9 @@ Environments Hub id ``owner/name@version`` loads it too) and takes from
 ``__all__`` the taskset, the env that drives an episode and the default harness:
 
 - ``AuditTaskset`` yields one ``AuditTask`` per case of ``--env.taskset.split``
-  (train or eval), the first ``--env.taskset.size`` of them (1 to 256).
+  (train or eval), the first ``--env.taskset.size`` of them (1 to 256), of the
+  suite's latest version (``--env.taskset.version``: 3 by default; 1 and 2 by
+  number, so older results stay comparable).
 - ``AuditEpisodeEnv.run`` is the episode: the model answers the rehearsal
   question, the env judges that answer and sends the feedback with the transfer
   question, the model answers it. The reward is the suite's evidence judge on
@@ -79,6 +81,15 @@ class AuditTasksetConfig(vf.TasksetConfig):
     """Which split's cases: train or eval (they never share a seed)."""
     size: int = Field(64, ge=1, le=episode.MAX_SIZE)
     """How many cases, from the first: a larger size only appends cases."""
+    version: int = episode.VERSION
+    """Which version of the suite: the latest by default; an older one by number."""
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, version: int) -> int:
+        if version not in episode.VERSIONS:
+            raise ValueError(f"version must be one of {', '.join(map(str, episode.VERSIONS))}, not {version!r}")
+        return version
 
     @field_validator("split")
     @classmethod
@@ -102,7 +113,7 @@ class AuditTaskset(vf.Taskset[AuditTask, AuditTasksetConfig]):
                 ),
                 self.config.task,
             )
-            for idx, row in enumerate(episode.episode_rows(self.config.split, self.config.size))
+            for idx, row in enumerate(episode.episode_rows(self.config.split, self.config.size, self.config.version))
         ]
 
 
@@ -183,11 +194,11 @@ def _delta_text(line: str) -> list[str]:
     ]
 
 
-def load_environment(split: str = "train", size: int = 64, **config: Any) -> Any:
-    """The env over the first ``size`` cases of ``split``, as ``vf-eval`` would build it.
+def load_environment(split: str = "train", size: int = 64, version: int = episode.VERSION, **config: Any) -> Any:
+    """The env over the first ``size`` cases of ``split`` in suite ``version``, as ``vf-eval`` would build it.
 
     Other keyword arguments are env config (``agent={"runtime": {...}}`` and
     so on), as ``--env.*`` flags would set them.
     """
-    taskset = {"id": episode.ENV_ID, "split": split, "size": size}
+    taskset = {"id": episode.ENV_ID, "split": split, "size": size, "version": version}
     return vf.load_environment(vf.resolve_env_config({**config, "taskset": taskset}))

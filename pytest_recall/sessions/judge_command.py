@@ -1,0 +1,102 @@
+"""Running a judge command (``--recall-judge-cmd``) once, outside any agent's sandbox and memory.
+
+The command reads one JSON object on stdin and prints its verdict. It runs
+with the harness's own environment, minus every ``RECALL_*`` variable of an
+agent session, in a folder of its own, and never sees an agent's scope or
+HOME. A timeout, a non-zero exit or an unreadable verdict is a judge error,
+retried like an agent's failure and then counted apart from the agent's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.scoring.judge_reply import JudgeReply, read_judge_reply
+from pytest_recall.sessions.case_flow import agent_environment, read_cost
+
+DEFAULT_JUDGE_TIMEOUT_S = 120.0
+# What a judge may print; a verdict is a line, so more is a broken judge, not a slower one.
+MAX_JUDGE_OUTPUT = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCall:
+    """One judged answer: the verdict (or why there is none), what it cost, and how many tries it took."""
+
+    reply: JudgeReply
+    attempts: int
+    duration_s: float
+    cost_usd: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+# What an agent session is told about itself; a judge is told none of it, whatever the harness inherited.
+SESSION_VARIABLES = frozenset(
+    {"RECALL_SCOPE_DIR", "RECALL_COST_FILE", "RECALL_PROMPT_FILE", "RECALL_SESSION_TOKEN", "RECALL_STEP"}
+)
+
+
+def judge_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The user's environment (``RECALL_LLM_BIN`` and API keys included) without any agent session's variables."""
+    return {name: value for name, value in agent_environment(environ).items() if name not in SESSION_VARIABLES}
+
+
+def run_judge_command(
+    argv: Sequence[str],
+    request: Mapping[str, Any],
+    *,
+    timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S,
+    retries: int = 0,
+    retry_delay_s: float = 0.0,
+) -> JudgeCall:
+    """The judge's verdict on one answer, tried again after a judge error up to ``retries`` times."""
+    started = time.monotonic()
+    attempt = 1
+    while True:
+        reply, cost = _once(argv, request, timeout_s)
+        if reply.error is None or attempt > retries:
+            return JudgeCall(reply, attempt, time.monotonic() - started, *cost)
+        time.sleep(retry_delay_s * 2 ** (attempt - 1))
+        attempt += 1
+
+
+def _once(
+    argv: Sequence[str], request: Mapping[str, Any], timeout_s: float
+) -> tuple[JudgeReply, tuple[float | None, int | None, int | None]]:
+    no_cost: tuple[float | None, int | None, int | None] = (None, None, None)
+    with tempfile.TemporaryDirectory(prefix="recall-judge-") as room:
+        cost_file = Path(room) / "cost.json"
+        env = {**judge_environment(os.environ), "RECALL_COST_FILE": str(cost_file)}
+        try:
+            done = subprocess.run(
+                list(argv),
+                input=json.dumps(dict(request), ensure_ascii=False).encode("utf-8"),
+                capture_output=True,
+                cwd=room,
+                env=env,
+                timeout=timeout_s,
+                check=False,
+                start_new_session=True,
+            )
+        except subprocess.TimeoutExpired:
+            return JudgeReply(None, error=f"the judge timed out after {timeout_s:g}s"), no_cost
+        except OSError as exc:
+            return JudgeReply(None, error=f"the judge could not start: {shlex.join(argv)}: {exc.strerror}"), no_cost
+        spent = read_cost(cost_file)
+        cost = (spent.cost_usd, spent.tokens_in, spent.tokens_out)
+        stdout = done.stdout[:MAX_JUDGE_OUTPUT].decode("utf-8", "replace")
+        if done.returncode != 0:
+            tail = done.stderr[-300:].decode("utf-8", "replace").strip().splitlines()
+            said = f": {tail[-1]}" if tail else ""
+            return JudgeReply(None, error=f"the judge exited {done.returncode}{said}"), cost
+        return read_judge_reply(stdout), cost

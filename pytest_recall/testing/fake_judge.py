@@ -1,0 +1,97 @@
+"""The fake model as a judge: fixed rules for what it accepts, strict or deliberately lenient.
+
+``recall-judge`` sends a prompt with tagged blocks (:mod:`pytest_recall.agents.judge_prompts`);
+the fake model reads them back and answers ``yes`` or ``no`` by rule, so a
+test knows every verdict in advance. The strict rules follow the prompt's own
+rules: the gold answer's words in the response (a temporal count may be off by
+one), an abstention answered only by declining, a preference judged on most of
+the gold rubric's content words. The lenient mode accepts any response that does
+not decline, as a lenient LLM judge does with vague and shotgun answers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_recall.agents.judge_prompts import ABSTENTION, FIELDS, PREFERENCE, TEMPORAL
+from pytest_recall.scoring.abstain import says_not_given
+
+_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+_NUMBER = re.compile(r"^\d+$")
+_DECLINING = re.compile(
+    r"\b(?:i don'?t know|do not know|not mentioned|no information|not (?:been )?(?:given|provided|told)|unknown|"
+    r"cannot (?:say|tell|answer)|can'?t (?:say|tell|answer))\b",
+    re.I,
+)
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "with",
+    ]
+)
+
+
+def is_judge_prompt(prompt: str) -> bool:
+    return all(f"<{name}>" in prompt and f"</{name}>" in prompt for name in FIELDS)
+
+
+def judge_verdict(prompt: str, *, lenient: bool) -> str:
+    """``yes`` or ``no`` for a judge prompt, by the rules above."""
+    blocks = {name: _block(prompt, name) for name in FIELDS}
+    response, gold, kind = blocks["response"], blocks["gold"], blocks["type"]
+    declines = says_not_given(response) or bool(_DECLINING.search(response)) or not response.strip()
+    if kind == ABSTENTION:
+        return "yes" if declines else "no"
+    if lenient:
+        return "no" if declines else "yes"
+    if kind == PREFERENCE:
+        wanted = [word for word in _words(gold) if word not in _STOP]
+        have = set(_words(response))
+        return "yes" if wanted and sum(word in have for word in wanted) * 2 >= len(wanted) else "no"
+    return "yes" if _contains(_words(response), _words(gold), off_by_one=kind == TEMPORAL) else "no"
+
+
+def _contains(response: list[str], gold: list[str], *, off_by_one: bool) -> bool:
+    if not gold:
+        return False
+    have = set(response)
+    for word in gold:
+        if word in have:
+            continue
+        if off_by_one and _NUMBER.match(word) and {str(int(word) - 1), str(int(word) + 1)} & have:
+            continue
+        return False
+    return True
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace(",", ""))
+
+
+def _block(prompt: str, name: str) -> str:
+    start = prompt.rfind(f"<{name}>\n")
+    end = prompt.rfind(f"\n</{name}>")
+    return prompt[start + len(name) + 3 : end] if 0 <= start < end else ""
