@@ -59,7 +59,7 @@ from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.reporting.document import SHARED_KEYS, build_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.lazy_records import LazyRecords
-from pytest_recall.reporting.records import case_record
+from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, transcripts_view
 from pytest_recall.scoring.judge import judge_answer, judge_steps
 from pytest_recall.scoring.verdict import decide
@@ -214,7 +214,8 @@ def realistic_records(count: int) -> list[dict[str, Any]]:
         run = CaseRun(case, tuple(steps), epoch=1, duration_s=24.69)
         verdict = decide(run, answer_judge=judge_answer)
         nodeid = f"cases/ledger/{case.case_id}-{index}::recall"
-        records.append(case_record(run, verdict, nodeid=nodeid, command="my-agent --model x", run_mode=RUN_MODE))
+        record = CaseRecord.of_run(run, verdict, nodeid=nodeid, command="my-agent --model x").as_json()
+        records.append({**record, "run_mode": RUN_MODE})
     return records
 
 

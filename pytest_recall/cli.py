@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -140,6 +140,28 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(args: argparse.Namespace) -> int:
+    """A public benchmark's data file as a suite of case folders; nothing is written unless all of it is."""
+    from pytest_recall.suites.public_import import IMPORTERS, Selection
+
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit must be 1 or more, not {args.limit}")
+    if args.sessions_per_step < 1:
+        raise ValueError(f"--sessions-per-step must be 1 or more, not {args.sessions_per_step}")
+    selection = Selection(
+        limit=args.limit,
+        types=tuple(args.type or ()),
+        ids=tuple(args.id or ()),
+        seed=args.seed,
+        sessions_per_step=args.sessions_per_step,
+    )
+    summary = IMPORTERS[args.benchmark](Path(args.file), Path(args.out), selection)
+    if summary.questions == 0:
+        print(f"pytest-recall import: no question matched the selection; {args.out} holds no case", file=sys.stderr)
+    print(summary.line(args.benchmark))
+    return 0
+
+
 def _suite(args: argparse.Namespace) -> int:
     from pytest_recall.suites.bundled import bundled_suites, suite_path
 
@@ -259,6 +281,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pytest-recall", description="Tools around pytest-recall runs.")
     parser.add_argument("--version", action="version", version=f"pytest-recall {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_report_commands(commands)
+    _add_generate_command(commands)
+    _add_import_command(commands)
+
+    suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
+    suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
+    suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
+    suite.set_defaults(handler=_suite)
+
+    agents = commands.add_parser("agents", help="list the adapters for real agent CLIs and how to wire each")
+    agents.set_defaults(handler=_agents)
+
+    fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
+    fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
+    fake.add_argument(
+        "--mode",
+        default="memory",
+        help="what it remembers: plain, memory or native; as a judge (recall-judge) every mode judges strictly "
+        "but lenient, which accepts any answer that does not decline",
+    )
+    fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
+    fake.set_defaults(handler=_fake_model)
+    _add_judge_audit(commands)
+    return parser
+
+
+def _add_report_commands(commands: Any) -> None:
+    """``merge``, ``report`` and ``compare``: what works on saved reports."""
+    from pytest_recall.reporting.merge import Gate
 
     merge = commands.add_parser("merge", help="merge shard reports into one, recomputing every aggregate")
     merge.add_argument("reports", nargs="+", help="report JSON files written by --recall-report")
@@ -266,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--threshold", type=float, default=None, help="pass mark (default: the reports' own)")
     merge.add_argument(
         "--gate",
-        choices=("cases", "score"),
+        choices=get_args(Gate),
         default="cases",
         help="what the exit status follows, as --recall-gate: 'cases' (default) exits 1 on any failed or errored "
         "case, 'score' exits 1 only when the merged score misses the threshold; an interrupted shard exits 2",
@@ -291,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", metavar="PATH", help="also write the comparison as JSON here")
     compare.set_defaults(handler=_compare)
 
+
+def _add_generate_command(commands: Any) -> None:
+    """``generate FAMILY``: one subcommand per generated family, each writing case folders."""
     generate = commands.add_parser("generate", help="write a generated suite as case folders")
     families = generate.add_subparsers(dest="family", required=True, metavar="FAMILY")
     ledger = families.add_parser("ledger", help="ledger cases in the session-memory-recall format")
@@ -322,26 +376,47 @@ def build_parser() -> argparse.ArgumentParser:
         family.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the case folders")
         family.set_defaults(handler=_generate)
 
-    suite = commands.add_parser("suite", help="print the folder of a bundled suite, to hand to pytest")
-    suite.add_argument("names", nargs="*", metavar="NAME", help="bundled suite names; one folder printed per line")
-    suite.add_argument("--list", action="store_true", help="list the bundled suites and their folders")
-    suite.set_defaults(handler=_suite)
 
-    agents = commands.add_parser("agents", help="list the adapters for real agent CLIs and how to wire each")
-    agents.set_defaults(handler=_agents)
-
-    fake = commands.add_parser("fake-model", help="serve a fake model on 127.0.0.1 to dry-run an agent CLI's wiring")
-    fake.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one, printed)")
-    fake.add_argument(
-        "--mode",
-        default="memory",
-        help="what it remembers: plain, memory or native; as a judge (recall-judge) every mode judges strictly "
-        "but lenient, which accepts any answer that does not decline",
+def _add_import_command(commands: Any) -> None:
+    """``import BENCHMARK FILE``: a LongMemEval or LoCoMo data file as a suite of case folders."""
+    importer = commands.add_parser(
+        "import",
+        help="turn a LongMemEval or LoCoMo data file into a suite of case folders",
+        description="Reads the file one record at a time; a malformed record stops the import with one line "
+        "naming the record and the field, and nothing is written. See docs/public-benchmarks.md.",
     )
-    fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
-    fake.set_defaults(handler=_fake_model)
-    _add_judge_audit(commands)
-    return parser
+    benchmarks = importer.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    for name, what, kinds in (
+        ("longmemeval", "longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json", "question type"),
+        ("locomo", "locomo10.json", "category (1-5 or its name, e.g. multi-hop)"),
+    ):
+        one = benchmarks.add_parser(name, help=f"import {what}")
+        one.add_argument("file", metavar="FILE", help=f"the data file ({what})")
+        one.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the suite")
+        one.add_argument("--limit", type=int, default=None, help="import at most this many questions")
+        one.add_argument(
+            "--type" if name == "longmemeval" else "--category",
+            dest="type",
+            action="append",
+            metavar="TYPE" if name == "longmemeval" else "CATEGORY",
+            help=f"only questions of this {kinds}; repeat for several",
+        )
+        one.add_argument("--id", action="append", metavar="ID", help="only this question (or conversation) id; repeat")
+        one.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="with --limit, a random sample drawn with this seed (default: the first)",
+        )
+        one.add_argument(
+            "--sessions-per-step",
+            type=int,
+            default=1,
+            metavar="N",
+            help="haystack sessions told per step: 1 (default) is one fresh process per session, the faithful feed; "
+            "more costs fewer sessions and remembers less like a user would",
+        )
+        one.set_defaults(handler=_import)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -71,9 +71,68 @@ def aider_wiring(base_url: str) -> Wiring:
     )
 
 
+def gemini_wiring(base_url: str) -> Wiring:
+    # With GOOGLE_GEMINI_BASE_URL set and no auth chosen, Gemini CLI 0.61 picks "gateway" auth and then
+    # refuses it in headless mode ("Invalid auth method selected"): the settings choose the API key.
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        # One attempt: a refused connection is otherwise retried ten times, for minutes.
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "maxAttempts": 1},
+    }
+    return Wiring(
+        home_files={".gemini/settings.json": json.dumps(settings)},
+        env={"GEMINI_API_KEY": "fake", "GOOGLE_GEMINI_BASE_URL": base_url},
+    )
+
+
+def opencode_wiring(base_url: str) -> Wiring:
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {
+            "fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "fake",
+                "options": {"baseURL": f"{base_url}/v1", "apiKey": "sk-fake"},
+                "models": {"fake": {"name": "fake"}},
+            }
+        },
+        "model": "fake/fake",
+        "small_model": "fake/fake",
+        "autoupdate": False,
+        "share": "disabled",
+    }
+    # Offline: no models.dev catalogue, and the plugin package OpenCode installs into every config
+    # folder in the background asks a registry that is not there, so it fails at once.
+    env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    return Wiring(
+        home_files={".config/opencode/opencode.json": json.dumps(config)},
+        env={**env, "npm_config_registry": "http://127.0.0.1:9/"},
+    )
+
+
+def qwen_wiring(base_url: str) -> Wiring:
+    settings = {"security": {"auth": {"selectedType": "openai"}}}
+    return Wiring(
+        home_files={".qwen/settings.json": json.dumps(settings)},
+        env={"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_MODEL": "fake"},
+    )
+
+
+def copilot_wiring(base_url: str) -> Wiring:
+    # Bring your own key: no GitHub login; offline: no telemetry, no update checks, no GitHub MCP server.
+    # COPILOT_PKG_CACHE_HOME (from .ci/install-clis) keeps every HOME from unpacking the CLI again.
+    env = {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": f"{base_url}/v1"}
+    return Wiring(env={**env, "COPILOT_PROVIDER_API_KEY": "sk-fake", "COPILOT_MODEL": "fake"})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
+    "gemini": gemini_wiring,
+    "opencode": opencode_wiring,
+    "qwen": qwen_wiring,
+    "copilot": copilot_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }
@@ -82,11 +141,16 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
 def real_cli(adapter: Adapter) -> str:
     """The CLI the adapter will run; skip when it is absent, unless under CI, where that is a failure."""
     found = shutil.which(os.environ.get(adapter.bin_variable) or adapter.cli)
+    reason = f'{adapter.cli} is not installed: run `eval "$(.ci/install-clis)"` or set {adapter.bin_variable}'
+    return installed(found, reason)
+
+
+def installed(found: str | None, reason: str) -> str:
+    """``found`` if it is there; else skip saying ``reason``, or fail under CI, where everything is installed."""
     if found is not None:
         return found
-    reason = f'{adapter.cli} is not installed: run `eval "$(.ci/install-clis)"` or set {adapter.bin_variable}'
     if os.environ.get("CI"):
-        pytest.fail(f"under CI every CLI must be installed; {reason}")
+        pytest.fail(f"under CI everything the tests drive must be installed; {reason}")
     pytest.skip(reason)
 
 

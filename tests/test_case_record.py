@@ -16,7 +16,6 @@ from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.reporting.records import (
     OPTIONAL_FIELDS,
     CaseRecord,
-    case_record,
     lost_record,
     record_fails_item,
     record_passed,
@@ -45,7 +44,8 @@ def a_run(stdout: str, *, error: str | None = None) -> CaseRun:
 
 def record_of(run: CaseRun) -> dict[str, Any]:
     verdict = decide(run, answer_judge=judge_answer)
-    return case_record(run, verdict, nodeid="suite/case_01::recall", command="agent", run_mode={"home": "case"})
+    record = CaseRecord.of_run(run, verdict, nodeid="suite/case_01::recall", command="agent", run_mode={"home": "case"})
+    return record.as_json()
 
 
 def test_a_lost_record_has_the_keys_of_a_normal_one() -> None:

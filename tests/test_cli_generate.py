@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.cases.model import load_case_dir
+from pytest_recall.cases.model import case_files, load_case_dir
 from pytest_recall.cli import main
 from pytest_recall.suites import audit, audit_v2, ledger
 
@@ -38,7 +38,7 @@ def test_generated_ledger_folders_are_the_suite_file_cases_in_the_seed_layout(tm
         case = ledger.generate_one(11, index)
         folder = tmp_path / "out" / case.case_id
         assert sorted(path.name for path in folder.iterdir()) == ["answer.json", "step1.txt", "step2.txt"]
-        assert {name: text.encode() for name, text in ledger.render_case_files(case).items()} == tree(folder)
+        assert {name: text.encode() for name, text in case_files(case).items()} == tree(folder)
         assert load(folder).content_hash == case.content_hash
 
 

@@ -275,3 +275,54 @@ def test_a_later_coding_task_applies_only_the_notes_the_cli_sent_back():
     assert remembered.startswith("# owner: team-red-fox-1234\n")
     assert forgotten.tool == "Write" and "team-red-fox" not in json.loads(forgotten.tool_input)["content"]
     assert decide(coding_request(CODING_TEACH), "plain").tool == "Write", "a plain model stores nothing first"
+
+
+# -- issue 26, item 9: malformed requests get a 400, and no read is unbounded --------------------
+
+
+def raw_request(server: FakeModelServer, head: bytes, body: bytes = b"", timeout: float = 10.0) -> bytes:
+    """One request on its own connection, as bytes; what came back before the server closed or went quiet."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as connection:
+        connection.sendall(head + body)
+        connection.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    return received
+
+
+def post_head(length: str) -> bytes:
+    return (
+        f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+
+
+NESTED = b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+MALFORMED = [
+    pytest.param(None, b"[1, 2, 3]", id="a-json-list"),
+    pytest.param(None, NESTED, id="nested-100000-deep"),
+    pytest.param(None, b'{"messages": 7}', id="messages-not-a-list"),
+    pytest.param("abc", b"{}", id="content-length-not-a-number"),
+    pytest.param("-1", b"{}", id="content-length-minus-one"),
+]
+
+
+@pytest.mark.parametrize(("length", "body"), MALFORMED)
+def test_a_malformed_request_is_answered_400_and_the_server_keeps_serving(length, body):
+    with FakeModelServer("memory") as server:
+        answer = raw_request(server, post_head(str(len(body)) if length is None else length), body)
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+        assert b"invalid_request_error" in answer
+        content_type, _ = post(server, "/v1/messages", {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        assert content_type.startswith("application/json")
+
+
+def test_a_body_over_the_bound_is_refused_unread():
+    from pytest_recall.testing.fake_model import MAX_BODY_BYTES
+
+    with FakeModelServer("memory") as server:
+        answer = raw_request(server, post_head(str(MAX_BODY_BYTES + 1)))
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:200]

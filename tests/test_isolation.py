@@ -9,6 +9,7 @@ finds would be the harness's leak.
 
 from __future__ import annotations
 
+import getpass
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,10 @@ def test_step_two_cannot_find_anything_of_step_one(recall_suite, monkeypatch):
     assert str(hunt.basetemp) in found["roots"]
     assert "/tmp" in found["roots"]
     assert found["files_scanned"] > 0
+    # The hunt is bounded (a big /tmp is searched as far as the budget goes), but every place this
+    # run writes was searched whole: the basetemp, the temp dir, the scope, and each recall-* folder.
+    ours = [root for root in found["roots"] if root not in ("/tmp", f"/tmp/pytest-of-{getpass.getuser()}")]
+    assert {root: found["complete"][root] for root in ours} == dict.fromkeys(ours, True)
     assert found["skipped"] == [str(hunt.case_dir.resolve())]
     hits = {label: found["hits"][str(index)] for index, label in enumerate(LABELS)}
     assert hits == {label: [] for label in LABELS}

@@ -34,3 +34,18 @@ def test_every_package_sits_in_a_layer() -> None:
     layers = next(c for c in contracts() if c["type"] == "layers")
     named = {part.strip() for layer in layers["layers"] for part in str(layer).split("|")}  # type: ignore[attr-defined]
     assert named == top_level
+
+
+def test_no_function_in_the_package_is_over_sixty_lines() -> None:
+    """A function that long is doing two jobs; the house style splits it."""
+    import ast
+
+    package = Path(pytest_recall.__file__).parent
+    long = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+                length = node.end_lineno - node.lineno + 1
+                if length > 60:
+                    long.append(f"{path.relative_to(package)}:{node.lineno} {node.name} ({length} lines)")
+    assert not long

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.agents import ledger_solver
-from pytest_recall.cases.model import Case
+from pytest_recall.cases.model import Case, case_files, write_case_folders
 from pytest_recall.suites import ledger
 
 SEED_CASES = Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall"
@@ -186,7 +186,7 @@ class Folder:
 
 
 def rendered(case: Case) -> Folder:
-    files = ledger.render_case_files(case)
+    files = case_files(case)
     assert set(files) == {"step1.txt", "step2.txt", "answer.json"}
     return Folder(case.case_id, files["step1.txt"], files["step2.txt"], files["answer.json"])
 
@@ -480,7 +480,7 @@ def test_some_balance_on_date_questions_fall_between_entries(folders: list[Folde
 def digest(cases: list[Case]) -> str:
     sha = hashlib.sha256()
     for case in cases:
-        for name, text in sorted(ledger.render_case_files(case).items()):
+        for name, text in sorted(case_files(case).items()):
             sha.update(f"{case.case_id}/{name}\0".encode())
             sha.update(text.encode("utf-8"))
     return sha.hexdigest()
@@ -515,11 +515,11 @@ def test_case_ids_are_zero_padded_and_independent_of_count() -> None:
 
 def test_write_cases_writes_one_folder_per_case(tmp_path: Path) -> None:
     cases = ledger.generate(5, 3)
-    written = ledger.write_cases(cases, tmp_path)
+    written = write_case_folders(cases, tmp_path)
     assert [folder.name for folder in written] == ["ledger_0001", "ledger_0002", "ledger_0003"]
     for case, folder in zip(cases, written, strict=True):
         on_disk = {p.name: p.read_bytes() for p in folder.iterdir()}
-        assert on_disk == {name: text.encode() for name, text in ledger.render_case_files(case).items()}
+        assert on_disk == {name: text.encode() for name, text in case_files(case).items()}
 
 
 def test_impossible_rules_raise_value_error_naming_the_case(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -316,3 +316,57 @@ def test_codex_and_llm_launchers_start_the_interactive_cli(stand_in, tmp_path, c
 
     assert started["argv"] == argv
     assert not (tmp_path / "home" / ".claude.json").exists()
+
+
+# -- issue 26, item 7: launchers that share a HOME, and what an agent may have put there ---------
+
+MERGER = """
+import sys
+from pathlib import Path
+from pytest_recall.agents.adapters.common import merge_json_file
+path, who = Path(sys.argv[1]), sys.argv[2]
+for turn in range(25):
+    merge_json_file(path, lambda config: {**config, f"{who}-{turn}": True})
+"""
+
+
+def test_launchers_at_once_on_one_home_lose_no_update(tmp_path):
+    """Eight launchers on one ~/.claude.json at once: every entry each of them added is still there."""
+    path = tmp_path / ".claude.json"
+    runs = [subprocess.Popen([sys.executable, "-c", MERGER, str(path), f"launcher{n}"]) for n in range(8)]
+    assert [run.wait(timeout=120) for run in runs] == [0] * 8
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    assert len(kept) == 8 * 25, f"{8 * 25 - len(kept)} updates lost"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "folder"])
+def test_a_settings_file_that_is_not_a_regular_file_is_refused_in_one_line(tmp_path, kind):
+    path = tmp_path / ".claude.json"
+    target = tmp_path / "elsewhere.json"
+    target.write_text("{}", encoding="utf-8")
+    {"fifo": os.mkfifo, "symlink": lambda p: p.symlink_to(target), "folder": os.mkdir}[kind](path)
+    code = (
+        "from pathlib import Path; from pytest_recall.agents.adapters.common import merge_json_file; "
+        f"merge_json_file(Path({str(path)!r}), dict)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "it was not touched" in done.stderr, done.stderr
+    assert target.read_text(encoding="utf-8") == "{}"
+
+
+def test_the_claude_launcher_refuses_the_users_own_home_under_the_harness(stand_in, tmp_path):
+    """--recall-home=user: HOME is not the case's; the real ~/.claude.json must not be seeded."""
+    home = tmp_path / "home"
+    config = home / ".claude.json"
+    config.write_text('{"oauthAccount": {"id": 1}}', encoding="utf-8")
+    scope = tmp_path / "recall-case-x" / "scope"
+    scope.mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home), "RECALL_SCOPE_DIR": str(scope), "RECALL_CLAUDE_BIN": "/bin/false"}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    done = subprocess.run(
+        [script("recall-claude"), "--live"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "--recall-home=user" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert json.loads(config.read_text(encoding="utf-8")) == {"oauthAccount": {"id": 1}}

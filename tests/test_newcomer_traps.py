@@ -12,7 +12,7 @@ import pytest
 
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import CaseError, load_case_dir
-from pytest_recall.plugin.options import resolve_command_paths
+from pytest_recall.plugin.checks import resolve_command_paths
 from pytest_recall.reporting.summary import format_summary
 from pytest_recall.suites.suite_file import family_cases
 

@@ -5,15 +5,23 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from pytest_recall.cases.model import Case
 from pytest_recall.suites import abilities
 
 STATS = re.compile(r"notebook: (\d+) notes, (\d+) ledger accounts")
 # Hundreds of cases, one after another, outlast the fixture's default safety net.
 LONG_RUN_TIMEOUT_S = 1200.0
+
+
+def accounts_of(cases: Iterable[Case]) -> set[str]:
+    """Every account code the cases show, for checking what a shared memory holds."""
+    pattern = re.compile(r"^Account (\d{4}-\d{3}) ·", re.MULTILINE)
+    return {code for case in cases for step in case.steps[:-1] for code in pattern.findall(step.prompt)}
 
 
 def notebook_cmd() -> str:
@@ -55,7 +63,7 @@ def test_suite_scope_shares_one_memory_and_removes_it_at_the_end(recall_suite, s
     report = recall_suite.report()
     assert report["score"] == 1.0
     held = [held_accounts(record) for record in run_order(report["cases"])]
-    assert held == sorted(held) and held[-1] == len(abilities.accounts_of(cases))
+    assert held == sorted(held) and held[-1] == len(accounts_of(cases))
     assert list(stats_and_tmp.iterdir()) == []
 
 
@@ -64,7 +72,7 @@ def test_case_scope_keeps_each_case_to_its_own_notes(recall_suite, stats_and_tmp
 
     recall_suite.run(command=notebook_cmd()).assert_outcomes(passed=7)
 
-    by_id = {case.case_id: len(abilities.accounts_of([case])) for case in cases}
+    by_id = {case.case_id: len(accounts_of([case])) for case in cases}
     assert {r["id"]: held_accounts(r) for r in recall_suite.report()["cases"]} == by_id
 
 
@@ -124,4 +132,4 @@ def test_256_cases_in_one_scope_and_the_last_finds_all_their_notes(recall_suite,
     ordered = run_order(report["cases"])
     held = [held_accounts(record) for record in ordered]
     assert held == sorted(held)
-    assert held[-1] == len(abilities.accounts_of(cases)) > 1000
+    assert held[-1] == len(accounts_of(cases)) > 1000

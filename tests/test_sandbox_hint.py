@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.plugin.sandbox_setup import _check_reachable, bind_hint
+from pytest_recall.plugin.sandbox_setup import bind_hint, check_reachable
 from pytest_recall.sessions.sandbox import check_bwrap
 
 needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
@@ -23,7 +23,7 @@ needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusa
 def hinted_binds(program: Path, binds: tuple[Path, ...]) -> tuple[Path, ...]:
     """The binds the check's usage line tells the user to add."""
     with pytest.raises(pytest.UsageError) as raised:
-        _check_reachable(str(program), binds)
+        check_reachable(str(program), binds)
     message = str(raised.value)
     assert "is not visible inside the bwrap sandbox" in message
     return tuple(Path(part) for part in message.rsplit("--recall-sandbox-bind=", 1)[1].split(","))
@@ -46,7 +46,7 @@ def test_a_symlinked_binary_hint_names_the_folder_of_its_target_and_following_it
     # The folder of the link alone is what the old hint named: the link then points into nowhere.
     hint = hinted_binds(link, (link.parent,))
     assert target.parent in hint
-    _check_reachable(str(link), (link.parent, *hint))
+    check_reachable(str(link), (link.parent, *hint))
 
 
 @needs_bwrap
@@ -57,7 +57,7 @@ def test_a_symlinked_binary_outside_every_bind_names_both_the_link_and_the_targe
     link.symlink_to(target)
     hint = hinted_binds(link, ())
     assert set(hint) == {link.parent, target.parent}
-    _check_reachable(str(link), hint)
+    check_reachable(str(link), hint)
 
 
 @needs_bwrap
@@ -66,7 +66,7 @@ def test_a_script_in_a_virtual_environment_names_the_environment_root(tmp_path: 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     agent = script(venv / "bin" / "agent", str(venv / "bin" / "python"))
     assert hinted_binds(agent, ()) == (venv,)
-    _check_reachable(str(agent), (venv,))
+    check_reachable(str(agent), (venv,))
 
 
 @needs_bwrap

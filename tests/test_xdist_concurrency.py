@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_recall.plugin.xdist_batches import batch_share, worker_position
+from pytest_recall.plugin.xdist_batches import batch_share
+from pytest_recall.plugin.xdist_handoff import worker_position
 
 
 def test_workers_dealt_in_batches_together_hold_every_index_once():

@@ -17,7 +17,29 @@ KIND_VOUCHER = "voucher"
 KIND_EVIDENCE_JSON = "evidence_json"
 KIND_ABSTAIN = "abstain"
 KIND_FILES = "files"
-BUILTIN_KINDS = frozenset({KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN, KIND_FILES})
+# The public benchmarks' kinds: free-form answers, each with its own deterministic judge (a lexical one for
+# LongMemEval, the paper's token F1 for LoCoMo); an LLM judge may attach to them by kind.
+KIND_LONGMEMEVAL = "longmemeval"
+KIND_LOCOMO = "locomo"
+BUILTIN_KINDS = frozenset(
+    {KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN, KIND_FILES, KIND_LONGMEMEVAL, KIND_LOCOMO}
+)
+# Keys an answer.json of these kinds carries besides the four every answer has: what a record keeps to compare
+# with the published tables, and what a judge needs.
+EXTRA_ANSWER_KEYS = {
+    KIND_LONGMEMEVAL: frozenset({"question_id", "question_type", "question", "abstention", "sessions_per_step"}),
+    KIND_LOCOMO: frozenset(
+        {
+            "question_id",
+            "sample_id",
+            "locomo_category",
+            "question",
+            "evidence",
+            "adversarial_answer",
+            "sessions_per_step",
+        }
+    ),
+}
 
 # The judge's canonical money form: digits, a period, exactly two decimals, no sign of grouping.
 MONEY_FORM = re.compile(r"-?(?:0|[1-9]\d*)\.\d{2}")
@@ -41,6 +63,9 @@ def answer_form_error(kind: str, answer: Any) -> str | None:
             return f'a voucher answer must be a JSON string like "AR-2026-0042", not {_shown(answer)}'
     elif kind == KIND_EVIDENCE_JSON:
         return _evidence_error(answer)
+    elif kind in (KIND_LONGMEMEVAL, KIND_LOCOMO):
+        if not isinstance(answer, str) or not answer.strip():
+            return f"a {kind} answer must be a non-empty JSON string, not {_shown(answer)}"
     elif kind == KIND_FILES:
         from pytest_recall.cases.files_checks import files_answer_error
 

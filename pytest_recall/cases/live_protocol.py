@@ -16,12 +16,14 @@ what a person would read.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-PASTE_MODES = ("typed", "bracketed")
+PasteMode = Literal["typed", "bracketed"]
+PASTE_MODES: tuple[str, ...] = get_args(PasteMode)
 PROMPT_SLOT = "{prompt}"
 DEFAULT_TURN_TEMPLATE = PROMPT_SLOT + "\n"
 # What a terminal sends around pasted text once the program has asked for bracketed paste (DECSET 2004).
@@ -59,7 +61,7 @@ class LiveProtocol:
     """
 
     turn_template: str = DEFAULT_TURN_TEMPLATE
-    paste: str = "typed"
+    paste: PasteMode = "typed"
     quit: str | None = None
     ready_pattern: str | None = None
     ready_idle_s: float | None = None
@@ -89,6 +91,29 @@ class LiveProtocol:
 
 # The protocol of a case that says nothing of it: typed turns, Ctrl-D at the end, ready after quiet.
 DEFAULT_PROTOCOL = LiveProtocol()
+# The two fields that say when the agent is ready; they are set, and replaced, as a pair.
+READINESS_FIELDS = ("ready_pattern", "ready_idle_s")
+
+
+def layer_protocol(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over``'s protocol fields laid over ``base``'s: a preset under the flags, a case under the run.
+
+    Readiness is one rule: a pattern and its settle belong together, so an
+    ``over`` that names either half replaces ``base``'s pair as a whole.
+    """
+    layered = dict(base)
+    if any(name in over for name in READINESS_FIELDS):
+        for name in READINESS_FIELDS:
+            layered.pop(name, None)
+    layered.update(over)
+    return layered
+
+
+def laid_over(protocol: LiveProtocol, over: Mapping[str, Any]) -> LiveProtocol:
+    """A case's protocol with the run-wide fields laid over it (see :func:`layer_protocol`)."""
+    if not over:
+        return protocol
+    return LiveProtocol(**layer_protocol(dataclasses.asdict(protocol), over))
 
 
 def decode_escapes(text: str) -> str:

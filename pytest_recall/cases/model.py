@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, get_args
 
-from pytest_recall.cases.answer_forms import answer_form_error, builtin_kind
+from pytest_recall.cases.answer_forms import EXTRA_ANSWER_KEYS, answer_form_error, builtin_kind
+from pytest_recall.cases.groups import CaseGroup, GroupError, group_key_of_nodeid, is_group_dir, read_group
 from pytest_recall.cases.live_protocol import (
     DEFAULT_PROTOCOL,
     PROTOCOL_KEYS,
@@ -29,6 +30,7 @@ from pytest_recall.cases.live_protocol import (
     parse_exit_codes,
     protocol_fields,
 )
+from pytest_recall.cases.mcp_config import McpConfigError, settings_with_mcp
 from pytest_recall.cases.workspace_tree import (
     WORKSPACE_MODES,
     CaseWorkspace,
@@ -47,12 +49,14 @@ SETTINGS_FILE = "case.toml"
 REQUIRED_ANSWER_KEYS = ("id", "category", "answer", "answer_kind")
 # An answer.json of a built-in kind holds these keys and no others; a typo there is worth reporting.
 KNOWN_ANSWER_KEYS = frozenset(REQUIRED_ANSWER_KEYS)
-SESSION_MODES = ("fresh", "continue")
+# How a case's steps meet the agent: a new process each, or one live process on a terminal.
+SessionMode = Literal["fresh", "continue"]
+SESSION_MODES: tuple[str, ...] = get_args(SessionMode)
 _STEP_FILE = re.compile(r"^step(\d+)\.txt$")
 # What the previous step's answer is judged against, told to the agent before this step's prompt.
 _FEEDBACK_FILE = re.compile(r"^step(\d+)\.feedback\.json$")
 # Settings a case.toml may carry; anything else is a typo worth reporting.
-KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "workspace", "ok_exit_codes", *PROTOCOL_KEYS})
+KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "workspace", "ok_exit_codes", "mcp", *PROTOCOL_KEYS})
 
 
 class CaseError(Exception):
@@ -83,7 +87,7 @@ class Case:
     expected: Mapping[str, Any]
     source: str
     timeout_s: float | None = None
-    session: str = "fresh"
+    session: SessionMode = "fresh"
     # How a live (continue) session's turns are typed and read; unused by fresh sessions.
     live: LiveProtocol = DEFAULT_PROTOCOL
     # Exit statuses that count as a session ending well (a REPL that exits 1 on quit, say).
@@ -92,6 +96,11 @@ class Case:
     # ``workspace/`` and ``workspace.stepN/`` of the case, and whether each step starts fresh or carries on.
     workspace: CaseWorkspace | None = None
     workspace_mode: str = "fresh"
+    # A grouped case (see cases/groups.py): its group's key, and how many of its first steps are the group's ingest.
+    group: str | None = None
+    ingest_steps: int = 0
+    # The ``mcpServers`` its agent is given (templates; see :mod:`pytest_recall.cases.mcp_config`), if any.
+    mcp_servers: Mapping[str, Any] | None = None
 
     @property
     def category(self) -> str | None:
@@ -124,8 +133,35 @@ class Case:
             payload["live"] = [self.live.turn_template, self.live.paste, self.live.quit, self.live.answer_pattern]
         if self.ok_exit_codes != (0,):
             payload["ok_exit_codes"] = list(self.ok_exit_codes)
+        if self.group is not None:
+            payload["group"] = [self.group, self.ingest_steps]
+        if self.mcp_servers:
+            payload["mcp"] = plain_data(self.mcp_servers)
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
+
+
+# A case whose prompts pass this many bytes is read from its folder when it runs, not kept from collection:
+# an imported LongMemEval_m suite holds hundreds of megabytes of prompts.
+LAZY_PROMPT_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutline:
+    """What collection, sharding and the count of sessions need of a case, without its prompts."""
+
+    case_id: str
+    suite: str
+    category: str | None
+    group: str | None
+    ingest_steps: int
+    steps: int
+    prompt_bytes: int
+
+    @classmethod
+    def of(cls, case: Case) -> CaseOutline:
+        size = sum(len(step.prompt.encode("utf-8")) for step in case.steps)
+        return cls(case.case_id, case.suite, case.category, case.group, case.ingest_steps, len(case.steps), size)
 
 
 def plain_data(value: Any) -> Any:
@@ -160,6 +196,7 @@ def make_case(
     known_kinds: frozenset[str] | None = None,
     feedback: Mapping[int, Mapping[str, Any]] | None = None,
     workspace: CaseWorkspace | None = None,
+    group: CaseGroup | None = None,
 ) -> Case:
     """Validate and build a case from plain parts; every source goes through here.
 
@@ -169,6 +206,10 @@ def make_case(
     __tracebackhide__ = True
     settings = dict(settings or {})
     feedback = dict(feedback or {})
+    if group is not None:
+        if not prompts:
+            raise CaseError(f"{source}: no steps; a case of a group needs step1.txt, its question")
+        prompts = [*group.prompts, *prompts]
     if len(prompts) < 2:
         raise CaseError(too_few_steps(source, len(prompts)))
     _check_expectation(expected, f"{source}: {ANSWER_FILE}", known_kinds)
@@ -197,6 +238,8 @@ def make_case(
         expected=MappingProxyType(expected),
         source=source,
         workspace=workspace,
+        group=group.key if group is not None else None,
+        ingest_steps=len(group.prompts) if group is not None else 0,
         **session_fields(settings, source),
     )
 
@@ -214,6 +257,8 @@ def session_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
         raise CaseError(f"{source}: session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
     timeout = settings.get("timeout")
     fields: dict[str, Any] = {}
+    if settings.get("mcp"):
+        fields["mcp_servers"] = MappingProxyType(dict(settings["mcp"]))  # read in by settings_with_mcp
     if "workspace" in settings:
         # Only when given: a suite.toml that sets a timeout must not reset a family's carry cases to fresh.
         mode = settings["workspace"]
@@ -252,9 +297,10 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
     if known_kinds is None:
         return  # a trap task with a judge of its own decides what its answers look like
     if builtin_kind(kind):
-        unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS)
+        extra = EXTRA_ANSWER_KEYS.get(kind, frozenset())
+        unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS - extra)
         if unknown:
-            allowed = ", ".join(REQUIRED_ANSWER_KEYS)
+            allowed = ", ".join([*REQUIRED_ANSWER_KEYS, *sorted(extra)])
             raise CaseError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {allowed}")
         problem = answer_form_error(kind, expected["answer"])
         if problem is not None:
@@ -414,8 +460,20 @@ def load_case_dir(
         raise CaseError(f"{source}: {ANSWER_FILE} must hold a JSON object")
     settings_path = folder / SETTINGS_FILE
     settings = read_toml(settings_path, source) if settings_path.is_file() else {}
+    try:
+        settings = settings_with_mcp(settings, folder, source)
+    except McpConfigError as exc:
+        raise CaseError(str(exc)) from None
     prompts = read_step_prompts(folder, source)
-    if len(prompts) < 2:
+    group = None
+    if is_group_dir(folder.parent):
+        try:
+            group = read_group(folder.parent, group_key_of_nodeid(source) or folder.parent.name)
+        except GroupError as exc:
+            raise CaseError(str(exc)) from None
+        # A group folder sits between the suite and its cases.
+        suite = folder.parent.parent.name
+    if len(prompts) + (len(group.prompts) if group is not None else 0) < 2:
         raise CaseError(too_few_steps(source, len(prompts), folder))
     try:
         workspace = read_case_workspace(folder)
@@ -431,6 +489,7 @@ def load_case_dir(
         known_kinds=known_kinds,
         feedback=read_step_feedback(folder, source),
         workspace=workspace,
+        group=group,
     )
 
 

@@ -107,8 +107,13 @@ class CaseRun:
     duration_s: float = 0.0
     # How many times the case ran: more than 1 when --recall-retries ran it again after an agent failure.
     attempts: int = 1
+    # What the attempts before this one cost (--recall-retries): the spend is every attempt's, not the last one's.
+    earlier_cost_usd: float | None = None
     # What the last step left in its workdir, for the ``files`` judge; None for every other kind.
     workspace_snapshot: WorkspaceSnapshot | None = None
+    # What the agent left (in its scope, HOME, workdir or cost file) that the harness could not handle
+    # plainly: a tree too deep, a FIFO, a swapped link. The agent's doing: the case scores 0 for it.
+    agent_fault: str | None = None
 
     @property
     def judged_stdout(self) -> str:

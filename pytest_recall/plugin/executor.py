@@ -19,23 +19,20 @@ import pytest
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.plugin.options import DEFAULT_RETRY_DELAY_S, Settings
+from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
 from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
-from pytest_recall.sessions.case_flow import (
-    RunSettings,
-    agent_environment,
-    case_flow,
-    effective_case,
-    open_shared_scope,
-)
+from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
+from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
+from pytest_recall.sessions.settings import SessionSettings
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
+BUDGET_REASON = "recall: not started: --recall-max-cost"
 
 
 class RunnableItem(Protocol):
@@ -60,30 +57,29 @@ class CaseExecutor:
     def __init__(
         self,
         config: pytest.Config,
-        run_settings: RunSettings,
+        run: RunConfig,
+        sessions: SessionSettings,
         *,
-        command: str,
         concurrency: int,
         resume: ResumeIndex | None = None,
-        run_mode: Mapping[str, Any] | None = None,
-        shared_scope: bool = False,
-        retries: int = 0,
-        retry_delay_s: float = DEFAULT_RETRY_DELAY_S,
-        full_prompts: bool = False,
     ) -> None:
         self.config = config
-        self.retries = retries
-        self.retry_delay_s = retry_delay_s
+        self.spread = run.scale_out
+        # --recall-max-cost: no case starts once this process's reported spend reaches it.
+        self.max_cost_usd = run.scale_out.max_cost_usd
+        self.spent_usd = 0.0
         # --recall-transcripts=all: records carry each prompt whole, not by reference.
-        self.full_prompts = full_prompts
-        if shared_scope:
-            run_settings = replace(run_settings, shared_scope=open_shared_scope(run_settings))
-        self.run_settings = run_settings
-        self.command = command
-        self.run_mode = dict(run_mode or {})
+        self.full_prompts = run.outputs.transcripts == "all"
+        if run.isolation.scope == "suite":
+            sessions = replace(sessions, shared_scope=open_shared_scope(sessions))
+        self.sessions = sessions
+        self.command = run.command.text or ""
+        self.run_mode = run.run_mode()
+        # Under xdist, what this worker was dealt decides how far it may look ahead; see hooks._planned_here.
         self.concurrency = concurrency
         self.resume = resume
         self.pool = CasePool()
+        self.ingests = GroupIngests()
         self._queue: list[RunnableItem] = []
         self._position: dict[str, int] = {}
         self._started: set[str] = set()
@@ -101,7 +97,7 @@ class CaseExecutor:
         return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command, self.run_mode)
 
     def effective_case(self, case: Case) -> Case:
-        return effective_case(case, self.run_settings)
+        return effective_case(case, self.sessions)
 
     def judge(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
         verdict: dict[str, Any] = self.config.hook.pytest_recall_judge(
@@ -114,9 +110,23 @@ class CaseExecutor:
         case = self.effective_case(item.case)
 
         def attempt() -> Flow:
-            return case_flow(case, self.run_settings, self.judge, control=item.control, epoch=item.epoch)
+            return grouped_case_flow(
+                case,
+                self.sessions,
+                self.judge,
+                self.ingests,
+                owner=item.nodeid,
+                control=item.control,
+                epoch=item.epoch,
+            )
 
-        self.pool.submit(item.nodeid, retrying(attempt, self.retries, self.retry_delay_s))
+        self.pool.submit(item.nodeid, retrying(attempt, self.spread.retries, self.spread.retry_delay_s))
+
+    def budget_spent(self) -> str | None:
+        """Why no more case may start (--recall-max-cost reached), or None."""
+        if self.max_cost_usd is None or self.spent_usd < self.max_cost_usd:
+            return None
+        return f"{BUDGET_REASON} ${self.max_cost_usd:g} reached (${self.spent_usd:.4f} reported spent in this process)"
 
     def run(self, item: RunnableItem) -> CaseRun:
         if item.nodeid not in self.pool:
@@ -126,10 +136,17 @@ class CaseExecutor:
         start = self._position.pop(item.nodeid, None)
         if start is not None and self.concurrency > 1:
             for ahead in self._queue[start + 1 : start + self.concurrency]:
-                if ahead.nodeid not in self._started:
+                if ahead.nodeid not in self._started and self.budget_spent() is None:
                     self._submit(ahead)
         self._started.discard(item.nodeid)
-        return self.pool.wait(item.nodeid)
+        run = self.pool.wait(item.nodeid)
+        self.spent_usd += sum(step.cost_usd for step in run.steps if step.cost_usd is not None)
+        self.spent_usd += run.earlier_cost_usd or 0.0
+        return run
+
+    def budget_stops(self, item: RunnableItem) -> str | None:
+        """Why ``item`` must not start: the budget is spent and it is not already in flight; else None."""
+        return None if item.nodeid in self.pool else self.budget_spent()
 
     def verdict(self, run: CaseRun, case_folder: Path | None, collected_digests: Mapping[str, str] | None) -> Verdict:
         """The bridge to :func:`case_verdict`: this run's judge hook and the trap-task judge's runner."""
@@ -147,8 +164,9 @@ class CaseExecutor:
 
     def close(self) -> None:
         self.pool.close()
-        if self.run_settings.shared_scope is not None:
-            remove_tree(self.run_settings.shared_scope)
+        self.ingests.close()
+        if self.sessions.shared_scope is not None:
+            remove_tree(self.sessions.shared_scope)
 
 
 def task_judge_output(case: Case, stdout: str, exit_code: int | None) -> Any:
@@ -173,33 +191,17 @@ def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float) -> Flow:
     time: the pool keeps every other case in flight running meanwhile.
     """
     number = 1
+    earlier: list[float] = []
     while True:
         run = yield from attempt()
         if number > retries or not agent_failed(run):
-            return replace(run, attempts=number) if number > 1 else run
+            spent = sum(earlier) if earlier else None
+            return replace(run, attempts=number, earlier_cost_usd=spent) if number > 1 else run
+        earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
         yield Pause(time.monotonic() + delay_s * 2 ** (number - 1))
         number += 1
 
 
-def run_settings_for(config: pytest.Config, settings: Settings, case_folders: Iterable[Path]) -> RunSettings:
+def session_settings(config: pytest.Config, run: RunConfig, case_folders: Iterable[Path]) -> SessionSettings:
     """How this run starts each agent session; cases and the preflight both run with exactly this."""
-    return default_run_settings(
-        settings.argv,
-        timeout_s=settings.timeout_s,
-        grace_s=settings.grace_s,
-        max_output_bytes=settings.max_output_bytes,
-        home_mode=settings.home_mode,
-        home_copy=settings.home_copy,
-        env=settings.env,
-        prompt_mode=settings.prompt_mode,
-        workdir_mode=settings.workdir_mode,
-        session=settings.session,
-        live=settings.live,
-        ok_exit_codes=settings.ok_exit_codes,
-        wrap_argv=session_sandbox(config, settings, case_folders),
-    )
-
-
-def default_run_settings(argv: tuple[str, ...], **overrides: Any) -> RunSettings:
-    env = agent_environment(os.environ)
-    return RunSettings(argv=argv, base_env=env, **overrides)
+    return run.sessions(agent_environment(os.environ), session_sandbox(config, run, case_folders))

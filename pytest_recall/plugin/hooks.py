@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +12,22 @@ from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.plugin import hookspecs
-from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor, run_settings_for
+from pytest_recall.plugin.checks import check_command_starts
+from pytest_recall.plugin.config import CONFIG_KEY
+from pytest_recall.plugin.configure import read_run_config
+from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor, session_settings
 from pytest_recall.plugin.items import (
-    COLLECTION_KEY,
+    KNOWN_KINDS_KEY,
     MALFORMED_KEY,
     CaseDirectory,
     CaseItem,
-    CollectionOptions,
     MalformedCaseCounter,
     SuiteDirectory,
     TrapTaskDirectory,
     seeded_order,
 )
 from pytest_recall.plugin.judge_fixture import RecallJudge
-from pytest_recall.plugin.options import NO_COMMAND, OPTIONS, SHARD_INPUT, Settings, add_options, check_command_starts
+from pytest_recall.plugin.options import NO_COMMAND, OPTIONS, add_options
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
 from pytest_recall.plugin.recorder import Recorder
@@ -34,19 +35,17 @@ from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.plugin.sandbox_setup import check_sandbox
 from pytest_recall.plugin.signals import TerminationSignals
 from pytest_recall.plugin.task_graders import TaskGraders
+from pytest_recall.plugin.xdist_handoff import RESUME_INPUT, WorkerHandoff, dealt_batch, handed, is_worker
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.scoring.retrieval_judge import score_contains
 from pytest_recall.sessions.cgroup import tracking_line
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
 
-SETTINGS_KEY = pytest.StashKey[Settings]()
 PREFLIGHT_NOTE_KEY = pytest.StashKey[str]()
 CONTROLLER_PLUGINS_KEY = pytest.StashKey[list[object]]()
-# The resumable records the controller read, handed to each xdist worker.
-RESUME_INPUT = "recall_resume_index"
-TRANSCRIPTS_INPUT = "recall_transcripts"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -65,35 +64,28 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    settings = Settings.from_config(config)
-    config.stash[SETTINGS_KEY] = settings
+    run = read_run_config(config)
+    config.stash[CONFIG_KEY] = run
     config.stash[MALFORMED_KEY] = 0
     config.pluginmanager.register(MalformedCaseCounter(config), "recall-malformed-cases")
     declared = config.hook.pytest_recall_answer_kinds(config=config)
-    kinds = BUILTIN_KINDS.union(kind for kinds in declared for kind in kinds)
-    config.stash[COLLECTION_KEY] = CollectionOptions(
-        known_kinds=frozenset(kinds), epochs=settings.epochs, control=settings.control, prompt_mode=settings.prompt_mode
-    )
-    worker_input = getattr(config, "workerinput", None)
-    if worker_input is not None and TRANSCRIPTS_INPUT in worker_input:
-        # What a record keeps is the controller's call: a remote worker sees none of its ini or environment.
-        settings = dataclasses.replace(settings, transcripts=worker_input[TRANSCRIPTS_INPUT])
-        config.stash[SETTINGS_KEY] = settings
-    if worker_input is None:
+    config.stash[KNOWN_KINDS_KEY] = frozenset(BUILTIN_KINDS.union(kind for kinds in declared for kind in kinds))
+    if not is_worker(config):
         # Decided once, on the controller; workers take the outcome from workerinput.
-        if settings.argv:
-            check_command_starts(settings.argv)
-        check_sandbox(config, settings)
-        recorder = Recorder(config, settings)
+        if run.command.argv:
+            check_command_starts(run.command.argv)
+        check_sandbox(config, run)
+        recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
         if config.pluginmanager.hasplugin("xdist"):
-            config.stash[CONTROLLER_PLUGINS_KEY].append(WorkerHandoff(config))
+            config.stash[CONTROLLER_PLUGINS_KEY].append(
+                WorkerHandoff(config, lambda: config.stash.get(RESUME_KEY, None))
+            )
         for plugin in config.stash[CONTROLLER_PLUGINS_KEY]:
             config.pluginmanager.register(plugin)
         register_progress(config, recorder)
-    resume_handoff = worker_input.get(RESUME_INPUT) if worker_input is not None else None
-    open_run_log(config, settings.log_path, settings.resume_path, resume_handoff)
-    if settings.argv:
+    open_run_log(config, run.outputs.log_path, run.scale_out.resume_path, handed(config, RESUME_INPUT))
+    if run.command.argv:
         termination = TerminationSignals(forward_to_children=lambda: config.pluginmanager.has_plugin("dsession"))
         termination.install()
         config.pluginmanager.register(termination, "recall-termination-signals")
@@ -105,70 +97,35 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash[CONTROLLER_PLUGINS_KEY] = []
 
 
-class WorkerHandoff:
-    """Controller only, under xdist: what the controller read once goes to every worker.
-
-    Each worker would otherwise read the resume file again and probe bwrap
-    and the agent command again, for the same answer.
-    """
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-
-    def pytest_configure_node(self, node: Any) -> None:
-        index = self.config.stash.get(RESUME_KEY, None)
-        same_host = bool(getattr(getattr(node.gateway, "spec", None), "popen", False))
-        node.workerinput[RESUME_INPUT] = index.handoff(same_host=same_host) if index is not None else None
-        node.workerinput[SHARD_INPUT] = self.config.stash[SETTINGS_KEY].shard
-        node.workerinput[TRANSCRIPTS_INPUT] = self.config.stash[SETTINGS_KEY].transcripts
-        if self._batch() is not None:
-            from pytest_recall.plugin.xdist_batches import BATCH_INPUT
-
-            node.workerinput[BATCH_INPUT] = self._batch()
-
-    def _batch(self) -> int | None:
-        """The batch each worker is dealt: --recall-concurrency, when above 1 and xdist balances load."""
-        concurrency = self.config.stash[SETTINGS_KEY].concurrency
-        return concurrency if concurrency > 1 and self.config.getoption("dist", None) == "load" else None
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        batch = self._batch()
-        if batch is None:
-            return None
-        from pytest_recall.plugin.xdist_batches import BatchScheduling
-
-        return BatchScheduling(config, log, batch)
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """``--recall-preflight``: before the header, collection and xdist's workers (its hook is trylast)."""
-    note = preflight(session.config, session.config.stash[SETTINGS_KEY])
+    note = preflight(session.config, session.config.stash[CONFIG_KEY])
     if note is not None:
         session.config.stash[PREFLIGHT_NOTE_KEY] = note
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    settings = config.stash[SETTINGS_KEY]
+    run = config.stash[CONFIG_KEY]
+    resume_path, shard, argv = run.scale_out.resume_path, run.scale_out.shard, run.command.argv
     lines: list[str] = []
     if PREFLIGHT_NOTE_KEY in config.stash:
         lines.append(f"recall: {config.stash[PREFLIGHT_NOTE_KEY]}")
-    if settings.resume_path is not None:
+    if resume_path is not None:
         lines.extend(f"recall: {refused}" for refused in config.stash[RESUME_KEY].refused)
         found = len(config.stash[RESUME_KEY])
-        where = settings.resume_path if settings.resume_path.exists() else f"{settings.resume_path} (not there yet)"
+        where = resume_path if resume_path.exists() else f"{resume_path} (not there yet)"
         lines.append(f"recall: resuming from {where}: {found} scored case records")
-    if settings.shard is not None:
-        lines.append(f"recall: shard {settings.shard[0]} of {settings.shard[1]}")
-    lines.extend(f"recall: {note}" for note in settings.created_outside)
-    if settings.home_mode == "user" and settings.argv:
-        lines.append(f"recall: {shared_home_warning(settings.sandbox == 'bwrap')}")
-    if settings.argv:
+    if shard is not None:
+        lines.append(f"recall: shard {shard[0]} of {shard[1]}")
+    lines.extend(f"recall: {note}" for note in run.outputs.created_outside)
+    if run.isolation.home == "user" and argv:
+        lines.append(f"recall: {shared_home_warning(run.sandbox.mode == 'bwrap')}")
+    if argv:
         lines.append(f"recall: {tracking_line()}")
-    if (advice := bare_cli_advice(settings.argv)) is not None:
+    if (advice := bare_cli_advice(argv)) is not None:
         lines.append(f"recall: {advice}")
-    for given, resolved in settings.resolved_paths:
+    for given, resolved in run.command.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines
 
@@ -196,52 +153,65 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--recall-shard``: keep this shard's share of whatever else selection left; ``--recall-scope=suite``: order."""
     __tracebackhide__ = True
-    settings = config.stash[SETTINGS_KEY]
-    if settings.scope == "suite":
+    run = config.stash[CONFIG_KEY]
+    if run.isolation.scope == "suite":
         items[:] = seeded_order(items)
-    if settings.shard is None:
+    shard, durations_path = run.scale_out.shard, run.scale_out.shard_durations_path
+    if shard is None:
         return
     durations = None
-    if settings.shard_durations_path is not None:
+    if durations_path is not None:
         try:
-            durations = durations_by_nodeid(load_records(settings.shard_durations_path))
+            durations = durations_by_nodeid(load_records(durations_path))
         except (OSError, UnicodeDecodeError) as exc:
-            path = settings.shard_durations_path
-            raise pytest.UsageError(f"--recall-shard-durations: cannot read {path}: {exc}") from None
-    members = shard_members([item.nodeid for item in items], settings.shard, durations)
+            raise pytest.UsageError(f"--recall-shard-durations: cannot read {durations_path}: {exc}") from None
+    groups = {item.nodeid: item.outline.group for item in items if isinstance(item, CaseItem) and item.outline.group}
+    members = shard_members([item.nodeid for item in items], shard, durations, groups)
     deselected = [item for item in items if item.nodeid not in members]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if item.nodeid in members]
 
 
+def _print_plan(config: pytest.Config, estimate_from: Path | None, case_items: list[CaseItem]) -> None:
+    from pytest_recall.reporting.cost_plan import PlannedRun, plan_lines, planned_sessions, session_rates
+    from pytest_recall.reporting.document import load_report
+
+    runs = [
+        PlannedRun(item.outline.steps, item.outline.group, item.outline.ingest_steps, item.control, item.epoch)
+        for item in case_items
+    ]
+    rates = None
+    if estimate_from is not None:
+        try:
+            rates = session_rates(load_report(estimate_from))
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"--recall-estimate-from: cannot read {estimate_from}: {exc}") from None
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in plan_lines(planned_sessions(runs), len(runs), rates, str(estimate_from)):
+        if reporter is not None:
+            reporter.write_line(line)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     case_items = [item for item in session.items if isinstance(item, CaseItem)]
     if not case_items:
         return
-    settings = session.config.stash[SETTINGS_KEY]
-    if session.config.getoption("collectonly"):
-        # Listing cases runs no agent, so it needs no command either.
+    config = session.config
+    run = config.stash[CONFIG_KEY]
+    if config.getoption("collectonly"):
+        # Listing cases runs no agent, so it needs no command either; it says what a run would start.
+        _print_plan(config, run.outputs.estimate_from, case_items)
         return
-    if not settings.argv:
-        if hasattr(session.config, "workerinput"):
+    if not run.command.argv:
+        if is_worker(config):
             # A worker cannot stop the run cleanly; each case errors with this line instead.
             return
         raise pytest.UsageError(NO_COMMAND)
-    run_settings = run_settings_for(session.config, settings, (item.path for item in case_items))
-    planned, concurrency = _planned_here(session, case_items, settings.concurrency)
-    executor = CaseExecutor(
-        session.config,
-        run_settings,
-        command=settings.command or "",
-        concurrency=concurrency,
-        resume=session.config.stash.get(RESUME_KEY, None),
-        run_mode=settings.run_mode(),
-        shared_scope=settings.scope == "suite",
-        retries=settings.retries,
-        retry_delay_s=settings.retry_delay_s,
-        full_prompts=settings.transcripts == "all",
-    )
+    sessions = session_settings(config, run, (item.path for item in case_items))
+    planned, concurrency = _planned_here(session, case_items, run.scale_out.concurrency)
+    resume = config.stash.get(RESUME_KEY, None)
+    executor = CaseExecutor(config, run, sessions, concurrency=concurrency, resume=resume)
     executor.plan(planned)
     session.config.stash[EXECUTOR_KEY] = executor
 
@@ -254,15 +224,16 @@ def _planned_here(session: pytest.Session, case_items: list[CaseItem], concurren
     runs one case at a time, since any look-ahead could start another
     worker's case.
     """
-    worker_input = getattr(session.config, "workerinput", None)
-    if worker_input is None:
+    if not is_worker(session.config):
         return case_items, concurrency
-    from pytest_recall.plugin.xdist_batches import BATCH_INPUT, batch_share, worker_position
-
-    batch, position = worker_input.get(BATCH_INPUT), worker_position(worker_input)
-    if not batch or position is None:
+    dealt = dealt_batch(session.config)
+    if dealt is None:
         return case_items, 1
-    share = set(batch_share(len(session.items), *position, batch))
+    from pytest_recall.plugin.xdist_batches import batch_share, case_groups_of
+
+    batch, position = dealt
+    groups = case_groups_of([item.nodeid for item in session.items], session.config.rootpath)
+    share = set(batch_share(len(session.items), *position, batch, groups))
     return [item for index, item in enumerate(session.items) if index in share and isinstance(item, CaseItem)], batch
 
 
@@ -290,6 +261,9 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
 
 @pytest.hookimpl(trylast=True)
 def pytest_recall_judge(stdout: str, expected: dict[str, Any], config: pytest.Config) -> dict[str, Any]:
+    run = config.stash.get(CONFIG_KEY, None)
+    if run is not None and run.outputs.answer_judge == "contains":
+        return score_contains(stdout, expected)
     return judge_answer(stdout, expected)
 
 

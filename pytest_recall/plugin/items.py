@@ -8,23 +8,24 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_recall.cases.model import Case, CaseError, folder_digests, load_case_dir
+from pytest_recall.cases.model import LAZY_PROMPT_BYTES, Case, CaseError, CaseOutline, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
+from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
 from pytest_recall.reporting.records import (
     RECORD_PROPERTY,
-    case_record,
+    CaseRecord,
     record_fails_item,
     record_properties,
     task_properties,
@@ -38,17 +39,8 @@ CONTROL_NAME = "control"
 MALFORMED_PREFIX = "malformed case: "
 
 
-@dataclass(frozen=True, slots=True)
-class CollectionOptions:
-    """What collection needs to know, fixed once per process at configure time."""
-
-    known_kinds: frozenset[str]
-    epochs: int = 1
-    control: bool = False
-    prompt_mode: str = "argv"
-
-
-COLLECTION_KEY = pytest.StashKey[CollectionOptions]()
+# The answer kinds the judge knows: the built-in ones and those plugins declare, fixed at configure time.
+KNOWN_KINDS_KEY = pytest.StashKey[frozenset[str]]()
 
 
 def item_name(epoch: int, epochs: int, control: bool) -> str:
@@ -66,10 +58,15 @@ class CaseItem(pytest.Item):
         epoch: int = 1,
         control: bool = False,
         on_disk: Mapping[str, str] | None = None,
+        loader: Callable[[], Case] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.case = case
+        self.outline = CaseOutline.of(case)
+        # With a loader, the case is read from its folder each time it is wanted, so a suite of large
+        # cases never sits in memory whole: only the cases in flight do.
+        self._case = None if loader is not None else case
+        self._loader = loader
         self.epoch = epoch
         self.control = control
         # Digests of the case folder's files at collection; None for cases that live in memory.
@@ -81,6 +78,13 @@ class CaseItem(pytest.Item):
             self.extra_keyword_matches.add(case.category)
         if control:
             self.extra_keyword_matches.add(CONTROL_NAME)
+
+    @property
+    def case(self) -> Case:
+        if self._case is not None:
+            return self._case
+        assert self._loader is not None
+        return self._loader()
 
     def _executor(self) -> CaseExecutor:
         return self.config.stash[EXECUTOR_KEY]
@@ -94,6 +98,9 @@ class CaseItem(pytest.Item):
             # Resumed: an earlier run paid for this verdict; report it as it stands.
             self._publish(stored)
             return
+        over_budget = executor.budget_stops(self)
+        if over_budget is not None:
+            pytest.skip(over_budget)
         self.run = executor.run(self)
         if self.run.error:
             self._record_verdict(executor.verdict(self.run, None, None))
@@ -116,14 +123,14 @@ class CaseItem(pytest.Item):
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None
         executor = self._executor()
-        record = case_record(
+        record = CaseRecord.of_run(
             self.run,
             verdict,
             nodeid=self.nodeid,
             command=executor.command,
             run_mode=executor.run_mode,
             full_prompts=executor.full_prompts,
-        )
+        ).as_json()
         self._publish(record)
         # A trap task's grader wants the verdict its own judge gave, whole; it travels beside the record.
         self.user_properties.extend(task_properties(self.case, record, verdict))
@@ -153,7 +160,7 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        label = f"{self.case.suite}/{self.case.case_id}"
+        label = f"{self.outline.suite}/{self.outline.case_id}"
         if self.control:
             label += " (control)"
         return self.path, None, label
@@ -163,23 +170,30 @@ def case_items(
     parent: pytest.Collector,
     case: Case,
     *,
-    epochs: int,
-    control: bool,
     on_disk: Mapping[str, str] | None = None,
+    loader: Callable[[], Case] | None = None,
 ) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
-    if parent.config.stash[COLLECTION_KEY].prompt_mode == "argv":
+    run = parent.config.stash[CONFIG_KEY]
+    epochs, control = run.scale_out.epochs, run.scale_out.control
+    if run.command.prompt == "argv":
         problem = argv_prompt_problem(case)
         if problem is not None:
             raise parent.CollectError(f"{MALFORMED_PREFIX}{case.source}: {problem}")
     for epoch in range(1, epochs + 1):
         yield CaseItem.from_parent(
-            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk
+            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk, loader=loader
         )
     if control:
         for epoch in range(1, epochs + 1):
             yield CaseItem.from_parent(
-                parent, name=item_name(epoch, epochs, True), case=case, epoch=epoch, control=True, on_disk=on_disk
+                parent,
+                name=item_name(epoch, epochs, True),
+                case=case,
+                epoch=epoch,
+                control=True,
+                on_disk=on_disk,
+                loader=loader,
             )
 
 
@@ -196,12 +210,14 @@ class CaseDirectory(pytest.Directory):
     """A case folder: ``stepN.txt`` files, ``answer.json`` and maybe ``case.toml``."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        options = self.config.stash[COLLECTION_KEY]
+        known_kinds = self.config.stash[KNOWN_KINDS_KEY]
         source = self.nodeid or self.path.name
         on_disk = folder_digests(self.path)
+        load = partial(load_case_dir, self.path, suite=self.path.parent.name, source=source, known_kinds=known_kinds)
         with _one_line_case_errors(self):
-            case = load_case_dir(self.path, suite=self.path.parent.name, source=source, known_kinds=options.known_kinds)
-        yield from case_items(self, case, epochs=options.epochs, control=options.control, on_disk=on_disk)
+            case = load()
+        loader = load if CaseOutline.of(case).prompt_bytes > LAZY_PROMPT_BYTES else None
+        yield from case_items(self, case, on_disk=on_disk, loader=loader)
 
 
 class SuiteDirectory(pytest.Directory):
@@ -223,8 +239,7 @@ class CaseNode(pytest.Collector):
         self.case = case
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        options = self.config.stash[COLLECTION_KEY]
-        yield from case_items(self, self.case, epochs=options.epochs, control=options.control)
+        yield from case_items(self, self.case)
 
 
 class TrapTaskDirectory(pytest.Directory):
@@ -239,10 +254,10 @@ class TrapCaseNode(pytest.Collector):
     """One case of a trap task, loaded on its own so that a malformed case spoils only itself."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        options = self.config.stash[COLLECTION_KEY]
+        known_kinds = self.config.stash[KNOWN_KINDS_KEY]
         with _one_line_case_errors(self):
-            case = load_task_case(self.path, self.name, source=self.nodeid, known_kinds=options.known_kinds)
-        yield from case_items(self, case, epochs=options.epochs, control=options.control)
+            case = load_task_case(self.path, self.name, source=self.nodeid, known_kinds=known_kinds)
+        yield from case_items(self, case)
 
 
 MALFORMED_KEY = pytest.StashKey[int]()

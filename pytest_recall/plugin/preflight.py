@@ -21,10 +21,12 @@ import pytest
 
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.plugin.executor import run_settings_for
-from pytest_recall.plugin.options import Settings
-from pytest_recall.sessions.case_flow import RunSettings, case_flow, effective_case
+from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.executor import session_settings
+from pytest_recall.plugin.xdist_handoff import is_worker
+from pytest_recall.sessions.case_flow import case_flow, effective_case
 from pytest_recall.sessions.pool import CasePool
+from pytest_recall.sessions.settings import SessionSettings
 
 PREFLIGHT_PROMPT = "Reply with the single word READY."
 PREFLIGHT_KEY = "recall-preflight"
@@ -37,7 +39,7 @@ HINT = (
 )
 
 
-def preflight_case(settings: RunSettings) -> Case:
+def preflight_case(settings: SessionSettings) -> Case:
     """The one-step case the preflight runs, in the run's session mode."""
     return Case(
         case_id=PREFLIGHT_KEY,
@@ -45,11 +47,11 @@ def preflight_case(settings: RunSettings) -> Case:
         steps=(Step(number=1, prompt=PREFLIGHT_PROMPT),),
         expected={"answer": "READY", "answer_kind": "money"},
         source="--recall-preflight",
-        session=settings.session or "fresh",
+        session=settings.live.session or "fresh",
     )
 
 
-def run_preflight(settings: RunSettings) -> CaseRun:
+def run_preflight(settings: SessionSettings) -> CaseRun:
     """Run the preflight case to its end in a pool of its own; its scope and HOME are removed after."""
     pool = CasePool()
     try:
@@ -79,20 +81,20 @@ def failure(run: CaseRun) -> str | None:
     return None
 
 
-def preflight(config: pytest.Config, settings: Settings) -> str | None:
+def preflight(config: pytest.Config, run: RunConfig) -> str | None:
     """With ``--recall-preflight``, on the controller: a header line, or a usage error that stops the run.
 
     Nothing runs for ``--collect-only``, without an agent command, or inside an xdist worker.
     """
     __tracebackhide__ = True
-    if not settings.preflight or not settings.argv or hasattr(config, "workerinput"):
+    if not run.preflight or not run.command.argv or is_worker(config):
         return None
     if config.getoption("collectonly"):
         return None
-    return check_agent_answers(run_settings_for(config, settings, ()), sandboxed=settings.sandbox != "none")
+    return check_agent_answers(session_settings(config, run, ()), sandboxed=run.sandbox.on)
 
 
-def check_agent_answers(settings: RunSettings, *, sandboxed: bool) -> str:
+def check_agent_answers(settings: SessionSettings, *, sandboxed: bool) -> str:
     """Stop the run with one block unless the agent answers the preflight prompt; else a header line."""
     __tracebackhide__ = True
     run = run_preflight(settings)
@@ -102,11 +104,11 @@ def check_agent_answers(settings: RunSettings, *, sandboxed: bool) -> str:
     raise pytest.UsageError(failure_block(settings, run, why, sandboxed=sandboxed))
 
 
-def failure_block(settings: RunSettings, run: CaseRun, why: str, *, sandboxed: bool) -> str:
+def failure_block(settings: SessionSettings, run: CaseRun, why: str, *, sandboxed: bool) -> str:
     where = " (inside the bwrap sandbox)" if sandboxed else ""
     lines = [
         "--recall-preflight: the agent failed on a trivial prompt, so no case was run (none was charged).",
-        f"  command{where}: {shlex.join([*settings.argv, PREFLIGHT_PROMPT])}",
+        f"  command{where}: {shlex.join([*settings.command.argv, PREFLIGHT_PROMPT])}",
         f"  result: {why}",
     ]
     if run.steps:

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
-from pytest_recall.plugin.options import Settings
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.reporting.document import SHARED_KEYS, build_report, sort_records
 from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
@@ -31,9 +32,13 @@ from pytest_recall.reporting.transcripts import transcripts_view
 
 
 class Recorder:
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+    def __init__(self, config: pytest.Config, run: RunConfig) -> None:
         self.config = config
-        self.settings = settings
+        self.outputs = run.outputs
+        self.max_cost_usd = run.scale_out.max_cost_usd
+        self.command = run.command
+        # Written once at the top of the report; a case whose own differs keeps its own.
+        self.run_mode = run.run_mode()
         self.spool = RecordSpool()
         config.add_cleanup(self.spool.close)
         # Per case only the scalars the aggregates read; the full records wait in the spool.
@@ -43,6 +48,8 @@ class Recorder:
         self.write_error: str | None = None
         # Collection errors make no record, yet a run with one is never green, whatever the gate.
         self.collection_errors = 0
+        # Case runs --recall-max-cost kept from starting: the report and the summary say how many.
+        self.not_started = 0
         self.planned_runs: int | None = None
         self.html_error: str | None = None
         # Run-log append failures, by message, with how many records each cost.
@@ -53,6 +60,8 @@ class Recorder:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        if report.skipped and BUDGET_REASON in str(report.longrepr):
+            self.not_started += 1
         self._take_record(report)
         yield
         # The run log adds a failed append to the report in its own wrapper, which runs inside this one.
@@ -97,23 +106,25 @@ class Recorder:
 
     def build(self, interrupted: bool) -> dict[str, Any]:
         """The report, with its ``cases`` streamed from the spool when read or written."""
-        command = self.settings.command
+        command = self.command.text
         lost = [lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()]
         summaries = [*self.records.values(), *(summary_of(record) for record in lost)]
         self.summaries = summaries
         report = build_report(
             summaries,
-            threshold=self.settings.threshold,
+            threshold=self.outputs.threshold,
             command=command,
             interrupted=interrupted,
-            run_mode=self.settings.run_mode(),
+            run_mode=self.run_mode,
         )
         lost_by_node = {str(record["nodeid"]): record for record in lost}
         order = (str(summary["nodeid"]) for summary in sort_records(summaries))
         entries = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
-        report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.settings.transcripts))
+        report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.outputs.transcripts))
         if interrupted and self.planned_runs:
             report["n_planned"] = self.planned_runs
+        if self.not_started:
+            report["max_cost"] = {"max_cost_usd": self.max_cost_usd, "n_not_started": self.not_started}
         if self.collection_errors:
             report["n_collection_errors"] = self.collection_errors
             report["passed"] = False
@@ -122,7 +133,7 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-        if not self.records and not self.unrecorded_failures and not (interrupted and self.settings.argv):
+        if not self.records and not self.unrecorded_failures and not (interrupted and self.command.argv):
             # No case ran and nothing was cut short: this was not a recall run.
             return
         self.report = self.build(interrupted)
@@ -130,20 +141,20 @@ class Recorder:
         add_run_properties(self.config, self.report)
         if self.collection_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if self.settings.gate == "score" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        if self.outputs.gate == "score" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             # The run verdict alone decides; interrupts and internal errors still show as such.
             session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
-        if self.settings.report_path is not None:
+        if self.outputs.report_path is not None:
             try:
-                write_json_atomic(self.settings.report_path, self.report, line_each="cases", shared=SHARED_KEYS)
+                write_json_atomic(self.outputs.report_path, self.report, line_each="cases", shared=SHARED_KEYS)
             except OSError as exc:
-                self.write_error = f"could not write the report to {self.settings.report_path}: {exc.strerror or exc}"
+                self.write_error = f"could not write the report to {self.outputs.report_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-        if self.settings.html_path is not None:
+        if self.outputs.html_path is not None:
             try:
-                write_chunks_atomic(self.settings.html_path, html_chunks(self.report))
+                write_chunks_atomic(self.outputs.html_path, html_chunks(self.report))
             except OSError as exc:
-                self.html_error = f"could not write the HTML report to {self.settings.html_path}: {exc.strerror or exc}"
+                self.html_error = f"could not write the HTML report to {self.outputs.html_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def resume_hint(self) -> str:
@@ -151,7 +162,7 @@ class Recorder:
         if self.collection_errors and not self.records:
             # Nothing ran, so nothing was paid for: there is nothing to resume, only errors to fix.
             return "no case ran: pytest stops at collection errors; fix them (ERRORS above) and run again"
-        kept = self.settings.log_path or (self.settings.report_path if self.write_error is None else None)
+        kept = self.outputs.log_path or (self.outputs.report_path if self.write_error is None else None)
         if kept is None:
             return "to resume, run again with --recall-log=FILE this time: a log keeps each case as it finishes"
         return f"to resume, run the same command again with --recall-resume={kept}"
@@ -173,10 +184,16 @@ class Recorder:
             terminalreporter.write_line(line, red=True)
         if self.report.get("interrupted"):
             terminalreporter.write_line(f"  {self.resume_hint()}", yellow=True)
-        if self.settings.report_path is not None and self.write_error is None:
-            terminalreporter.write_line(f"  report: {self.settings.report_path}")
-        if self.settings.html_path is not None and self.html_error is None:
-            terminalreporter.write_line(f"  html: {self.settings.html_path}")
+        if self.not_started:
+            terminalreporter.write_line(
+                f"  --recall-max-cost=${self.max_cost_usd:g} reached: {self.not_started} case runs not "
+                f"started; {self.resume_hint()}",
+                yellow=True,
+            )
+        if self.outputs.report_path is not None and self.write_error is None:
+            terminalreporter.write_line(f"  report: {self.outputs.report_path}")
+        if self.outputs.html_path is not None and self.html_error is None:
+            terminalreporter.write_line(f"  html: {self.outputs.html_path}")
         for error in (self.write_error, self.html_error):
             if error:
                 terminalreporter.write_line(f"  ERROR: {error}", red=True)

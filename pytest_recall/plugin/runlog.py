@@ -26,8 +26,10 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.cases import strict_json
+from pytest_recall.plugin.xdist_handoff import is_worker
 from pytest_recall.reporting.document import with_shared
-from pytest_recall.reporting.report_file import line_at, parse_line, report_shared_values
+from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
 from pytest_recall.reporting.schema import json_line, record_problem
 
 ResumeKey = tuple[str, str, str, str]
@@ -41,20 +43,28 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     A line that does not parse is skipped: it can only be the torn last line
     of a run killed mid-write, and losing it costs one case, not the log.
     """
-    text = path.read_text(encoding="utf-8")
+    with open(path, "rb") as handle:
+        lines = list(strict_json.bounded_lines(handle))
+    text = b"".join(lines)
     try:
         whole = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deep to be a log or a report") from None
     except ValueError:
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("cases"), list):
+        try:
+            strict_json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
         return [with_shared(record, whole) for record in whole["cases"] if isinstance(record, dict)]
     records = []
-    for line in text.splitlines():
+    for number, line in enumerate(lines, 1):
         try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
+            record = parse_line(line)
+        except ValueError as exc:
+            raise ValueError(f"{path}: line {number}: {exc}") from None
+        if record is not None:
             records.append(record)
     return records
 
@@ -130,7 +140,7 @@ class ResumeIndex:
                 # A report not written one case a line (by another tool): read whole, kept as lines.
                 for record in load_records(path):
                     index._consider(record, json_line(record))
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError) as exc:
             raise pytest.UsageError(f"--recall-resume: cannot read {path}: {exc}") from None
         return index
 
@@ -183,11 +193,34 @@ class ResumeIndex:
 
 
 def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each record of a log or a one-case-a-line report with the byte offset of its line, one at a time."""
+    """Each record of a log or a one-case-a-line report with the byte offset of its line, one at a time.
+
+    Nothing may follow a report's end. In a log, a record cut short by a run
+    killed mid-write is skipped wherever it stands, and any other line that is
+    no record may only be the last: anything else is a ValueError, so a file
+    with something appended is never read as intact.
+    """
     with open(path, "rb") as handle:
         offset = 0
-        for raw in handle:
-            record = parse_line(raw)
+        report = False
+        torn_at: int | None = None
+        for raw in strict_json.bounded_lines(handle):
+            stripped = raw.strip()
+            report = report or (offset == 0 and stripped == b"{")
+            if report and stripped in (b"]", b"],"):
+                check_report_tail(handle, path, more_fields=stripped == b"],")
+                return
+            try:
+                record = parse_line(raw)
+            except ValueError as exc:
+                raise ValueError(f"byte {offset}: {exc}") from None
+            if not report and torn_at is not None:
+                raise ValueError(f"byte {torn_at}: a line that is no record, and not the log's torn last line")
+            # A record cut short by a run killed mid-write begins as every record does; the next run
+            # appends on a fresh line after it, so it may stand anywhere and is skipped. Any other
+            # line that is no record may only be the last.
+            if not report and record is None and stripped and not stripped.startswith(b'{"'):
+                torn_at = offset
             if record is not None and "nodeid" in record:
                 yield offset, record
             offset += len(raw)
@@ -268,7 +301,7 @@ class RunLog:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """An interrupted run says so in its log too, and which signal stopped it (none for Ctrl-C)."""
-        if exitstatus != pytest.ExitCode.INTERRUPTED or hasattr(session.config, "workerinput"):
+        if exitstatus != pytest.ExitCode.INTERRUPTED or is_worker(session.config):
             return
         termination = session.config.pluginmanager.get_plugin("recall-termination-signals")
         received = getattr(termination, "received", None)

@@ -16,7 +16,6 @@ that cannot be reached inside.
 
 from __future__ import annotations
 
-import dataclasses
 import getpass
 import os
 import shutil
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.plugin.options import Settings
+from pytest_recall.plugin.config import RunConfig
 from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.rooms import SessionRooms
 from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv
@@ -45,7 +44,7 @@ _REACHABLE_PROBE = (
 
 @dataclass(frozen=True, slots=True)
 class SessionSandbox:
-    """The ``RunSettings.wrap_argv`` of a sandboxed run: each session's argv, wrapped in bwrap."""
+    """The ``SessionSettings.wrap_argv`` of a sandboxed run: each session's argv, wrapped in bwrap."""
 
     binds: tuple[Path, ...]
     hide: tuple[Path, ...]
@@ -68,18 +67,18 @@ class SessionSandbox:
             raise AgentStartError(f"sandbox setup failed: {exc}") from None
 
 
-def session_sandbox(config: pytest.Config, settings: Settings, case_folders: Iterable[Path]) -> SessionSandbox | None:
+def session_sandbox(config: pytest.Config, run: RunConfig, case_folders: Iterable[Path]) -> SessionSandbox | None:
     """The wrapper for this run's sessions, or None without a sandbox.
 
     Every collected case folder is hidden by name, besides the paths pytest was
     given: a case may sit anywhere under a directory argument, including inside a bind.
     """
     __tracebackhide__ = True
-    if settings.sandbox != "bwrap":
+    if run.sandbox.mode != "bwrap":
         return None
     folders = unique([absolute_path(folder) for folder in case_folders])
     repositories = unique(git_dir for folder in folders for git_dir in repository_dirs(folder))
-    for bind in settings.sandbox_binds:
+    for bind in run.sandbox.binds:
         real_bind = Path(os.path.realpath(bind))
         for folder in folders:
             if _within(real_bind, Path(os.path.realpath(folder))):
@@ -93,8 +92,8 @@ def session_sandbox(config: pytest.Config, settings: Settings, case_folders: Ite
                     f"--recall-sandbox-bind: {bind} lies in {git_dir}, the git repository that holds the cases "
                     "(its objects hold the answers); bind only the agent's own folder"
                 )
-    hide = [*folders, *repositories, *hidden_paths(config, settings)]
-    return SessionSandbox(binds=settings.sandbox_binds, hide=unique(hide), network=_network(settings))
+    hide = [*folders, *repositories, *hidden_paths(config, run)]
+    return SessionSandbox(binds=run.sandbox.binds, hide=unique(hide), network=run.sandbox.network)
 
 
 def repository_dirs(folder: Path) -> tuple[Path, ...]:
@@ -126,12 +125,12 @@ def _within(path: Path, ancestor: Path) -> bool:
     return path == ancestor or ancestor in path.parents
 
 
-def hidden_paths(config: pytest.Config, settings: Settings) -> tuple[Path, ...]:
+def hidden_paths(config: pytest.Config, run: RunConfig) -> tuple[Path, ...]:
     """The paths given to pytest, basetemp, the harness's temporary root, and the folders of the run's files."""
     invocation = config.invocation_params.dir
     hidden = [absolute_path(invocation / arg.split("::", 1)[0]) for arg in config.args if arg.split("::", 1)[0]]
     hidden += [config.rootpath / "cases", _basetemp(config), absolute_path(Path(tempfile.gettempdir()))]
-    files = list(_settings_paths(settings))
+    files = list(run.named_files())
     xml_path = config.getoption("xmlpath", None)
     if xml_path:
         files.append(absolute_path(Path(str(xml_path))))
@@ -139,35 +138,32 @@ def hidden_paths(config: pytest.Config, settings: Settings) -> tuple[Path, ...]:
     return unique(hidden)
 
 
-def check_sandbox(config: pytest.Config, settings: Settings) -> None:
+def check_sandbox(config: pytest.Config, run: RunConfig) -> None:
     """One usage line, at configure time, for anything that would make every sandboxed case fail or leak."""
     __tracebackhide__ = True
-    if settings.sandbox != "bwrap" or not settings.argv:
+    sandbox, argv = run.sandbox, run.command.argv
+    if sandbox.mode != "bwrap" or not argv:
         return  # no agent will run, so a run of ordinary tests never needs bwrap
     problem = check_bwrap()
     if problem is not None:
         raise pytest.UsageError(f"--recall-sandbox=bwrap: {problem}")
-    if settings.sandbox_net == "private" and (problem := check_pasta()) is not None:
+    if sandbox.network == "private" and (problem := check_pasta()) is not None:
         raise pytest.UsageError(
             f"--recall-sandbox-net=private: {problem}; or pass --recall-sandbox-net=host to share the network "
             "(concurrent sessions can then reach each other) or =none for no network"
         )
-    hidden = {Path(os.path.realpath(path)) for path in hidden_paths(config, settings)}
-    for bind in settings.sandbox_binds:
+    hidden = {Path(os.path.realpath(path)) for path in hidden_paths(config, run)}
+    for bind in sandbox.binds:
         if Path(os.path.realpath(bind)) in hidden:
             # Hiding a path covers whatever is bound at that same path, so the two cannot both hold.
             raise pytest.UsageError(
                 f"--recall-sandbox-bind: {bind} is also a path agents must not see (cases given to pytest, "
                 "reports, logs, basetemp or the temporary root); bind a narrower folder"
             )
-    _check_reachable(settings.argv[0], settings.sandbox_binds, _network(settings))
+    check_reachable(argv[0], sandbox.binds, sandbox.network)
 
 
-def _network(settings: Settings) -> Network:
-    return "private" if settings.sandbox_net == "private" else "none" if settings.sandbox_net == "none" else "host"
-
-
-def _check_reachable(program: str, binds: tuple[Path, ...], network: Network = "host") -> None:
+def check_reachable(program: str, binds: tuple[Path, ...], network: Network = "host") -> None:
     """The agent, and the interpreter of its ``#!`` line, must exist inside the sandbox too.
 
     Both the path as given and the file a symlink ends at are probed: binding
@@ -240,14 +236,6 @@ def _shebang_interpreter(path: Path) -> list[str]:
         return []
     parts = first[2:].decode("utf-8", "replace").split()
     return [parts[0]] if parts and parts[0].startswith("/") else []
-
-
-def _settings_paths(settings: Settings) -> Iterable[Path]:
-    """Every file a setting names (report, log, HTML, resume, durations): all hold expected answers."""
-    for field in dataclasses.fields(settings):
-        value = getattr(settings, field.name)
-        if field.name.endswith("_path") and isinstance(value, Path):
-            yield value
 
 
 def _basetemp(config: pytest.Config) -> Path:

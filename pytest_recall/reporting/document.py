@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.cases import strict_json
 from pytest_recall.reporting.schema import report_problem
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
@@ -68,9 +68,11 @@ def build_report(
 
 def load_report(path: Path) -> dict[str, Any]:
     """A report file, checked against the published schema; ValueError says in one line why not."""
-    with open(path, encoding="utf-8") as handle:
+    with open(path, "rb") as handle:
         try:
-            data = json.load(handle)
+            data = strict_json.loads(b"".join(strict_json.bounded_lines(handle)))
+        except MemoryError:
+            raise ValueError(f"{path}: too large to read in the memory there is") from None
         except ValueError as exc:
             raise ValueError(f"{path}: not JSON ({exc})") from None
     if not isinstance(data, dict) or "cases" not in data:

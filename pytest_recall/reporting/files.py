@@ -79,11 +79,6 @@ def dump_streaming(
     handle.write("\n}")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write, fsync and rename: the JSON report and the HTML page alike are whole or absent."""
-    _write_atomic(path, lambda handle: handle.write(text))
-
-
 def write_chunks_atomic(path: Path, chunks: Iterable[str]) -> None:
     """Write a page that arrives in pieces (``reporting.html.html_chunks``), whole or not at all.
 

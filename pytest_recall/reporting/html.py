@@ -36,7 +36,7 @@ from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import status as _status
 from pytest_recall.reporting.html_text import usd as _usd
-from pytest_recall.reporting.summary import counted, run_unit
+from pytest_recall.reporting.summary import BENCHMARK_METRICS, benchmark_lines, counted, run_unit
 from pytest_recall.scoring.stats import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]
@@ -61,11 +61,11 @@ def render_html(report: Mapping[str, Any]) -> str:
 def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     """The page in pieces, for writing straight to a file: the case records are streamed, never all held."""
     cases = report.get("cases") or []
-    runs, controls, durations = _scan(cases)
+    runs, controls, durations, feeds = _scan(cases)
     stats = _summary(report, cases)
     sections = [
         _verdict_section(report, stats),
-        _category_section(report, stats),
+        _category_section(report, stats, benchmark_lines(feeds)),
         _lift_section(stats),
         _help_harm_section(report),
         _latency_section(report, durations),
@@ -90,13 +90,18 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     yield "</body>\n</html>\n"
 
 
-def _scan(cases: Iterable[Any]) -> tuple[int, int, list[float]]:
-    """One pass for what the summary draws: how many runs and control runs, and the runs' durations."""
+def _scan(cases: Iterable[Any]) -> tuple[int, int, list[float], list[dict[str, Any]]]:
+    """One pass for what the summary draws: how many runs and control runs, the runs' durations,
+    and the public-benchmark kinds among them with how their haystacks were fed."""
     runs = controls = 0
     durations = []
+    feeds: dict[tuple[Any, Any], dict[str, Any]] = {}
     for record in cases:
         if not isinstance(record, Mapping):
             continue
+        if record.get("answer_kind") in BENCHMARK_METRICS and not record.get("control"):
+            key = (record.get("answer_kind"), record.get("sessions_per_step"))
+            feeds.setdefault(key, {"answer_kind": key[0], "sessions_per_step": key[1]})
         if record.get("control"):
             controls += 1
             continue
@@ -105,7 +110,7 @@ def _scan(cases: Iterable[Any]) -> tuple[int, int, list[float]]:
         if duration is not None:
             durations.append(duration)
     durations.sort()
-    return runs, controls, durations
+    return runs, controls, durations, list(feeds.values())
 
 
 def _summary(report: Mapping[str, Any], cases: Iterable[Any]) -> dict[str, Any]:
@@ -326,7 +331,7 @@ def _bar_row(row: _Bar, y: float, x: Callable[[float], float]) -> Markup:
     return Markup("").join(out)
 
 
-def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Markup:
+def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any], notes: Iterable[str] = ()) -> Markup:
     intervals: Mapping[str, Any] = stats.get("by_category_confidence") or {}
     scores: Mapping[str, Any] = report.get("by_category") or {}
     rows = []
@@ -342,7 +347,10 @@ def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Ma
     if not rows:
         return Markup("")
     chart = _bars_svg(rows, domain=(0.0, 1.0), threshold=_number(report.get("threshold")), label="Score by category")
-    return _section("By category", "Bars are scores, whiskers their intervals, the dashed line the threshold.", chart)
+    hint = " ".join(
+        ["Bars are scores, whiskers their intervals, the dashed line the threshold.", *(n.strip() + "." for n in notes)]
+    )
+    return _section("By category", hint, chart)
 
 
 def _lift_section(stats: Mapping[str, Any]) -> Markup:

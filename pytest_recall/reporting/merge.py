@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_recall.reporting.document import build_report, load_report
 from pytest_recall.reporting.report_file import FileCases, ReportFile, open_report
@@ -111,7 +111,11 @@ def close_files(report: Mapping[str, Any]) -> None:
             file.close()
 
 
-def merged_exit_status(merged: Mapping[str, Any], gate: str) -> int:
+# What the exit status follows (``--recall-gate``, ``pytest-recall merge --gate``): any failed case, or the score.
+Gate = Literal["cases", "score"]
+
+
+def merged_exit_status(merged: Mapping[str, Any], gate: Gate) -> int:
     """The exit status a single run with these records would have had under ``--recall-gate``.
 
     An interrupted shard leaves the merged run without a verdict (2, as pytest's

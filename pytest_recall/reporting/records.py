@@ -76,6 +76,15 @@ class CaseRecord:
     workspace: str | None = None
     checks_passed: int | None = None
     checks_total: int | None = None
+    # Only for an imported public-benchmark case (and a case of a case group): what sets its result beside
+    # the published tables, and how its haystack was fed.
+    metric: str | None = None
+    question_id: str | None = None
+    question_type: str | None = None
+    sample_id: str | None = None
+    locomo_category: int | None = None
+    sessions_per_step: int | None = None
+    group: str | None = None
     steps: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
@@ -93,6 +102,9 @@ class CaseRecord:
         unless ``full_prompts``."""
         case = run.case
         costs = [step.cost_usd for step in run.steps if step.cost_usd is not None]
+        if run.earlier_cost_usd is not None:
+            # Every attempt was paid for: a retried case costs its earlier attempts too.
+            costs.append(run.earlier_cost_usd)
         listed = [step for step in run.steps if step.memory is not None]
         return cls(
             id=case.case_id,
@@ -121,6 +133,13 @@ class CaseRecord:
             workspace=case.workspace_mode if case.workspace is not None or case.workspace_mode != "fresh" else None,
             checks_passed=verdict.details.get("checks_passed"),
             checks_total=verdict.details.get("checks_total"),
+            metric=verdict.details.get("metric"),
+            question_id=case.expected.get("question_id"),
+            question_type=case.expected.get("question_type"),
+            sample_id=case.expected.get("sample_id"),
+            locomo_category=case.expected.get("locomo_category"),
+            sessions_per_step=case.expected.get("sessions_per_step"),
+            group=case.group,
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
         )
 
@@ -172,7 +191,18 @@ class CaseRecord:
 
 _JSON_FIELDS = tuple(f.name for f in fields(CaseRecord))
 # Keys a record carries only when they apply (a workspace case, a files verdict).
-OPTIONAL_FIELDS = ("workspace", "checks_passed", "checks_total")
+OPTIONAL_FIELDS = (
+    "workspace",
+    "checks_passed",
+    "checks_total",
+    "metric",
+    "question_id",
+    "question_type",
+    "sample_id",
+    "locomo_category",
+    "sessions_per_step",
+    "group",
+)
 # Scalar properties every case's JUnit testcase carries, from its record.
 JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
 
@@ -185,21 +215,6 @@ def record_passed(record: Mapping[str, Any]) -> bool:
 def record_fails_item(record: Mapping[str, Any]) -> bool:
     """Whether the pytest item fails: a wrong answer does; a control run or an error (reported as such) does not."""
     return not record.get("error") and not record.get("control") and not record_passed(record)
-
-
-def case_record(
-    run: CaseRun,
-    verdict: Verdict,
-    *,
-    nodeid: str,
-    command: str,
-    run_mode: Mapping[str, Any] | None = None,
-    full_prompts: bool = False,
-) -> dict[str, Any]:
-    """The JSON of :meth:`CaseRecord.of_run`: what travels over xdist and lands in the report."""
-    return CaseRecord.of_run(
-        run, verdict, nodeid=nodeid, command=command, run_mode=run_mode, full_prompts=full_prompts
-    ).as_json()
 
 
 def _step_fields(step: StepRun, full_prompts: bool) -> dict[str, Any]:

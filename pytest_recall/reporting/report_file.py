@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.cases import strict_json
 from pytest_recall.reporting.document import SHARED_KEYS, load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
@@ -30,7 +31,11 @@ _CASES_EMPTY = b'  "cases": []'
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
-    """A record from one line of a log, or of a report's case list (indented, a comma after)."""
+    """A record from one line of a log, or of a report's case list (indented, a comma after).
+
+    None for a line that is not a JSON object (a torn last line, say); a
+    ValueError for one no writer makes (nested too deep, a key twice).
+    """
     text = raw.strip()
     if text.endswith(b","):
         text = text[:-1]
@@ -38,15 +43,23 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
         return None
     try:
         record = json.loads(text)
+    except RecursionError:
+        raise ValueError("a line nests too deep to be a record") from None
     except ValueError:
         return None
-    return record if isinstance(record, dict) else None
+    if isinstance(record, dict):
+        strict_json.loads(text)  # a key twice (json kept the last) is refused, not read as either
+        return record
+    return None
 
 
 def line_at(fd: int, offset: int) -> bytes:
     """The line that starts at ``offset``; ``pread``, so threads may share the descriptor."""
     parts: list[bytes] = []
+    start = offset
     while True:
+        if offset - start > strict_json.MAX_LINE_BYTES:
+            raise ValueError(f"the line at byte {start} is longer than {strict_json.MAX_LINE_BYTES >> 20} MiB")
         chunk = os.pread(fd, 1 << 16, offset)
         end = chunk.find(b"\n")
         if end >= 0 or not chunk:
@@ -70,8 +83,9 @@ class ReportFile:
         with open(self.path, "rb") as handle:
             handle.seek(self._cases_start)
             offset = self._cases_start
-            for raw in handle:
+            for raw in strict_json.bounded_lines(handle):
                 if raw.strip() in (b"]", b"],"):
+                    check_report_tail(handle, self.path, more_fields=raw.strip() == b"],")
                     return
                 record = parse_line(raw)
                 if record is not None:
@@ -104,16 +118,17 @@ def open_report(path: Path) -> ReportFile | None:
     """
     head = bytearray()
     with open(path, "rb") as handle:
-        first = handle.readline()
+        lines = strict_json.bounded_lines(handle)
+        first = next(lines, b"")
         if first.strip() != b"{":
             return None
         head += first
-        while line := handle.readline():
+        for line in lines:
             stripped = line.rstrip(b"\r\n")
             if stripped in (_CASES_OPEN, _CASES_EMPTY):
                 cases_start = handle.tell()
                 # One case a line, or none at all: the first case shows which (a writer does all or none).
-                first_case = handle.readline()
+                first_case = handle.readline(strict_json.MAX_LINE_BYTES)
                 if stripped == _CASES_OPEN and parse_line(first_case) is None:
                     return None
                 break
@@ -123,16 +138,38 @@ def open_report(path: Path) -> ReportFile | None:
     text = bytes(head).rstrip().rstrip(b",") + b"\n}"
     try:
         header = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: not a pytest-recall report: nested too deep") from None
     except ValueError:
         return None
+    try:
+        strict_json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{path}: not a pytest-recall report: {exc}") from None
     if not isinstance(header, dict):
         return None
     problem = report_problem({**header, "cases": []})
     if problem is not None:
         raise ValueError(f"{path}: not a pytest-recall report: {problem}")
     if stripped == _CASES_EMPTY:
+        with open(path, "rb") as handle:
+            handle.seek(cases_start)
+            check_report_tail(handle, path)
         cases_start = os.path.getsize(path)
     return ReportFile(path, header, cases_start)
+
+
+def check_report_tail(handle: Any, path: Path, *, more_fields: bool = False) -> None:
+    """After the case list, the report's last fields and its closing brace: anything after that is no report."""
+    tail = handle.read(strict_json.MAX_LINE_BYTES + 1)
+    if len(tail) > strict_json.MAX_LINE_BYTES:
+        raise ValueError(f"{path}: not a pytest-recall report: data after its end")
+    try:
+        whole = strict_json.loads(b"{" + tail) if more_fields else None
+    except ValueError as exc:
+        raise ValueError(f"{path}: not a pytest-recall report: after its cases: {exc}") from None
+    if (not more_fields and tail.strip() != b"}") or (more_fields and not isinstance(whole, dict)):
+        raise ValueError(f"{path}: not a pytest-recall report: data after its end")
 
 
 class FileCases(LazyRecords[Mapping[str, Any]]):

@@ -49,37 +49,51 @@ def durations_by_nodeid(records: Iterable[Mapping[str, Any]]) -> dict[str, float
     return durations
 
 
-def assign_shards(nodeids: Sequence[str], count: int, durations: Mapping[str, float] | None = None) -> dict[str, int]:
+def assign_shards(
+    nodeids: Sequence[str],
+    count: int,
+    durations: Mapping[str, float] | None = None,
+    units: Mapping[str, str] | None = None,
+) -> dict[str, int]:
     """Which shard (1-based) runs each node id.
 
     With durations, a case never seen before is assumed to take the mean of
     the known ones. Ties break on the stable hash, so the result does not
-    depend on the order of ``nodeids``.
+    depend on the order of ``nodeids``. ``units`` maps a node id to a key
+    its shard is dealt by, shared with others: a case group's, so that its
+    ingest runs in one shard only.
     """
     if count < 1:
         raise ShardError("a suite needs at least one shard")
-    unique = sorted(set(nodeids), key=lambda nodeid: (stable_hash(nodeid), nodeid))
+    unit_of = {nodeid: (units or {}).get(nodeid, nodeid) for nodeid in set(nodeids)}
+    unique = sorted(set(unit_of.values()), key=lambda unit: (stable_hash(unit), unit))
     if not durations:
-        return {nodeid: position % count + 1 for position, nodeid in enumerate(unique)}
-    known = [durations[nodeid] for nodeid in unique if nodeid in durations]
+        by_unit = {unit: position % count + 1 for position, unit in enumerate(unique)}
+        return {nodeid: by_unit[unit] for nodeid, unit in unit_of.items()}
+    known = [durations[nodeid] for nodeid in unit_of if nodeid in durations]
     default = sum(known) / len(known) if known else 1.0
-    cost = {nodeid: durations.get(nodeid, default) for nodeid in unique}
+    cost = dict.fromkeys(unique, 0.0)
+    for nodeid, unit in unit_of.items():
+        cost[unit] += durations.get(nodeid, default)
     loads = [0.0] * count
-    assignment: dict[str, int] = {}
+    placed: dict[str, int] = {}
     # Stable sort keeps the hash order among equal durations.
-    for nodeid in sorted(unique, key=lambda nodeid: -cost[nodeid]):
+    for unit in sorted(unique, key=lambda unit: -cost[unit]):
         lightest = min(range(count), key=lambda shard: (loads[shard], shard))
-        loads[lightest] += cost[nodeid]
-        assignment[nodeid] = lightest + 1
-    return assignment
+        loads[lightest] += cost[unit]
+        placed[unit] = lightest + 1
+    return {nodeid: placed[unit] for nodeid, unit in unit_of.items()}
 
 
 def shard_members(
-    nodeids: Sequence[str], shard: tuple[int, int], durations: Mapping[str, float] | None = None
+    nodeids: Sequence[str],
+    shard: tuple[int, int],
+    durations: Mapping[str, float] | None = None,
+    units: Mapping[str, str] | None = None,
 ) -> set[str]:
-    """The node ids shard ``K`` of ``N`` runs."""
+    """The node ids shard ``K`` of ``N`` runs; node ids of one unit (a case group) run in one shard."""
     index, count = shard
-    return {nodeid for nodeid, owner in assign_shards(nodeids, count, durations).items() if owner == index}
+    return {nodeid for nodeid, owner in assign_shards(nodeids, count, durations, units).items() if owner == index}
 
 
 # --recall-shard=auto reads these. GitHub Actions has no variable of its own for a matrix entry, so the

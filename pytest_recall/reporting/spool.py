@@ -33,6 +33,7 @@ SUMMARY_KEYS = (
     "nodeid",
     "category",
     "answer_kind",
+    "sessions_per_step",
     "score",
     "reported",
     "error",

@@ -8,10 +8,13 @@ from typing import Any
 
 def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
-    lines = [verdict_line(report), *warning_lines(report, records)]
+    # The recorder passes its per-case summaries; a report read from a file has its records.
+    listed = list(records if records is not None else report.get("cases") or [])
+    lines = [verdict_line(report), *warning_lines(report, listed)]
     lines += _trust_lines(report)
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
+    lines += benchmark_lines(listed)
     categories = report.get("by_category") or {}
     intervals = report.get("by_category_confidence") or {}
     if categories:
@@ -27,6 +30,28 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
         f"p95 {report['latency_ms_p95'] / 1000:.2f}s, total {report['latency_ms_total'] / 1000:.2f}s;  "
         f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
     )
+    return lines
+
+
+# How each public benchmark's kind is scored, said above its per-category figures so no one reads them as official.
+BENCHMARK_METRICS = {
+    "longmemeval": "LongMemEval, scored by the LEXICAL judge (not the benchmark's official LLM judge): "
+    "per type, the share whose answer line contains the gold answer",
+    "locomo": "LoCoMo, scored by the paper's token F1: per category, the mean F1 (adversarial: declined)",
+}
+
+
+def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """For imported public-benchmark cases: the metric, and how many haystack sessions each step was told."""
+    feeds: dict[str, set[Any]] = {}
+    for record in records:
+        kind = record.get("answer_kind")
+        if kind in BENCHMARK_METRICS and not record.get("control"):
+            feeds.setdefault(str(kind), set()).add(record.get("sessions_per_step"))
+    lines = []
+    for kind, per_step in sorted(feeds.items()):
+        told = ", ".join(str(n) for n in sorted(n for n in per_step if n is not None)) or "?"
+        lines.append(f"  {BENCHMARK_METRICS[kind]}; haystack sessions per step: {told}")
     return lines
 
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pytest_recall.scoring.verdict import scored_a_pass
 
-TRANSCRIPT_MODES = ("failed", "all", "none")
-DEFAULT_TRANSCRIPTS = "failed"
+TranscriptMode = Literal["failed", "all", "none"]
+# The default comes first.
+TRANSCRIPT_MODES: tuple[str, ...] = get_args(TranscriptMode)
+DEFAULT_TRANSCRIPTS: TranscriptMode = "failed"
 # Characters of a prompt's start and end a reference keeps: enough to recognise it.
 PROMPT_EDGE_CHARS = 300
 # What a step loses where its transcript is not kept: a passing case's prompts are pinned by its content_hash.
@@ -57,7 +59,7 @@ def prompt_text(value: Any) -> str:
     return f"{head}\n[… {value.get('size')} bytes in all, sha256 {str(value.get('sha256'))[:16]}…]\n{tail}"
 
 
-def transcripts_view(mode: str) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+def transcripts_view(mode: TranscriptMode) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
     """What the report keeps of a record under ``--recall-transcripts=mode``."""
 
     def view(record: Mapping[str, Any]) -> Mapping[str, Any]:

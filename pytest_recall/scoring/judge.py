@@ -26,6 +26,8 @@ from pytest_recall.cases.answer_forms import (
     KIND_ABSTAIN,
     KIND_EVIDENCE_JSON,
     KIND_FILES,
+    KIND_LOCOMO,
+    KIND_LONGMEMEVAL,
     KIND_MONEY,
     KIND_VOUCHER,
 )
@@ -160,6 +162,14 @@ def judge_answer(
         return score_evidence_json(stdout, expected)
     if kind == KIND_ABSTAIN:
         return score_abstain(final_line(stdout), expected)
+    if kind == KIND_LONGMEMEVAL:
+        from pytest_recall.scoring.lexical_judge import score_longmemeval_lexical
+
+        return score_longmemeval_lexical(final_line(stdout), expected)
+    if kind == KIND_LOCOMO:
+        from pytest_recall.scoring.locomo_f1 import score_locomo
+
+        return score_locomo(final_line(stdout), expected)
     if kind in (None, KIND_MONEY, KIND_VOUCHER) and says_not_given(final_line(stdout)):
         # The seed would still credit a lone value earlier in the output; an abstention takes it back.
         return false_abstention(final_line(stdout), expected)

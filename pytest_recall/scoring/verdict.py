@@ -9,7 +9,10 @@ The rules, first match wins:
 
 1. an agent that could not start: no score, an error;
 2. a case changed on disk during the run: 0, since an agent must not escape
-   its score by rewriting its case;
+   its score by rewriting its case; likewise an agent that left something the
+   harness could not handle plainly (a tree too deep to walk, a FIFO as its
+   cost file, its workdir swapped for a link): 0, an agent failure with the
+   reason, never an error, which would take the case out of the score;
 3. a step that timed out, was killed or failed before the last: 0, since the
    later sessions could not recall what an unfinished one never stored;
 4. a trap task's own judge, when the task ships one; a judge that fails
@@ -88,12 +91,19 @@ def decide(
     if changed_on_disk:
         reason = f"case files changed on disk during the run: {', '.join(changed_on_disk)}"
         return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="wrong")
+    if run.agent_fault:
+        reason = f"the agent left what the harness refuses to handle: {run.agent_fault}"
+        return Verdict(
+            0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="agent_failed"
+        )
     # An exit status the case counts as ending well (ok_exit_codes) is judged as 0.
     outcomes = [
         (0 if result.exit_code in result.ok_exit_codes else result.exit_code, result.signal, result.timed_out)
         for result in (step.result for step in run.steps)
     ]
-    planned = 1 if run.control else len(case.steps)
+    # A case of a group that shared its group's ingest ran from its own first step, not from step 1.
+    first = run.steps[0].number if run.steps else 1
+    planned = 1 if run.control else sum(1 for step in case.steps if step.number >= first)
     if task_judge is not None:
         exit_code = outcomes[-1][0] if outcomes else None
         judged = step_failure(outcomes, stdout, case.expected, planned_steps=planned) or _task_judge_verdict(

@@ -21,71 +21,43 @@ pool of one.
 
 from __future__ import annotations
 
-import json
-import math
+import concurrent.futures
 import os
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.cases.live_protocol import laid_over
 from pytest_recall.cases.model import Case, Step
-from pytest_recall.cases.runs import CaseRun, MemoryFile, SessionResult, StepRun
-from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
+from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
+from pytest_recall.sessions.memory_listing import MemoryListing, start_listing
+from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
     COST_FILE_NAME,
     PROMPT_FILE_NAME,
     CaseArea,
-    HomeCopy,
     SessionRooms,
     prepare_memory,
     private_dir,
 )
 from pytest_recall.sessions.session import SessionSpec
+from pytest_recall.sessions.settings import DEFAULT_TIMEOUT_S, SessionSettings
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
 # The trap-task manifests name the expected answers; an agent must never see them.
 SCRUBBED_VARS = frozenset({"TRAP_MANIFEST", "TRAPTASK_MANIFEST"})
-DEFAULT_TIMEOUT_S = 300.0
-DEFAULT_GRACE_S = 3.0
-PROMPT_MODES = ("argv", "stdin", "file")
 # Linux's MAX_ARG_STRLEN: one argv string, its terminating NUL included.
 MAX_ARGUMENT_BYTES = 32 * 4096
 ARGV_FEEDBACK_MARGIN = 4096
 
 Judge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
-Wrapper = Callable[[list[str], SessionRooms], list[str]]
-
-
-@dataclass(frozen=True, slots=True)
-class RunSettings:
-    """Everything about how to run agents that is the same for every case."""
-
-    argv: tuple[str, ...]
-    base_env: Mapping[str, str]
-    # Run-wide (flag or ini): None lets each case's own timeout, or the default, apply (see effective_case).
-    timeout_s: float | None = None
-    grace_s: float = DEFAULT_GRACE_S
-    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
-    home_mode: str = "case"
-    home_copy: tuple[HomeCopy, ...] = ()
-    # ``--recall-env``: NAME and its value template, or None to unset NAME.
-    env: tuple[tuple[str, str | None], ...] = ()
-    prompt_mode: str = "argv"
-    workdir_mode: str = "fresh"
-    wrap_argv: Wrapper | None = None
-    # Run-wide live-session options: ``session`` forces every case into that mode, and ``live``
-    # holds the turn-protocol fields given by flag, ini or preset (see effective_case).
-    session: str | None = None
-    live: Mapping[str, Any] = field(default_factory=dict)
-    ok_exit_codes: tuple[int, ...] | None = None
-    # ``--recall-scope=suite``: the one scope every (non-control) case of the run shares; see open_shared_scope.
-    shared_scope: Path | None = None
 
 
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -93,43 +65,20 @@ def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if not k.startswith("PYTEST_") and k not in SCRUBBED_VARS}
 
 
-def open_shared_scope(settings: RunSettings) -> Path:
+def open_shared_scope(settings: SessionSettings) -> Path:
     """The memory (scope, and HOME with ``--recall-home=case``) all cases of a run share; the caller removes it."""
     root = private_dir("recall-memory-")
-    prepare_memory(root, settings.home_mode, settings.home_copy)
+    prepare_memory(root, settings.isolation)
     return root
 
 
 @dataclass(frozen=True, slots=True)
-class StepCost:
-    """What an agent said a step cost, in its cost file: dollars, tokens, or both."""
+class MemoryHooks:
+    """What a case group does to a run's memory: ``seed`` it before the first step, and look at it
+    ``after_step`` (given the step's number) once a step has ended well."""
 
-    cost_usd: float | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-
-
-def read_cost(cost_file: Path) -> StepCost:
-    """An agent's own report of what a step cost; unreadable reports and values count as none."""
-    try:
-        data = json.loads(cost_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return StepCost()
-    if not isinstance(data, dict):
-        return StepCost()
-    cost, tokens_in, tokens_out = (_amount(data.get(key)) for key in ("cost_usd", "tokens_in", "tokens_out"))
-    return StepCost(
-        cost_usd=cost,
-        tokens_in=None if tokens_in is None else int(tokens_in),
-        tokens_out=None if tokens_out is None else int(tokens_out),
-    )
-
-
-def _amount(value: Any) -> float | None:
-    """A finite, non-negative number, or None: NaN and negative costs are no report."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
+    seed: Callable[[CaseArea], None] | None = None
+    after_step: Callable[[int, CaseArea], None] | None = None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -158,42 +107,53 @@ def argv_prompt_problem(case: Case) -> str | None:
     return None
 
 
-def effective_case(case: Case, settings: RunSettings) -> Case:
+def effective_case(case: Case, settings: SessionSettings) -> Case:
     """The case as this run runs it: every setting from one place, in one order of precedence.
 
     The command line, then the ini file (both arrive as ``settings``, a
     preset's values among them), then the suite.toml or case.toml the case
-    came from, then the built-in default. Readiness is one rule, so a
+    came from, then the built-in default. Readiness is one rule
+    (:func:`~pytest_recall.cases.live_protocol.layer_protocol`), so a
     run-wide pattern or idle period replaces the case's pair as a whole. What
     changes what is measured (the session mode, say) is then in the content
     hash that resume compares.
     """
-    live = dict(settings.live)
-    if "ready_pattern" in live or "ready_idle_s" in live:
-        live.setdefault("ready_pattern", None)
-        live.setdefault("ready_idle_s", None)
+    run_wide = settings.live
     return replace(
         case,
-        timeout_s=settings.timeout_s or case.timeout_s or DEFAULT_TIMEOUT_S,
-        session=settings.session or case.session,
-        live=replace(case.live, **live) if live else case.live,
-        ok_exit_codes=settings.ok_exit_codes or case.ok_exit_codes,
+        timeout_s=settings.limits.timeout_s or case.timeout_s or DEFAULT_TIMEOUT_S,
+        session=run_wide.session or case.session,
+        live=laid_over(case.live, run_wide.protocol),
+        ok_exit_codes=run_wide.ok_exit_codes or case.ok_exit_codes,
+        mcp_servers=settings.isolation.mcp_servers or case.mcp_servers,
     )
+
+
+# How often a case waiting for its memory listing looks again; other cases' sessions are served meanwhile.
+LISTING_POLL_S = 0.01
+LISTING_INLINE_WAIT_S = 0.005
 
 
 def case_flow(
-    case: Case, settings: RunSettings, judge: Judge, *, control: bool = False, epoch: int = 1
-) -> Generator[SessionSpec, SessionResult, CaseRun]:
-    """Run a case step by step; yields each session it needs and returns the whole run."""
+    case: Case,
+    settings: SessionSettings,
+    judge: Judge,
+    *,
+    control: bool = False,
+    epoch: int = 1,
+    memory_hooks: MemoryHooks | None = None,
+) -> Generator[SessionSpec | Pause, SessionResult | None, CaseRun]:
+    """Run a case step by step; yields each session it needs and returns the whole run.
+
+    ``memory_hooks`` let a case group seed the case's memory before its first
+    step and keep a copy of it after a step (see ``sessions/case_groups.py``).
+    """
     started = time.monotonic()
     # The control asks the last question cold: no earlier step, no feedback.
     steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
-    area = CaseArea(
-        home_mode=settings.home_mode,
-        home_copy=settings.home_copy,
-        workdir_mode=settings.workdir_mode,
-        shared_memory=None if control else settings.shared_scope,
-    )
+    area = CaseArea(settings.isolation, shared_memory=None if control else settings.shared_scope)
+    if memory_hooks is not None and memory_hooks.seed is not None:
+        memory_hooks.seed(area)
     runs: list[StepRun] = []
     # A live session's turns share one workdir: the workspace is copied in once and pictured once.
     last_step = steps[0].number if case.session == "continue" else steps[-1].number
@@ -205,67 +165,106 @@ def case_flow(
             if overlong is not None:
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
             rooms = area.open_step()
-            env = area.environment(
-                settings.base_env,
-                rooms,
-                step=steps[0].number,
-                case_id=case.case_id,
-                overrides=settings.env,
-                prompt_file=None,
-            )
-            spec = _live_spec(case, steps, settings, env, rooms, judge)
+            spec = _live_spec(case, steps, settings, area, rooms, judge)
             result, cost = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
             runs.extend(_split_live_turns(steps, result, cost))
             live_duration: float | None = result.duration_s
         else:
             live_duration = None
-            for index, step in enumerate(steps):
-                prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
-                rooms = area.open_step()
-                spec = _step_spec(case, step, prompt, settings, area, rooms)
-                result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
-                last = index == len(steps) - 1
-                memory = None if last else area.memory()
-                runs.append(_step_run(step.number, prompt, result, cost, memory))
-                if result.failed:
-                    break
+            yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
     except AgentStartError as exc:
+        area.close()
         return CaseRun(
             case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
         )
     finally:
+        # The area goes whatever happened; a second close after the one below finds nothing.
         area.close()
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
     snapshot = keeper.snapshot if keeper is not None else None
-    return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration, workspace_snapshot=snapshot)
+    return CaseRun(
+        case,
+        tuple(runs),
+        control=control,
+        epoch=epoch,
+        duration_s=duration,
+        workspace_snapshot=snapshot,
+        agent_fault="; ".join(area.faults) or None,
+    )
+
+
+def _fresh_steps(
+    case: Case,
+    steps: tuple[Step, ...],
+    settings: SessionSettings,
+    judge: Judge,
+    area: CaseArea,
+    keeper: WorkspaceKeeper | None,
+    memory_hooks: MemoryHooks | None,
+    runs: list[StepRun],
+) -> Generator[SessionSpec | Pause, SessionResult | None, None]:
+    """Each step a fresh session, appended to ``runs`` as it ends; a failed step or an agent fault ends the case."""
+    for index, step in enumerate(steps):
+        prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
+        rooms = area.open_step()
+        spec = _step_spec(case, step, prompt, settings, area, rooms)
+        result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
+        last = index == len(steps) - 1 or bool(area.faults)
+        memory = None if last else (yield from _memory_listing(area))
+        runs.append(_step_run(step.number, prompt, result, cost, memory))
+        if result.failed or area.faults:
+            return
+        if memory_hooks is not None and memory_hooks.after_step is not None:
+            memory_hooks.after_step(step.number, area)
+
+
+def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
+    """The memory listing, made on a thread of its own while this case pauses and every other one runs."""
+    future, cancel = start_listing(area.memory_roots())
+    try:
+        # A small memory is listed in a moment: waited for here, with no round through the event loop.
+        concurrent.futures.wait([future], timeout=LISTING_INLINE_WAIT_S)
+        while not future.done():
+            yield Pause(time.monotonic() + LISTING_POLL_S)
+    finally:
+        cancel.set()  # an interrupted run stops hashing at the next chunk
+    listing = future.result()
+    if listing.fault is not None:
+        area.faults.append(listing.fault)
+    return listing
 
 
 def _session_in_rooms(
     spec: SessionSpec, step_number: int, rooms: SessionRooms, area: CaseArea, keeper: WorkspaceKeeper | None
-) -> Generator[SessionSpec, SessionResult, tuple[SessionResult, StepCost]]:
+) -> Generator[SessionSpec, SessionResult | None, tuple[SessionResult, StepCost]]:
     """One session in its rooms, fresh or live: the workspace copied in, the session run, the
-    workspace pictured, the cost file read, and the rooms closed whatever happened."""
+    workspace pictured, the cost file read, and the rooms closed whatever happened. What the
+    agent left there that the harness refuses to handle is kept in ``area.faults``."""
     try:
         if keeper is not None:
             keeper.enter(step_number, rooms.workdir)
         result = yield spec
+        assert result is not None
         if keeper is not None:
             keeper.leave(step_number, rooms.workdir)
-        return result, read_cost(rooms.harness / COST_FILE_NAME)
+        cost, fault = read_cost(rooms.harness / COST_FILE_NAME)
+        if fault is not None:
+            area.faults.append(fault)
+        return result, cost
     finally:
         area.close_step(rooms)
 
 
 def _step_spec(
-    case: Case, step: Step, prompt: str, settings: RunSettings, area: CaseArea, rooms: SessionRooms
+    case: Case, step: Step, prompt: str, settings: SessionSettings, area: CaseArea, rooms: SessionRooms
 ) -> SessionSpec:
     """One step's session: its argv, its rooms and environment, and its prompt, delivered as asked."""
     prompt_file = None
     stdin = None
-    argv = list(settings.argv)
-    if settings.prompt_mode == "argv":
+    argv = list(settings.command.argv)
+    if settings.command.prompt == "argv":
         argv.append(prompt)
-    elif settings.prompt_mode == "stdin":
+    elif settings.command.prompt == "stdin":
         stdin = prompt.encode("utf-8")
     else:
         prompt_file = rooms.harness / PROMPT_FILE_NAME
@@ -277,8 +276,9 @@ def _step_spec(
         rooms,
         step=step.number,
         case_id=case.case_id,
-        overrides=settings.env,
+        overrides=settings.isolation.env,
         prompt_file=prompt_file,
+        mcp_servers=case.mcp_servers,
     )
     if settings.wrap_argv is not None:
         argv = settings.wrap_argv(argv, rooms)
@@ -287,8 +287,8 @@ def _step_spec(
         cwd=rooms.workdir,
         env=env,
         timeout_s=case.timeout_s or DEFAULT_TIMEOUT_S,
-        grace_s=settings.grace_s,
-        max_output_bytes=settings.max_output_bytes,
+        grace_s=settings.limits.grace_s,
+        max_output_bytes=settings.limits.max_output_bytes,
         stdin=stdin,
         ok_exit_codes=case.ok_exit_codes,
     )
@@ -299,9 +299,9 @@ def _step_run(
     prompt: str,
     result: SessionResult,
     cost: StepCost,
-    memory: tuple[tuple[MemoryFile, ...], int, int] | None = None,
+    memory: MemoryListing | None = None,
 ) -> StepRun:
-    listing, files, size = memory if memory is not None else (None, 0, 0)
+    listing, files, size = (memory.files, memory.count, memory.total) if memory is not None else (None, 0, 0)
     return StepRun(
         number=number,
         prompt=prompt,
@@ -321,8 +321,8 @@ def _step_run(
 def _live_spec(
     case: Case,
     steps: tuple[Step, ...],
-    settings: RunSettings,
-    env: dict[str, str],
+    settings: SessionSettings,
+    area: CaseArea,
     rooms: SessionRooms,
     judge: Judge,
 ) -> SessionSpec:
@@ -331,7 +331,16 @@ def _live_spec(
     The timeout covers the whole session: the per-step timeout times the
     turns. How turns are typed and read is the case's effective protocol.
     """
-    argv = list(settings.argv)
+    env = area.environment(
+        settings.base_env,
+        rooms,
+        step=steps[0].number,
+        case_id=case.case_id,
+        overrides=settings.isolation.env,
+        prompt_file=None,
+        mcp_servers=case.mcp_servers,
+    )
+    argv = list(settings.command.argv)
     if settings.wrap_argv is not None:
         argv = settings.wrap_argv(argv, rooms)
 
@@ -343,8 +352,8 @@ def _live_spec(
         cwd=rooms.workdir,
         env=dict(env),
         timeout_s=(case.timeout_s or DEFAULT_TIMEOUT_S) * len(steps),
-        grace_s=settings.grace_s,
-        max_output_bytes=settings.max_output_bytes,
+        grace_s=settings.limits.grace_s,
+        max_output_bytes=settings.limits.max_output_bytes,
         turns=tuple(step.prompt for step in steps),
         compose_turn=compose_turn,
         protocol=case.live,

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.scoring.judge_reply import JudgeReply, read_judge_reply
-from pytest_recall.sessions.case_flow import agent_environment, read_cost
+from pytest_recall.sessions.case_flow import agent_environment
+from pytest_recall.sessions.cost_file import read_cost
 
 DEFAULT_JUDGE_TIMEOUT_S = 120.0
 # What a judge may print; a verdict is a line, so more is a broken judge, not a slower one.
@@ -92,7 +93,7 @@ def _once(
             return JudgeReply(None, error=f"the judge timed out after {timeout_s:g}s"), no_cost
         except OSError as exc:
             return JudgeReply(None, error=f"the judge could not start: {shlex.join(argv)}: {exc.strerror}"), no_cost
-        spent = read_cost(cost_file)
+        spent, _not_a_plain_file = read_cost(cost_file)  # the judge's cost file: what it is not, it reports no cost
         cost = (spent.cost_usd, spent.tokens_in, spent.tokens_out)
         stdout = done.stdout[:MAX_JUDGE_OUTPUT].decode("utf-8", "replace")
         if done.returncode != 0:

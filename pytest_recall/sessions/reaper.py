@@ -23,7 +23,11 @@ PROBE_AT_MOST = 64
 
 
 def kill_tagged_processes(
-    token: str, *, uncounted_group: int | None = None, candidates: tuple[range, ...] | None = None
+    token: str,
+    *,
+    uncounted_group: int | None = None,
+    candidates: tuple[range, ...] | None = None,
+    uncounted_cgroup: str | None = None,
 ) -> int:
     """Kill every process of ours whose environment carries ``token``.
 
@@ -33,7 +37,9 @@ def kill_tagged_processes(
     a group already signalled is dying, and whether a member is still there
     to be counted would be a matter of timing. ``candidates`` narrows the
     pids worth reading (see :func:`pids_allocated_since`); a few are probed
-    directly, without listing every process on the machine.
+    directly, without listing every process on the machine. Members of the
+    cgroup named ``uncounted_cgroup`` are killed but not counted: they were
+    counted, and killed, through that cgroup; the others left it.
     """
     marker = f"{SESSION_TOKEN_VAR}={token}".encode()
     killed = 0
@@ -51,7 +57,9 @@ def kill_tagged_processes(
         environ = _environ_of(entry, my_uid)
         # The substring test is cheap and almost always false; only a hit is split to confirm it.
         if environ is not None and marker in environ and marker in environ.split(b"\0"):
-            counted = uncounted_group is None or process_group(entry) != uncounted_group
+            counted = (uncounted_group is None or process_group(entry) != uncounted_group) and (
+                uncounted_cgroup is None or cgroup_name(entry) != uncounted_cgroup
+            )
             if _kill_if_tagged(int(entry), marker) and counted:
                 killed += 1
     return killed
@@ -95,6 +103,18 @@ def process_group(pid: str) -> int | None:
             return int(handle.read().rsplit(")", 1)[1].split()[2])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def cgroup_name(pid: str) -> str | None:
+    """The last part of a process's cgroup v2 path (a session's slot cgroup, say), or None."""
+    try:
+        with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("0::"):
+                    return line.rstrip("\n").rsplit("/", 1)[-1]
+    except OSError:
+        return None
+    return None
 
 
 def pids_allocated_since(first_pid: int, started: float) -> tuple[range, ...] | None:

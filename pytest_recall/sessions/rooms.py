@@ -21,18 +21,21 @@ The whole area is removed when the case ends.
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import json
 import os
 import shutil
 import stat
-import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pytest_recall.cases.runs import MemoryFile
+from pytest_recall.cases.mcp_config import check_template, fill
+from pytest_recall.sessions.agent_tree import remove_agent_tree
+
+# A --recall-env value is checked as an MCP configuration's strings are.
+check_env_template = check_template
 
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
@@ -48,13 +51,17 @@ XDG_DIRS = {
     "XDG_STATE_HOME": ".local/state",
     "XDG_CACHE_HOME": ".cache",
 }
-HOME_MODES = ("case", "user")
-WORKDIR_MODES = ("fresh", "case")
+# Where HOME points: a fresh one per case (in its memory), or the user's own, shared by every case.
+HomeMode = Literal["case", "user"]
+# Each step's working directory: a new one, or one path per case emptied between steps.
+WorkdirMode = Literal["fresh", "case"]
+# What one memory (scope, HOME) serves: one case, or every case of the run in turn.
+ScopeMode = Literal["case", "suite"]
 # The placeholders a --recall-env value may use.
 ENV_PLACEHOLDERS = ("scope", "home", "workdir", "step", "case")
-# A memory listing names at most this many files; the count says how many there were.
-MEMORY_LISTING_LIMIT = 1000
-_HASH_CHUNK = 1 << 20
+# Where an agent finds this step's MCP server configuration (``--recall-mcp``), its templates filled in.
+MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
+MCP_CONFIG_FILE = "mcp.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,45 +82,68 @@ class SessionRooms:
     harness: Path
 
 
+@dataclass(frozen=True, slots=True)
+class Isolation:
+    """What keeps one case's sessions apart from the user's and from other cases': the rooms' settings.
+
+    ``env`` holds ``--recall-env``: each NAME with its value template, or None
+    to unset NAME. ``scope`` is run-wide: with ``suite``, the executor opens
+    one memory that every case's area then shares. ``mcp_servers`` (templates,
+    see :mod:`pytest_recall.cases.mcp_config`) is laid over each case's own.
+    """
+
+    home: HomeMode = "case"
+    home_copy: tuple[HomeCopy, ...] = ()
+    env: tuple[tuple[str, str | None], ...] = ()
+    workdir: WorkdirMode = "fresh"
+    scope: ScopeMode = "case"
+    # ``--recall-mcp``: the MCP servers every case's agent is given, over any a case names itself.
+    mcp_servers: Mapping[str, Any] | None = None
+
+
 class CaseArea:
     """The private area of one run of one case; see the module docstring."""
 
-    def __init__(
-        self,
-        *,
-        home_mode: str,
-        home_copy: tuple[HomeCopy, ...],
-        workdir_mode: str,
-        shared_memory: Path | None = None,
-    ) -> None:
+    def __init__(self, isolation: Isolation, *, shared_memory: Path | None = None) -> None:
         self.root = private_dir("recall-case-")
-        self.workdir_mode = workdir_mode
+        self.workdir_mode = isolation.workdir
         if shared_memory is None:
-            prepare_memory(self.root, home_mode, home_copy)
+            prepare_memory(self.root, isolation)
         memory = shared_memory or self.root
         self.scope = memory / "scope"
-        self.home = memory / "home" if home_mode == "case" else None
+        self.home = memory / "home" if isolation.home == "case" else None
+        # What the agent left that the harness could not handle plainly (see remove_tree), in order.
+        self.faults: list[str] = []
 
     def open_step(self) -> SessionRooms:
         """A fresh step directory and working directory: nothing of an earlier step is in either."""
         harness = self.root / "step"
-        remove_tree(harness)
+        self._remove(harness)
         harness.mkdir(mode=0o700)
         (harness / "tmp").mkdir(mode=0o700)
         if self.workdir_mode == "case":
             workdir = self.root / "work"
-            remove_tree(workdir)
+            self._remove(workdir)
             workdir.mkdir(mode=0o700)
         else:
             workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
         return SessionRooms(workdir=workdir, scope=self.scope, home=self.home, harness=harness)
 
     def close_step(self, rooms: SessionRooms) -> None:
-        remove_tree(rooms.workdir)
-        remove_made(rooms.harness, ("tmp",), (COST_FILE_NAME, PROMPT_FILE_NAME))
+        self._remove(rooms.workdir, "the step's workdir")
+        # What the harness put there, by name: a few rmdir and unlink calls, no walk unless the agent added to it.
+        fault = remove_made(rooms.harness, ("tmp",), (COST_FILE_NAME, PROMPT_FILE_NAME, MCP_CONFIG_FILE))
+        if fault is not None:
+            self.faults.append(fault)
 
     def close(self) -> None:
-        remove_tree(self.root)
+        self._remove(self.root, "the case's area")
+
+    def _remove(self, path: Path, name: str | None = None) -> None:
+        """Remove what a step left; what the agent made of it that got in the way is kept in ``faults``."""
+        fault = remove_tree(path)
+        if fault is not None:
+            self.faults.append(f"{name}: {fault}" if name else fault)
 
     def environment(
         self,
@@ -124,8 +154,14 @@ class CaseArea:
         case_id: str,
         overrides: tuple[tuple[str, str | None], ...],
         prompt_file: Path | None,
+        mcp_servers: Mapping[str, Any] | None = None,
     ) -> dict[str, str]:
-        """The agent's environment for one step: the run's, then the case's rooms, then ``--recall-env``."""
+        """The agent's environment for one step: the run's, then the case's rooms, then ``--recall-env``.
+
+        With ``mcp_servers``, the step's MCP configuration is written, filled
+        in, to the step directory (gone when the step ends, so it is never a
+        store), and named by ``RECALL_MCP_CONFIG``.
+        """
         env = dict(base)
         env[SCOPE_VAR] = str(self.scope)
         env[COST_VAR] = str(rooms.harness / COST_FILE_NAME)
@@ -148,30 +184,22 @@ class CaseArea:
                 env.pop(name, None)
             else:
                 env[name] = template.format_map(values)
+        if mcp_servers:
+            config = rooms.harness / MCP_CONFIG_FILE
+            config.write_text(json.dumps({"mcpServers": fill(mcp_servers, values)}, indent=2), encoding="utf-8")
+            env[MCP_CONFIG_VAR] = str(config)
         return env
 
-    def memory(self) -> tuple[tuple[MemoryFile, ...], int, int]:
-        """What the agent keeps between steps: (files under scope/ and home/, up to the limit; file count; bytes)."""
-        files: list[MemoryFile] = []
-        count = total = 0
-        for root in (self.scope, self.home):
-            if root is None:
-                continue
-            for path in sorted(_regular_files(root)):
-                size = path.stat().st_size
-                count += 1
-                total += size
-                if len(files) < MEMORY_LISTING_LIMIT:
-                    name = f"{root.name}/{path.relative_to(root).as_posix()}"
-                    files.append(MemoryFile(name, size, _sha256(path)))
-        return tuple(files), count, total
+    def memory_roots(self) -> tuple[Path, ...]:
+        """What the agent keeps between steps: scope/, and home/ with a HOME per case (see ``memory_listing``)."""
+        return (self.scope,) if self.home is None else (self.scope, self.home)
 
 
-def prepare_memory(root: Path, home_mode: str, copies: tuple[HomeCopy, ...]) -> None:
+def prepare_memory(root: Path, isolation: Isolation) -> None:
     """``scope/`` and, for a HOME per case, ``home/`` under ``root``: what steps (or, shared, cases) keep."""
     (root / "scope").mkdir(mode=0o700)
-    if home_mode == "case":
-        _prepare_home(root / "home", copies)
+    if isolation.home == "case":
+        _prepare_home(root / "home", isolation.home_copy)
 
 
 def _prepare_home(home: Path, copies: tuple[HomeCopy, ...]) -> None:
@@ -186,58 +214,34 @@ def _prepare_home(home: Path, copies: tuple[HomeCopy, ...]) -> None:
             shutil.copy2(copy.source, target)
 
 
-def check_env_template(template: str) -> str | None:
-    """Why a ``--recall-env`` value cannot be filled in, or None when it can."""
-    try:
-        template.format_map(dict.fromkeys(ENV_PLACEHOLDERS, ""))
-    except KeyError as exc:
-        return f"unknown placeholder {{{exc.args[0]}}}; use {', '.join('{' + p + '}' for p in ENV_PLACEHOLDERS)}"
-    except (ValueError, IndexError) as exc:
-        return f"{exc}; write a literal brace as {{{{ or }}}}"
-    return None
-
-
 def private_dir(prefix: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=prefix))
     os.chmod(path, stat.S_IRWXU)
     return path
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a directory an agent may have made hard to remove (read-only dirs)."""
+def remove_tree(path: Path) -> str | None:
+    """Remove a directory an agent wrote in; None when that went plainly, else one line on what the agent left.
 
-    def make_writable_and_retry(function: Callable[..., Any], target: str, _exc: object) -> None:
-        """Once more after making it writable; best effort, since removal must never hide why a case failed
-        (with no descriptors left, say, even the walk fails, and rmtree's failing call may need more arguments)."""
-        try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            function(target)
-        except (OSError, TypeError):
-            pass
-
+    Never recursive, never through a link (see :mod:`pytest_recall.sessions.agent_tree`).
+    """
     try:
-        # Many steps leave their directory empty: one rmdir then, instead of rmtree's walk
-        # (an open, a stat, a directory listing and a close for every directory).
+        # Many steps leave their directory empty: one rmdir then, instead of a walk.
         os.rmdir(path)
-        return
+        return None
     except FileNotFoundError:
-        return
+        return None
     except OSError:
         pass  # not empty, not a plain directory, or not removable as it is: the full walk below
-    if not (path.exists() or path.is_symlink()):
-        return
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=make_writable_and_retry)
-    else:  # pragma: no cover - Python < 3.12
-        shutil.rmtree(path, onerror=make_writable_and_retry)
+    return remove_agent_tree(path)
 
 
-def remove_made(path: Path, folders: tuple[str, ...], files: tuple[str, ...]) -> None:
+def remove_made(path: Path, folders: tuple[str, ...], files: tuple[str, ...]) -> str | None:
     """Remove a folder the harness made, with the entries it may hold: a few ``rmdir`` and ``unlink`` calls.
 
-    The full walk of :func:`remove_tree` is left for a folder that holds
-    anything else (an agent wrote into it, or a folder is not empty).
+    The careful walk of :func:`remove_tree` is left for a folder that holds
+    anything else (an agent wrote into it, or put something in a name's place).
+    Returns what :func:`remove_tree` says, None when it went plainly.
     """
     try:
         for name in folders:
@@ -248,26 +252,7 @@ def remove_made(path: Path, folders: tuple[str, ...], files: tuple[str, ...]) ->
                 os.unlink(path / name)
         os.rmdir(path)
     except FileNotFoundError:
-        return
+        return None
     except OSError:
-        remove_tree(path)
-
-
-def _regular_files(root: Path) -> Iterator[Path]:
-    """Regular files under ``root``, never following a link out of it."""
-    for folder, _dirs, names in os.walk(root, followlinks=False):
-        for name in names:
-            path = Path(folder) / name
-            if path.is_file() and not path.is_symlink():
-                yield path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(_HASH_CHUNK):
-                digest.update(chunk)
-    except OSError:
-        return "unreadable"
-    return digest.hexdigest()
+        return remove_tree(path)
+    return None

@@ -46,7 +46,7 @@ from typing import Literal, TypeVar
 
 from pytest_recall.sessions.network import Network, in_private_network
 
-__all__ = ["SandboxSpec", "check_bwrap", "default_binds", "wrap_argv"]
+__all__ = ["SandboxMode", "SandboxSettings", "SandboxSpec", "check_bwrap", "default_binds", "wrap_argv"]
 
 # Read-only system directories. Merged-/usr distributions make some of them symlinks,
 # and those are recreated as symlinks. /usr/local lives under /usr.
@@ -63,11 +63,27 @@ BUNDLED_CASES_DIR = PACKAGE_DIR / "bundled_cases"
 FALLBACK_HOME = Path("/tmp/recall-home")
 PROBE_TIMEOUT_SECONDS = 15.0
 
+# How sessions are confined: by fresh processes and directories alone, or under bubblewrap too.
+SandboxMode = Literal["none", "bwrap"]
+
 _T = TypeVar("_T")
 _MountKind = Literal["tmpfs", "ro", "hide", "rw"]
 # Order for mounts at the same path. A later mount covers an earlier one: hiding beats
 # a read-only bind, and the session's own read-write dirs beat everything.
 _KIND_ORDER: dict[_MountKind, int] = {"tmpfs": 0, "ro": 1, "hide": 2, "rw": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """The run's choice of confinement: the mode, what agents may read besides the system, and their network."""
+
+    mode: SandboxMode = "none"
+    binds: tuple[Path, ...] = ()
+    network: Network = "private"
+
+    @property
+    def on(self) -> bool:
+        return self.mode != "none"
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,18 +177,21 @@ class RunningSession:
         # left running rather than how fast the kernel reaped it. After a timeout the group
         # has been signalled already: only processes that left it count then.
         uncounted_group = self.child.pid if self.timed_out else None
+        leftovers = 0
         if self.cgroup is not None:
             members = self.cgroup.pids()
             leftovers = self._cgroup_leftovers(members, uncounted_group)
             if members != []:
                 # Only a cgroup with something still in it is killed; an empty one is reused as it is.
                 self.cgroup.kill()
-        else:
-            leftovers = kill_tagged_processes(
-                self.token,
-                uncounted_group=uncounted_group,
-                candidates=pids_allocated_since(self.child.pid, self.started),
-            )
+        # After cgroup.kill too: a root agent can move a process into another cgroup, where that kill
+        # cannot reach it; it still carries the token (what it can do beyond is in docs/sandbox.md).
+        leftovers += kill_tagged_processes(
+            self.token,
+            uncounted_group=uncounted_group,
+            candidates=pids_allocated_since(self.child.pid, self.started),
+            uncounted_cgroup=self.cgroup.path.name if self.cgroup is not None else None,
+        )
         # The main process is a zombie until reaped below, so the group's id is still this session's.
         signal_group(self.child.pid, signal.SIGKILL)
         # Everything that could write is dead now, so draining terminates.
@@ -233,8 +236,7 @@ class RunningSession:
     def _kill_everything(self) -> None:
         if self.cgroup is not None:
             self.cgroup.kill()
-        else:
-            kill_tagged_processes(self.token)
+        kill_tagged_processes(self.token)
 
     def _cgroup_leftovers(self, members: list[int] | None, uncounted_group: int | None) -> int:
         """The processes still in the session's cgroup besides the main one, counted before they are killed."""

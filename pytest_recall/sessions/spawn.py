@@ -12,12 +12,15 @@ starts. It reads top to bottom:
    after ``setsid`` the child opens the terminal by name, which makes it its
    controlling terminal exactly as ``pty.fork`` would. Where that does not
    hold (outside Linux), ptyprocess's public ``spawn`` starts it instead.
-   The child gets a new session keyring (:mod:`pytest_recall.sessions.keyring`).
-   Where the session has a cgroup (:mod:`pytest_recall.sessions.cgroup`),
-   the spawner (:mod:`pytest_recall.sessions.spawner`) starts it instead,
-   born in that cgroup with ``clone3``, so that no move into the cgroup
-   stalls the run loop; where the kernel refuses that, the harness steps
-   into the cgroup for the instant of the ``posix_spawn``;
+   The child is born in the session's cgroup where there is one
+   (:mod:`pytest_recall.sessions.cgroup`): the spawner
+   (:mod:`pytest_recall.sessions.spawner`) starts it there with ``clone3``,
+   so that no move into the cgroup stalls the run loop; where the kernel
+   refuses that, the harness steps into the cgroup for the instant of the
+   ``posix_spawn``. It has no kernel keyring
+   (:mod:`pytest_recall.sessions.seccomp`: the spawner is started on the
+   filtered thread and passes the filter on; where that filter cannot be
+   installed, a new session keyring, :mod:`pytest_recall.sessions.keyring`);
 5. hand the terminal to pexpect's ``fdspawn``, through which live turns
    are sent, and watch the process through a pidfd.
 
@@ -50,6 +53,7 @@ import ptyprocess  # type: ignore[import-untyped]
 from pytest_recall.sessions import spawner
 from pytest_recall.sessions.cgroup import SessionCgroup
 from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
+from pytest_recall.sessions.seccomp import run_confined, unavailable_reason
 
 # Rows and columns of every session's terminal: wide, so answers are not wrapped.
 TERMINAL_SIZE = (24, 200)
@@ -180,11 +184,13 @@ def spawn_agent(
         if started is not None:
             pid, terminal_fd, keyring, clear = started
         else:
-            # The child inherits the harness's session keyring: a new one for every session.
-            keyring = join_fresh_session_keyring()
+            # No keyring for the child where the filter holds; else the harness's session keyring, a new one each time.
+            keyring = join_fresh_session_keyring() if unavailable_reason() is not None else None
             with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
                 if POSIX_SPAWN_GIVES_A_TERMINAL:
-                    pid, terminal_fd = _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
+                    pid, terminal_fd = run_confined(
+                        lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
+                    )
                 else:
                     pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
     except BaseException as exc:

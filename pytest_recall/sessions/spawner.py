@@ -6,6 +6,9 @@ file on its channel and exits. Where it cannot work (no ``clone3``, or a
 seccomp filter that refuses it, as container runtimes often do), it says so
 on the first request; :func:`get` returns None from then on, and sessions
 fall back to moving the harness into the cgroup for the instant of the spawn.
+It is started on the thread that carries the seccomp filter
+(:mod:`pytest_recall.sessions.seccomp`), so it and every agent it clones
+carry that filter too.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.sessions import seccomp
 from pytest_recall.sessions.spawner_main import HEADER, REPLY, SETUP
 
 SCRIPT = Path(__file__).with_name("spawner_main.py")
@@ -39,11 +43,11 @@ class ChildSetupError(OSError):
 class Spawner:
     """A running spawner process and the channel to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keyrings: bool) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(SCRIPT), str(theirs.fileno())],
+                [sys.executable, "-I", "-S", str(SCRIPT), str(theirs.fileno()), "keyrings" if keyrings else "none"],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -144,7 +148,9 @@ def get() -> Spawner | None:
     if _current is not None and _current[0] == os.getpid():
         return _current[1]
     try:
-        spawner = Spawner()
+        # Started on the filtered thread, the spawner and every agent it clones carry its filter:
+        # no keyring at all. Where there is no filter, it gives each agent a fresh session keyring.
+        spawner = seccomp.run_confined(lambda: Spawner(keyrings=seccomp.unavailable_reason() is not None))
     except OSError:
         refuse()
         return None

@@ -17,9 +17,12 @@ imports the standard library only, so it starts in a few milliseconds.
 
 Each request carries the program, argv, environment, workdir, the terminal's
 slave, the stderr pipe, the stdin pipe or none, and the cgroup's directory,
-the descriptors as ``SCM_RIGHTS``. Before each spawn it joins a fresh session
-keyring, which the child inherits, and keeps it linked to its own process
-keyring until the harness says the session is over, then clears it.
+the descriptors as ``SCM_RIGHTS``. The harness starts it on the thread that
+carries the seccomp filter against the kernel keyring, so it and every
+child carry that filter (``none`` as its second argument). Where there is no
+filter (``keyrings``), before each spawn it joins a fresh session keyring,
+which the child inherits, and keeps it linked to its own process keyring
+until the harness says the session is over, then clears it.
 
 The child runs a few lines of Python between the clone and ``execve``:
 ``setsid``, the terminal made controlling, descriptors moved to 0/1/2, the
@@ -72,6 +75,7 @@ def main() -> int:
     # Ctrl-C reaches the harness's whole process group; the harness decides, and closes the channel.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     hooks: dict[str, Callable[[], object]] = {}
+    keyrings = sys.argv[2:3] != ["none"]
     while True:
         request = _receive(channel)
         if request is None:
@@ -84,7 +88,7 @@ def main() -> int:
             if message[0] == "path":
                 sys.path[:0] = [entry for entry in message[1] if entry not in sys.path]
                 continue
-            reply = _spawn(message, fds, hooks)
+            reply = _spawn(message, fds, hooks, keyrings=keyrings)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -114,7 +118,7 @@ def _receive(channel: socket.socket) -> tuple[tuple[Any, ...], list[int]] | None
 
 
 def _spawn(
-    message: tuple[Any, ...], fds: list[int], hooks: dict[str, Callable[[], object]]
+    message: tuple[Any, ...], fds: list[int], hooks: dict[str, Callable[[], object]], *, keyrings: bool
 ) -> tuple[int, int, int, int]:
     """Clone the agent into its cgroup, as the harness's child; (pid, keyring, errno, stage) for the harness.
 
@@ -128,7 +132,7 @@ def _spawn(
         calls = [_hook(name, hooks) for name in hook_names]
     except Exception:
         return 0, -1, 22, SETUP  # EINVAL: a hook that cannot be found; the harness says so
-    keyring = _join_fresh_keyring()
+    keyring = _join_fresh_keyring() if keyrings else -1
     report_read, report_write = os.pipe()  # close-on-exec: EOF here means the execve went through
     try:
         arguments = CLONE_ARGS.pack(CLONE_INTO_CGROUP | CLONE_PARENT, 0, 0, 0, 0, 0, 0, 0, 0, 0, cgroup)

@@ -100,6 +100,8 @@ class WorkspaceKeeper:
             raise AgentStartError(f"the workspace could not be kept after step {step_number}: {exc}") from None
 
     def _leave(self, step_number: int, workdir: Path) -> None:
+        if workdir.is_symlink():
+            return  # swapped for a link by the agent: nothing is read through it, and its removal says so
         if step_number == self.last_step:
             if self.case.answer_kind == KIND_FILES:
                 self.snapshot = take_snapshot(workdir, before=self.before)

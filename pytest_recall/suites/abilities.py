@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import calendar
 import datetime
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from pytest_recall.cases.model import Case, make_case
@@ -34,14 +33,14 @@ from pytest_recall.suites.ledger import (
     MIN_ANSWER_CENTS,
     ROW,
     RULE,
+    LedgerStream,
     Line,
     Posting,
     Table,
-    _money,
-    _plain_money,
-    _post,
-    _Stream,
-    _walk,
+    money,
+    plain_money,
+    post_entries,
+    walk_entries,
 )
 
 CATEGORIES = (
@@ -271,10 +270,10 @@ def answer_cents(books: Books, question: Question) -> int | None:
 def render_table(ledger: MonthLedger) -> str:
     """The seed's table for one month, brought forward from the month's first day."""
     table = ledger.table
-    rows = [HEADER, RULE, ROW.format(ledger.start, "", "Balance brought forward", "", "", "", _money(table.opening))]
+    rows = [HEADER, RULE, ROW.format(ledger.start, "", "Balance brought forward", "", "", "", money(table.opening))]
     for p in table.postings:
-        debit, credit = (_money(p.debit) if p.debit else ""), (_money(p.credit) if p.credit else "")
-        rows.append(ROW.format(p.date, p.voucher, p.narration, p.counterparty, debit, credit, _money(p.balance)))
+        debit, credit = (money(p.debit) if p.debit else ""), (money(p.credit) if p.credit else "")
+        rows.append(ROW.format(p.date, p.voucher, p.narration, p.counterparty, debit, credit, money(p.balance)))
     title = LEDGER_TITLE.format(account=ledger.account.label, start=ledger.start, end=ledger.end)
     return title + "\n".join(rows) + "\n"
 
@@ -289,7 +288,7 @@ def correction_session(date: str, books: Books, fix: Correction) -> str:
     )
     side = "debit" if posting.debit else "credit"
     old = posting.debit or posting.credit
-    change = REVERSED.format(date=fix.date) if fix.amount == 0 else AMENDED.format(side=side, new=_money(fix.amount))
+    change = REVERSED.format(date=fix.date) if fix.amount == 0 else AMENDED.format(side=side, new=money(fix.amount))
     body = CORRECTION.format(
         account=fix.account.label,
         date=fix.date,
@@ -298,17 +297,17 @@ def correction_session(date: str, books: Books, fix: Correction) -> str:
         narration=posting.narration,
         party=posting.counterparty,
         side=side,
-        old=_money(old),
+        old=money(old),
         change=change,
     )
     return SESSION_HEAD.format(date=date) + body
 
 
-def memo_session(date: str, stream: _Stream) -> str:
+def memo_session(date: str, stream: LedgerStream) -> str:
     return SESSION_HEAD.format(date=date) + MEMO.format(lines=_memo_lines(stream, stream.between(2, 4)))
 
 
-def _memo_lines(stream: _Stream, count: int) -> str:
+def _memo_lines(stream: LedgerStream, count: int) -> str:
     return " ".join(stream.pick(MEMO_LINES).format(party=stream.pick(COUNTERPARTIES)) for _ in range(count))
 
 
@@ -319,7 +318,7 @@ def question_session(date: str, question: Question) -> str:
 # --- drawing ledgers ----------------------------------------------------------------
 
 
-def _month_dates(stream: _Stream, month: int) -> list[str]:
+def _month_dates(stream: LedgerStream, month: int) -> list[str]:
     last = calendar.monthrange(YEAR, month)[1]
     day, dates = stream.between(1, 4), []
     while day <= last - 1:
@@ -329,7 +328,7 @@ def _month_dates(stream: _Stream, month: int) -> list[str]:
 
 
 def draw_month(
-    stream: _Stream, account: Account, month: int, opening: int | None = None, first_voucher: int | None = None
+    stream: LedgerStream, account: Account, month: int, opening: int | None = None, first_voucher: int | None = None
 ) -> MonthLedger | None:
     """A month of entries from the ledger generator's walk.
 
@@ -337,18 +336,18 @@ def draw_month(
     voucher numbering on (else a number is drawn).
     """
     dates = _month_dates(stream, month)[: stream.between(8, 13)]
-    walk_opening, lines = _walk(stream, dates)
+    walk_opening, lines = walk_entries(stream, dates)
     drawn = stream.between(1000, 9900)
     first = drawn if first_voucher is None else first_voucher
     if first + len(lines) - 1 > LAST_VOUCHER:
         return None
-    table = _post(walk_opening if opening is None else opening, first, lines)
+    table = post_entries(walk_opening if opening is None else opening, first, lines)
     if any(p.balance < 0 for p in table.postings):
         return None
     return MonthLedger(account, month, table)
 
 
-def _lookalike(stream: _Stream, base: MonthLedger, account: Account) -> MonthLedger:
+def _lookalike(stream: LedgerStream, base: MonthLedger, account: Account) -> MonthLedger:
     """The same month with a third or so of the amounts moved a little: similar figures, other answers."""
     lines: list[Line] = []
     for line in base.table.lines:
@@ -360,7 +359,7 @@ def _lookalike(stream: _Stream, base: MonthLedger, account: Account) -> MonthLed
                 line = replace(line, credit=max(100_01, line.credit + delta))
         lines.append(line)
     opening = base.table.opening + stream.between(0, 1999_98) - 999_99
-    return MonthLedger(account, base.month, _post(opening, base.table.first_voucher, tuple(lines)))
+    return MonthLedger(account, base.month, post_entries(opening, base.table.first_voucher, tuple(lines)))
 
 
 def hard_to_guess(cents: int) -> bool:
@@ -375,7 +374,7 @@ def hard_to_guess(cents: int) -> bool:
 class _Plan:
     """Sessions being laid out in date order, and the books they add up to."""
 
-    stream: _Stream
+    stream: LedgerStream
     case_no: int
     version: int = 1
     clock: datetime.date = datetime.date(YEAR, 2, 1)
@@ -627,8 +626,8 @@ def _rule_breach(question: Question, answer: int | None, category: str, prompts:
     if answer is None:
         return "the question has no answer"
     if not hard_to_guess(answer):
-        return f"answer {_plain_money(answer)} is short or round"
-    if _money(answer) in prompts[-1] or _plain_money(answer) in prompts[-1]:
+        return f"answer {plain_money(answer)} is short or round"
+    if money(answer) in prompts[-1] or plain_money(answer) in prompts[-1]:
         return "the answer is printed in the question"
     return None
 
@@ -684,7 +683,7 @@ def generate_one(
     reason = "no attempt"
     for attempt in range(MAX_ATTEMPTS):
         parts = (seed, index, attempt, 0xAB) if version == 1 else (seed, index, attempt, 0xAB, version)
-        plan = _Plan(_Stream(*parts), case_no=index + 1, version=version)
+        plan = _Plan(LedgerStream(*parts), case_no=index + 1, version=version)
         built = _long_haystack(plan, haystack_bytes) if category == "long_haystack" else _BUILDERS[category](plan)
         if built is None:
             reason = "the draw could not carry the question"
@@ -706,17 +705,11 @@ def generate_one(
         expected = {
             "id": case_id,
             "category": category,
-            "answer": NOT_GIVEN if answer is None else _plain_money(answer),
+            "answer": NOT_GIVEN if answer is None else plain_money(answer),
             "answer_kind": "abstain" if answer is None else "money",
         }
         return make_case(case_id=case_id, suite=suite, prompts=prompts, expected=expected, source=source)
     raise ValueError(f"{source}: no {category} case met the rules in {MAX_ATTEMPTS} attempts (last: {reason})")
-
-
-def accounts_of(cases: Iterable[Case]) -> set[str]:
-    """Every account code the cases show, for checking what a shared memory holds."""
-    pattern = re.compile(r"^Account (\d{4}-\d{3}) ·", re.MULTILINE)
-    return {code for case in cases for step in case.steps[:-1] for code in pattern.findall(step.prompt)}
 
 
 _BUILDERS = {

@@ -78,9 +78,9 @@ PROJECTS = _words(
     "heliotrope kestrel bluebird marmot quokka tundra saffron basalt juniper pelican obsidian meridian lantern "
     "wombat cypress halyard"
 )
-_CODE_NAMES = _words("orion vega nova atlas zephyr comet pulsar quasar nebula aurora")
+CODE_NAMES = _words("orion vega nova atlas zephyr comet pulsar quasar nebula aurora")
 _AGENTS = _words("mnemo scribe keeper tally archivist ledger")
-_ACTOR = {
+ACTOR_OF_KIND = {
     "user_statement": "user",
     "correction": "user",
     "retraction": "user",
@@ -90,7 +90,7 @@ _ACTOR = {
     "imported_summary": "importer",
     "tool_output": "web_fetch",
 }
-_NOTES = {
+EVENT_NOTES = {
     "user_statement": (
         "said in chat while planning the sprint",
         "stated during onboarding",
@@ -148,7 +148,7 @@ Answer format: {"value": "<value>", "evidence": ["<event id>", ...]}
 
 
 @dataclass(frozen=True, slots=True)
-class _Draft:
+class Draft:
     """An event before it has a time and an id: both depend on where it lands."""
 
     key: int
@@ -164,17 +164,17 @@ class _Draft:
 class _Plan:
     """What a family decided: the events, and the answers it knows by construction."""
 
-    target: tuple[_Draft | None, ...]  # the question's chain, in time order; None marks the as-of boundary
-    others: tuple[tuple[_Draft, ...], ...]  # chains that may interleave anywhere
-    late: tuple[_Draft, ...]  # decoys placed after the whole target chain, where they tempt most
+    target: tuple[Draft | None, ...]  # the question's chain, in time order; None marks the as-of boundary
+    others: tuple[tuple[Draft, ...], ...]  # chains that may interleave anywhere
+    late: tuple[Draft, ...]  # decoys placed after the whole target chain, where they tempt most
     field: str
     asked: str
-    answer: tuple[str | None, tuple[_Draft, ...]]
+    answer: tuple[str | None, tuple[Draft, ...]]
     rehearsal_project: str
-    rehearsal: tuple[str | None, tuple[_Draft, ...]]
+    rehearsal: tuple[str | None, tuple[Draft, ...]]
 
 
-class _Builder:
+class DraftBuilder:
     """Makes drafts with fresh keys, and the few event patterns every family shares."""
 
     def __init__(self, rng: SplitMix64) -> None:
@@ -187,51 +187,77 @@ class _Builder:
         field: str,
         kind: str,
         value: str | None = None,
-        ref: _Draft | None = None,
+        ref: Draft | None = None,
         note: str | None = None,
-    ) -> _Draft:
+    ) -> Draft:
         self.made += 1
-        return _Draft(
+        return Draft(
             self.made,
             project,
             field,
             kind,
             value,
             None if ref is None else ref.key,
-            self.rng.choice(_NOTES[kind]) if note is None else note,
+            self.rng.choice(EVENT_NOTES[kind]) if note is None else note,
         )
 
-    def decision(self, project: str, field: str, value: str) -> list[_Draft]:
+    def decision(self, project: str, field: str, value: str) -> list[Draft]:
         """A first decision: said outright, or a suggestion the user then confirmed."""
         if self.rng.between(0, 2) == 0:
             suggestion = self.event(project, field, "assistant_suggestion", value)
             return [suggestion, self.event(project, field, "confirmation", value, suggestion)]
         return [self.event(project, field, "user_statement", value)]
 
-    def maybe_corrected(self, project: str, field: str, first: str, second: str) -> list[_Draft]:
+    def maybe_corrected(self, project: str, field: str, first: str, second: str) -> list[Draft]:
         chain = self.decision(project, field, first)
         if self.rng.chance():
             chain.append(self.event(project, field, "correction", second, chain[-1]))
         return chain
 
 
-def _plan(rng: SplitMix64, family: str) -> _Plan:
-    b = _Builder(rng)
-    field, aside, third = rng.shuffled(list(FIELDS))[:3]
-    values = rng.shuffled(FIELDS[field])
-    target_values, rehearsal_values, decoys = values[0:3], values[3:5], values[5:8]
-    project, other, far = rng.shuffled(PROJECTS)[:3]
-    alias = f"{rng.choice(_CODE_NAMES)}-{rng.between(2, 99)}"
-    asked, named_elsewhere = (project, alias) if rng.chance() else (alias, project)
-    names = (project, alias) if family == "alias_resolution" else (project,)
-    target: list[_Draft | None]
-    prefix: list[_Draft] = []
+def _cross_field_events(
+    b: DraftBuilder, rng: SplitMix64, project: str, fields: tuple[str, str, str], target_values: Sequence[str]
+) -> tuple[list[Draft | None], tuple[str | None, tuple[Draft, ...]]]:
+    """cross_field_decoy: later corrections and retractions on the same project's other fields."""
+    field, aside, third = fields
+    chain = b.maybe_corrected(project, field, target_values[0], target_values[1])
+    a_values, t_values = rng.shuffled(FIELDS[aside]), rng.shuffled(FIELDS[third])
+    a_first = b.event(project, aside, "user_statement", a_values[0])
+    t_first = b.event(project, third, "user_statement", t_values[0])
+    target: list[Draft | None] = [
+        *chain,
+        a_first,
+        t_first,
+        b.event(project, aside, "correction", a_values[1], a_first),
+        b.event(project, third, "retraction", None, t_first),
+    ]
+    return target, (chain[-1].value, (chain[-1],))
+
+
+def _target_events(
+    b: DraftBuilder,
+    rng: SplitMix64,
+    family: str,
+    fields: tuple[str, str, str],
+    naming: tuple[str, str, str, str],
+    target_values: Sequence[str],
+) -> tuple[list[Draft | None], tuple[str | None, tuple[Draft, ...]]]:
+    """The asked cell's own events for ``family``, and the answer they give; None marks the as-of point.
+
+    The random draws come in the same order as before this was a function of its own, so every
+    generated case keeps its bytes. ``fields`` is (asked field, aside, third); ``naming`` is
+    (project, alias, the name asked by, the name used elsewhere).
+    """
+    field = fields[0]
+    project, alias, asked, named_elsewhere = naming
+    target: list[Draft | None]
+    prefix: list[Draft] = []
     if family == "explicit_correction":
         chain = b.decision(project, field, target_values[0])
         for value in target_values[1 : 2 + rng.between(0, 1)]:
             chain.append(b.event(project, field, "correction", value, chain[-1]))
         target = [*chain]
-        answer: tuple[str | None, tuple[_Draft, ...]] = (chain[-1].value, (chain[-1],))
+        answer: tuple[str | None, tuple[Draft, ...]] = (chain[-1].value, (chain[-1],))
     elif family in ("as_of_before_correction", "retraction_after_as_of"):
         chain = b.maybe_corrected(project, field, target_values[0], target_values[1])
         answer = (chain[-1].value, (chain[-1],))
@@ -260,24 +286,28 @@ def _plan(rng: SplitMix64, family: str) -> _Plan:
         again = b.event(project, field, "confirmation", chain[-1].value, chain[-1], "user: it stands again")
         target = [*chain, withdrawn, again]
         answer = (again.value, (again,))
-    else:  # cross_field_decoy: later corrections and retractions on the same project's other fields
-        chain = b.maybe_corrected(project, field, target_values[0], target_values[1])
-        a_values, t_values = rng.shuffled(FIELDS[aside]), rng.shuffled(FIELDS[third])
-        a_first = b.event(project, aside, "user_statement", a_values[0])
-        t_first = b.event(project, third, "user_statement", t_values[0])
-        target = [
-            *chain,
-            a_first,
-            t_first,
-            b.event(project, aside, "correction", a_values[1], a_first),
-            b.event(project, third, "retraction", None, t_first),
-        ]
-        answer = (chain[-1].value, (chain[-1],))
+    else:
+        return _cross_field_events(b, rng, project, fields, target_values)
+    return target, answer
+
+
+def _plan(rng: SplitMix64, family: str) -> _Plan:
+    b = DraftBuilder(rng)
+    field, aside, third = rng.shuffled(list(FIELDS))[:3]
+    values = rng.shuffled(FIELDS[field])
+    target_values, rehearsal_values, decoys = values[0:3], values[3:5], values[5:8]
+    project, other, far = rng.shuffled(PROJECTS)[:3]
+    alias = f"{rng.choice(CODE_NAMES)}-{rng.between(2, 99)}"
+    asked, named_elsewhere = (project, alias) if rng.chance() else (alias, project)
+    names = (project, alias) if family == "alias_resolution" else (project,)
+    target, answer = _target_events(
+        b, rng, family, (field, aside, third), (project, alias, asked, named_elsewhere), target_values
+    )
 
     rehearsal_chain = b.maybe_corrected(other, field, rehearsal_values[0], rehearsal_values[1])
     late_suggestion = b.event(rng.choice(names), field, "assistant_suggestion", decoys[0])
     late = [late_suggestion, b.event(rng.choice(names), field, "imported_summary", decoys[1])]
-    injection_note = rng.choice(_NOTES["tool_output"]).format(value=decoys[0])
+    injection_note = rng.choice(EVENT_NOTES["tool_output"]).format(value=decoys[0])
     others = [
         rehearsal_chain,
         [b.event(rng.choice(names), field, "tool_output", None, late_suggestion, injection_note)],
@@ -298,7 +328,7 @@ def _plan(rng: SplitMix64, family: str) -> _Plan:
     )
 
 
-def _interleave(rng: SplitMix64, chains: Sequence[Sequence[_T]]) -> list[_T]:
+def interleave_chains(rng: SplitMix64, chains: Sequence[Sequence[_T]]) -> list[_T]:
     """Merge chains at random while keeping each chain's own order."""
     queues = [list(c) for c in chains if c]
     merged: list[_T] = []
@@ -313,9 +343,9 @@ def _interleave(rng: SplitMix64, chains: Sequence[Sequence[_T]]) -> list[_T]:
     return merged
 
 
-def _timeline(rng: SplitMix64, plan: _Plan) -> tuple[list[tuple[_Draft, dt.datetime]], dt.date | None]:
+def _timeline(rng: SplitMix64, plan: _Plan) -> tuple[list[tuple[Draft, dt.datetime]], dt.date | None]:
     """Events in time order with strictly increasing minutes, and the as-of date if the chain has one."""
-    merged: list[_Draft | None] = _interleave(rng, [plan.target, *plan.others])
+    merged: list[Draft | None] = interleave_chains(rng, [plan.target, *plan.others])
     after_target = max((i + 1 for i, item in enumerate(merged) if item in plan.target), default=0)
     for decoy in plan.late:
         merged.insert(rng.between(after_target, len(merged)), decoy)
@@ -324,18 +354,18 @@ def _timeline(rng: SplitMix64, plan: _Plan) -> tuple[list[tuple[_Draft, dt.datet
 
 
 def stamp(
-    rng: SplitMix64, merged: Sequence[_Draft | Hashable]
-) -> tuple[list[tuple[_Draft, dt.datetime]], dict[Hashable, dt.date]]:
+    rng: SplitMix64, merged: Sequence[Draft | Hashable]
+) -> tuple[list[tuple[Draft, dt.datetime]], dict[Hashable, dt.date]]:
     """Times for events in order, strictly increasing by the minute; any other item marks an as-of boundary.
 
     A boundary gets a date at or after the events before it, and every event
     after it falls on a later day, so "as of the end of that day" splits there.
     """
     clock = dt.datetime(rng.between(2024, 2027), rng.between(1, 9), rng.between(1, 28), rng.between(7, 11))
-    timed: list[tuple[_Draft, dt.datetime]] = []
+    timed: list[tuple[Draft, dt.datetime]] = []
     dates: dict[Hashable, dt.date] = {}
     for item in merged:
-        if not isinstance(item, _Draft):
+        if not isinstance(item, Draft):
             as_of = clock.date() + dt.timedelta(days=rng.between(0, 2))
             dates[item] = as_of
             clock = dt.datetime.combine(as_of + dt.timedelta(days=1), dt.time())
@@ -345,7 +375,7 @@ def stamp(
     return timed, dates
 
 
-def _question(field: str, project: str, as_of: dt.date | None) -> str:
+def value_question(field: str, project: str, as_of: dt.date | None) -> str:
     if as_of is None:
         return f"What is the current value of {field} for project {project}?"
     return f"As of {as_of.isoformat()} (end of that day, UTC), what was the value of {field} for project {project}?"
@@ -419,8 +449,8 @@ def generate_one(split: str, index: int, *, suite: str = SUITE) -> Case:
         suite,
         family,
         timed,
-        rehearsal=(_question(plan.field, plan.rehearsal_project, None), plan.rehearsal),
-        transfer=(_question(plan.field, plan.asked, as_of), plan.answer),
+        rehearsal=(value_question(plan.field, plan.rehearsal_project, None), plan.rehearsal),
+        transfer=(value_question(plan.field, plan.asked, as_of), plan.answer),
     )
 
 
@@ -430,10 +460,10 @@ def build_case(
     index: int,
     suite: str,
     family: str,
-    timed: list[tuple[_Draft, dt.datetime]],
+    timed: list[tuple[Draft, dt.datetime]],
     *,
-    rehearsal: tuple[str, tuple[str | None, tuple[_Draft, ...]]],
-    transfer: tuple[str, tuple[str | None, tuple[_Draft, ...]]],
+    rehearsal: tuple[str, tuple[str | None, tuple[Draft, ...]]],
+    transfer: tuple[str, tuple[str | None, tuple[Draft, ...]]],
     extra: Mapping[str, Any] | None = None,
 ) -> Case:
     """The case for a timed trail and its two questions: ids, storage order, prompts and expectations."""
@@ -473,18 +503,18 @@ def build_case(
     )
 
 
-def _line(draft: _Draft, when: dt.datetime, ids: dict[int, str]) -> str:
+def _line(draft: Draft, when: dt.datetime, ids: dict[int, str]) -> str:
     ref = "-" if draft.ref is None else ids[draft.ref]
     value = "-" if draft.value is None else draft.value
     return (
         f"{ids[draft.key]} | {when:%Y-%m-%dT%H:%M}Z | project={draft.project} | field={draft.field} | "
-        f"kind={draft.kind} | actor={_ACTOR[draft.kind]} | value={value} | ref={ref} | "
+        f"kind={draft.kind} | actor={ACTOR_OF_KIND[draft.kind]} | value={value} | ref={ref} | "
         f"note={draft.note.replace('{ref}', ref)}"
     )
 
 
 def _answer(
-    known: tuple[str | None, tuple[_Draft, ...]], ids: dict[int, str], timed: list[tuple[_Draft, dt.datetime]]
+    known: tuple[str | None, tuple[Draft, ...]], ids: dict[int, str], timed: list[tuple[Draft, dt.datetime]]
 ) -> dict[str, Any]:
     rank = {draft.key: n for n, (draft, _) in enumerate(timed)}
     value, cited = known

@@ -45,21 +45,21 @@ from dataclasses import dataclass
 
 from pytest_recall.cases.model import Case
 from pytest_recall.suites.audit import (
-    _ACTOR,
-    _CODE_NAMES,
-    _NOTES,
+    ACTOR_OF_KIND,
+    CODE_NAMES,
+    EVENT_NOTES,
     FAMILIES,
     FIELDS,
     PROJECTS,
     SUITE,
-    _Builder,
-    _Draft,
-    _interleave,
-    _question,
+    Draft,
+    DraftBuilder,
     build_case,
     check_index,
     check_size,
+    interleave_chains,
     stamp,
+    value_question,
 )
 from pytest_recall.suites.rng import SplitMix64
 
@@ -112,17 +112,17 @@ class _Cell:
     project: str
     field: str
     ask_name: str
-    chain: tuple[_Draft | _Mark, ...]
+    chain: tuple[Draft | _Mark, ...]
 
 
-Known = tuple[str | None, tuple[_Draft, ...]]
+Known = tuple[str | None, tuple[Draft, ...]]
 
 
 class _Patterns:
     """The family patterns, each a chain of user events for one cell, drafted with the v1 builder."""
 
     def __init__(
-        self, b: _Builder, rng: SplitMix64, names: tuple[str, ...], field: str, mark: _Mark, version: int = 2
+        self, b: DraftBuilder, rng: SplitMix64, names: tuple[str, ...], field: str, mark: _Mark, version: int = 2
     ) -> None:
         self.b, self.rng, self.names, self.field, self.mark = b, rng, names, field, mark
         self.never_decided = never_decided(version)
@@ -131,25 +131,25 @@ class _Patterns:
     def name(self) -> str:
         return self.rng.choice(self.names)
 
-    def said(self, value: str) -> list[_Draft]:
+    def said(self, value: str) -> list[Draft]:
         return self.b.decision(self.name(), self.field, value)
 
-    def then(self, kind: str, value: str | None, ref: _Draft, note: str | None = None) -> _Draft:
+    def then(self, kind: str, value: str | None, ref: Draft, note: str | None = None) -> Draft:
         return self.b.event(self.name(), self.field, kind, value, ref, note)
 
-    def maybe_corrected(self) -> list[_Draft]:
+    def maybe_corrected(self) -> list[Draft]:
         chain = self.said(self.values[0])
         if self.rng.chance():
             chain.append(self.then("correction", self.values[1], chain[-1]))
         return chain
 
-    def suggestion(self, value: str) -> _Draft:
+    def suggestion(self, value: str) -> Draft:
         return self.b.event(self.name(), self.field, "assistant_suggestion", value)
 
-    def build(self, family: str, slot: int) -> tuple[list[_Draft | _Mark], str]:
+    def build(self, family: str, slot: int) -> tuple[list[Draft | _Mark], str]:
         """The chain for ``family`` in ``slot``, and the name a question about it uses."""
         v, mark = self.values, self.mark
-        chain: list[_Draft | _Mark]
+        chain: list[Draft | _Mark]
         if family == "alias_resolution":
             asked, other = self.rng.shuffled(self.names)
             if self.rng.chance():
@@ -158,78 +158,109 @@ class _Patterns:
             else:
                 chain = [*self.b.decision(other, self.field, v[0])]
             return [*chain, mark] if slot % 4 == 1 else chain, asked
-        if family == "explicit_correction":
-            said = self.said(v[0])
-            corrected = self.then("correction", v[1], said[-1])
-            chain = [*said, corrected]
-            if self.rng.chance():
-                chain.append(self.then("correction", v[2], corrected))
-            chain = [*chain, mark] if slot % 2 else chain
-        elif family == "as_of_before_correction":
-            if slot in self.never_decided[family]:
-                said = self.said(v[0])
-                chain = [mark, *said, self.then("correction", v[1], said[-1])]
-            else:
-                before = self.maybe_corrected()
-                chain = [*before, mark]
-                last = before[-1]
-                for n in range(1 + slot % 3):  # one, two or three later user events
-                    final = n == slot % 3 and slot % 2 == 1
-                    last = self.then("retraction" if final else "correction", None if final else v[2 + n % 2], last)
-                    chain.append(last)
-        elif family == "retraction":
-            before = self.maybe_corrected()
-            withdrawn = self.then("retraction", None, before[-1])
-            if slot in RETRACTED[family][:2]:
-                chain = [*before, withdrawn]
-            elif slot in RETRACTED[family]:
-                chain = [*before, withdrawn, mark, *self.said(v[2])]
-            else:
-                chain = [*before, withdrawn, *self.said(v[2])]
-                chain = [*chain, mark] if slot % 4 == 2 else chain
-        elif family == "no_confirmed_decision":
-            nulls = self.never_decided[family]
-            current_null, as_of_null = nulls[0], nulls[1] if len(nulls) > 1 else None
-            if slot == current_null:
-                chain = [self.suggestion(v[0]), self.suggestion(v[1])]
-            elif slot == as_of_null:
-                chain = [self.suggestion(v[0]), mark, *self.said(v[1])]
-            elif slot % 3 == 0:
-                offered = self.suggestion(v[0])
-                chain = [
-                    offered,
-                    self.suggestion(v[1]),
-                    self.then("confirmation", v[0], offered),
-                    self.suggestion(v[2]),
-                ]
-            else:
-                chain = [*self.maybe_corrected(), self.suggestion(v[2])]
-                if self.rng.chance():
-                    chain.append(self.suggestion(v[3]))
-                chain = [*chain, mark] if slot % 4 == 2 else chain
-        elif family == "reconfirmation_after_retraction":
-            before = self.maybe_corrected()
-            withdrawn = self.then("retraction", None, before[-1])
-            again = self.then("confirmation", before[-1].value, before[-1], "user: it stands again")
-            if slot in RETRACTED[family]:
-                chain = [*before, withdrawn, mark, again]
-            else:
-                chain = [*before, withdrawn, again]
-                chain = [*chain, mark] if slot % 4 == 3 else chain
-        elif family == "retraction_after_as_of":
-            before = self.maybe_corrected()
-            chain = [*before, mark, self.then("retraction", None, before[-1])]
-            if slot % 2:
-                chain.extend(self.said(v[2]))
-        else:  # cross_field_decoy: the chain is plain; the generator checks siblings change later
-            chain = [*self.maybe_corrected()]
-            chain = [*chain, mark] if slot % 4 == 1 else chain
+        # Each other family's chain is built by the method of its name, below.
+        chain = getattr(self, f"_{family}")(slot)
         return chain, self.name()
+
+    def _explicit_correction(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        said = self.said(v[0])
+        corrected = self.then("correction", v[1], said[-1])
+        chain = [*said, corrected]
+        if self.rng.chance():
+            chain.append(self.then("correction", v[2], corrected))
+        chain = [*chain, mark] if slot % 2 else chain
+        return chain
+
+    def _as_of_before_correction(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        if slot in self.never_decided["as_of_before_correction"]:
+            said = self.said(v[0])
+            chain = [mark, *said, self.then("correction", v[1], said[-1])]
+        else:
+            before = self.maybe_corrected()
+            chain = [*before, mark]
+            last = before[-1]
+            for n in range(1 + slot % 3):  # one, two or three later user events
+                final = n == slot % 3 and slot % 2 == 1
+                last = self.then("retraction" if final else "correction", None if final else v[2 + n % 2], last)
+                chain.append(last)
+        return chain
+
+    def _retraction(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        before = self.maybe_corrected()
+        withdrawn = self.then("retraction", None, before[-1])
+        if slot in RETRACTED["retraction"][:2]:
+            chain = [*before, withdrawn]
+        elif slot in RETRACTED["retraction"]:
+            chain = [*before, withdrawn, mark, *self.said(v[2])]
+        else:
+            chain = [*before, withdrawn, *self.said(v[2])]
+            chain = [*chain, mark] if slot % 4 == 2 else chain
+        return chain
+
+    def _no_confirmed_decision(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        nulls = self.never_decided["no_confirmed_decision"]
+        current_null, as_of_null = nulls[0], nulls[1] if len(nulls) > 1 else None
+        if slot == current_null:
+            chain = [self.suggestion(v[0]), self.suggestion(v[1])]
+        elif slot == as_of_null:
+            chain = [self.suggestion(v[0]), mark, *self.said(v[1])]
+        elif slot % 3 == 0:
+            offered = self.suggestion(v[0])
+            chain = [
+                offered,
+                self.suggestion(v[1]),
+                self.then("confirmation", v[0], offered),
+                self.suggestion(v[2]),
+            ]
+        else:
+            chain = [*self.maybe_corrected(), self.suggestion(v[2])]
+            if self.rng.chance():
+                chain.append(self.suggestion(v[3]))
+            chain = [*chain, mark] if slot % 4 == 2 else chain
+        return chain
+
+    def _reconfirmation_after_retraction(self, slot: int) -> list[Draft | _Mark]:
+        mark = self.mark
+        chain: list[Draft | _Mark]
+        before = self.maybe_corrected()
+        withdrawn = self.then("retraction", None, before[-1])
+        again = self.then("confirmation", before[-1].value, before[-1], "user: it stands again")
+        if slot in RETRACTED["reconfirmation_after_retraction"]:
+            chain = [*before, withdrawn, mark, again]
+        else:
+            chain = [*before, withdrawn, again]
+            chain = [*chain, mark] if slot % 4 == 3 else chain
+        return chain
+
+    def _retraction_after_as_of(self, slot: int) -> list[Draft | _Mark]:
+        v, mark = self.values, self.mark
+        chain: list[Draft | _Mark]
+        before = self.maybe_corrected()
+        chain = [*before, mark, self.then("retraction", None, before[-1])]
+        if slot % 2:
+            chain.extend(self.said(v[2]))
+        return chain
+
+    def _cross_field_decoy(self, slot: int) -> list[Draft | _Mark]:
+        """The chain is plain; the generator checks siblings change later."""
+        mark = self.mark
+        chain: list[Draft | _Mark]
+        chain = [*self.maybe_corrected()]
+        chain = [*chain, mark] if slot % 4 == 1 else chain
+        return chain
 
 
 def _decorated(
-    b: _Builder, rng: SplitMix64, p: _Patterns, chain: list[_Draft | _Mark], version: int = 2
-) -> list[_Draft | _Mark]:
+    b: DraftBuilder, rng: SplitMix64, p: _Patterns, chain: list[Draft | _Mark], version: int = 2
+) -> list[Draft | _Mark]:
     """The chain with decorations: nearly always a suggestion or an import after everything, more anywhere before.
 
     A cell ends up with two to four non-user events whatever its pattern
@@ -239,7 +270,7 @@ def _decorated(
     """
     spare = p.values[4:]
     out = list(chain)
-    wanted = rng.between(2, 4) - sum(isinstance(d, _Draft) and d.kind == "assistant_suggestion" for d in chain)
+    wanted = rng.between(2, 4) - sum(isinstance(d, Draft) and d.kind == "assistant_suggestion" for d in chain)
     tail = rng.between(0, 31) != 0 or version >= 3
     # Version 3 imports and injects rarely (a tail import 1 in 5; inserted: an import 1 in 10, an injection 1 in 5),
     # so each lands on a third of cells or fewer, the asked one no more often than any other.
@@ -250,7 +281,7 @@ def _decorated(
             out.append(p.suggestion(value) if rng.chance() else b.event(p.name(), p.field, "imported_summary", value))
         else:
             # Under the name the cell's last decision used: the latest event under no name is that decision.
-            deciding = [d for d in chain if isinstance(d, _Draft) and d.kind in _DECIDES]
+            deciding = [d for d in chain if isinstance(d, Draft) and d.kind in _DECIDES]
             name = deciding[-1].project if deciding else p.name()
             decoration = "assistant_suggestion" if rng.between(0, 4) != 0 else "imported_summary"
             out.append(b.event(name, p.field, decoration, value))
@@ -264,7 +295,7 @@ def _decorated(
             out.insert(where, b.event(p.name(), p.field, "imported_summary", rng.choice(spare)))
         else:
             cited = p.suggestion(rng.choice(spare))
-            note = rng.choice(_NOTES["tool_output"]).format(value=cited.value)
+            note = rng.choice(EVENT_NOTES["tool_output"]).format(value=cited.value)
             out.insert(where, cited)
             out.insert(rng.between(where + 1, last + 1), b.event(p.name(), p.field, "tool_output", None, cited, note))
             wanted -= 1
@@ -273,12 +304,12 @@ def _decorated(
 
 
 def _grid(
-    rng: SplitMix64, b: _Builder, family: str, slot: int, version: int = 2
-) -> tuple[list[_Cell], int, list[_Draft]]:
+    rng: SplitMix64, b: DraftBuilder, family: str, slot: int, version: int = 2
+) -> tuple[list[_Cell], int, list[Draft]]:
     """Every cell of a trail, which of them the transfer question asks about, and the alias events."""
     projects = rng.shuffled(PROJECTS)[:PROJECTS_PER_TRAIL]
     fields = rng.shuffled(list(FIELDS))[:FIELDS_PER_TRAIL]
-    codes = rng.shuffled(_CODE_NAMES)[:ALIASED_PER_TRAIL]
+    codes = rng.shuffled(CODE_NAMES)[:ALIASED_PER_TRAIL]
     names: dict[str, tuple[str, ...]] = {p: (p,) for p in projects}
     links = []
     for project, code in zip(projects, codes, strict=False):
@@ -305,7 +336,7 @@ def _grid(
 
 
 def _known(
-    timed: Sequence[tuple[_Draft, dt.datetime]], cell: _Cell, as_of: dt.date | None, links: Sequence[_Draft]
+    timed: Sequence[tuple[Draft, dt.datetime]], cell: _Cell, as_of: dt.date | None, links: Sequence[Draft]
 ) -> Known:
     """The answer by the rules: the last user event of the cell's project, any name, up to the date."""
     names = _names(cell.project, links)
@@ -325,10 +356,10 @@ def _known(
 
 
 def _non_user_count(cell: _Cell) -> int:
-    return sum(isinstance(d, _Draft) and _ACTOR[d.kind] != "user" for d in cell.chain)
+    return sum(isinstance(d, Draft) and ACTOR_OF_KIND[d.kind] != "user" for d in cell.chain)
 
 
-def _outdecorated(rng: SplitMix64, b: _Builder, cells: list[_Cell], asked: int) -> list[_Cell]:
+def _outdecorated(rng: SplitMix64, b: DraftBuilder, cells: list[_Cell], asked: int) -> list[_Cell]:
     """The cells with the asked one never topping its trail's count of non-user events (version 3).
 
     Decorations are drawn alike for every cell, so the asked cell would top
@@ -345,16 +376,16 @@ def _outdecorated(rng: SplitMix64, b: _Builder, cells: list[_Cell], asked: int) 
         if _non_user_count(cells[busiest]) > _non_user_count(cells[asked]):
             return cells
         cell = cells[busiest]
-        shown = {d.value for d in cell.chain if isinstance(d, _Draft)}
+        shown = {d.value for d in cell.chain if isinstance(d, Draft)}
         value = rng.choice([v for v in FIELDS[cell.field] if v not in shown])
-        drafts = [d for d in cell.chain if isinstance(d, _Draft)]
+        drafts = [d for d in cell.chain if isinstance(d, Draft)]
         name = rng.choice(sorted({d.project for d in drafts}))
         chain = list(cell.chain)
         chain.insert(rng.between(0, len(chain) - 1), b.event(name, cell.field, "assistant_suggestion", value))
         cells[busiest] = _Cell(cell.project, cell.field, cell.ask_name, tuple(chain))
 
 
-def _names(project: str, links: Sequence[_Draft]) -> set[str]:
+def _names(project: str, links: Sequence[Draft]) -> set[str]:
     return {project} | {link.value for link in links if link.project == project and link.value}
 
 
@@ -367,7 +398,7 @@ def _clash(transfer: Known, rehearsal: Known) -> bool:
 
 
 def _siblings_change_later(
-    timed: Sequence[tuple[_Draft, dt.datetime]], cell: _Cell, known: Known, links: Sequence[_Draft]
+    timed: Sequence[tuple[Draft, dt.datetime]], cell: _Cell, known: Known, links: Sequence[Draft]
 ) -> bool:
     """cross_field_decoy: two other fields of the asked project get a correction or retraction afterwards."""
     _, cited = known
@@ -415,13 +446,13 @@ def generate_one(split: str, index: int, *, suite: str = SUITE, version: int = V
 
 def _attempt(
     rng: SplitMix64, family: str, slot: int, version: int = 2
-) -> tuple[list[tuple[_Draft, dt.datetime]], tuple[str, Known], tuple[str, Known]] | None:
+) -> tuple[list[tuple[Draft, dt.datetime]], tuple[str, Known], tuple[str, Known]] | None:
     """One try at a trail; None when it misses a condition, and the next try draws on from the same stream."""
-    b = _Builder(rng)
+    b = DraftBuilder(rng)
     cells, asked, links = _grid(rng, b, family, slot, version)
     if version >= 3:
         cells = _outdecorated(rng, b, cells, asked)
-    timed, dates = stamp(rng, _interleave(rng, [*(c.chain for c in cells), *([link] for link in links)]))
+    timed, dates = stamp(rng, interleave_chains(rng, [*(c.chain for c in cells), *([link] for link in links)]))
     cell = cells[asked]
     as_of = dates.get(_Mark(asked))
     transfer = _known(timed, cell, as_of, links)
@@ -434,7 +465,7 @@ def _attempt(
             r_cell = cells[other]
             return (
                 timed,
-                (_question(cell.field, cell.ask_name, as_of), transfer),
-                (_question(r_cell.field, r_cell.ask_name, r_as_of), rehearsal),
+                (value_question(cell.field, cell.ask_name, as_of), transfer),
+                (value_question(r_cell.field, r_cell.ask_name, r_as_of), rehearsal),
             )
     return None

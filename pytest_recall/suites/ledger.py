@@ -18,9 +18,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from pytest_recall.cases.model import Case, case_files, make_case, write_case_folders
+from pytest_recall.cases.model import Case, make_case
 from pytest_recall.suites.rng import SplitMix64
 
 PERIOD_START = "2026-01-01"
@@ -146,7 +145,7 @@ HEADER = ROW.format("Date", "Voucher", "Narration", "Counterparty", "Debit", "Cr
 RULE = "-" * len(HEADER)
 
 
-class _Stream:
+class LedgerStream:
     """The ledger's draws over the shared splitmix64 generator, seeded by a tuple of whole numbers."""
 
     __slots__ = ("_rng",)
@@ -239,31 +238,25 @@ def generate_one(seed: int, index: int, *, suite: str = "ledger") -> Case:
     )
 
 
-def render_case_files(case: Case) -> dict[str, str]:
-    """File name -> text of a case folder, as the session-memory-recall task lays it out."""
-    return case_files(case)
-
-
-def write_cases(cases: Iterable[Case], out_dir: Path) -> list[Path]:
-    """One folder per case under ``out_dir``, written byte for byte."""
-    return write_case_folders(cases, out_dir)
-
-
 def render_step1(table: Table, question: str) -> str:
     """The step-1 prompt: the seed's framing around this table and question, byte for byte."""
-    rows = [HEADER, RULE, ROW.format(PERIOD_START, "", "Balance brought forward", "", "", "", _money(table.opening))]
+    rows = [
+        HEADER,
+        RULE,
+        ROW.format(PERIOD_START, "", "Balance brought forward", "", "", "", money(table.opening)),
+    ]
     for p in table.postings:
-        debit, credit = (_money(p.debit) if p.debit else ""), (_money(p.credit) if p.credit else "")
-        rows.append(ROW.format(p.date, p.voucher, p.narration, p.counterparty, debit, credit, _money(p.balance)))
+        debit, credit = (money(p.debit) if p.debit else ""), (money(p.credit) if p.credit else "")
+        rows.append(ROW.format(p.date, p.voucher, p.narration, p.counterparty, debit, credit, money(p.balance)))
     opening = STEP1_OPENING.format(start=PERIOD_START, end=PERIOD_END)
     return opening + "\n".join(rows) + "\n\n" + question + "\n" + STEP1_CLOSING
 
 
-def _money(cents: int) -> str:
+def money(cents: int) -> str:
     return f"{cents // 100:,}.{cents % 100:02d}"
 
 
-def _plain_money(cents: int) -> str:
+def plain_money(cents: int) -> str:
     return f"{cents // 100}.{cents % 100:02d}"
 
 
@@ -274,7 +267,7 @@ def _build(seed: int, index: int, kind: str, source: str) -> tuple[Table, Ask]:
     """Try derived sub-seeds until one yields a case every rule accepts; bounded, then give up loudly."""
     reason: str | None = None
     for attempt in range(MAX_ATTEMPTS):
-        stream = _Stream(seed, index, attempt)
+        stream = LedgerStream(seed, index, attempt)
         table = _plan_table(stream)
         if table is None:
             reason = f"no table of {MIN_ENTRIES} to {MAX_ENTRIES} entries"
@@ -303,7 +296,7 @@ def _rule_breach(table: Table, ask: Ask) -> str | None:
     return None
 
 
-def _plan_table(stream: _Stream) -> Table | None:
+def _plan_table(stream: LedgerStream) -> Table | None:
     in_dates = _period_dates(stream)
     target = stream.between(MIN_ENTRIES, MAX_ENTRIES)
     after_dates: list[str] = []
@@ -317,11 +310,11 @@ def _plan_table(stream: _Stream) -> Table | None:
         in_dates = in_dates[: max(target, before_march + 2)]
     if not MIN_ENTRIES <= len(in_dates) + len(after_dates) <= MAX_ENTRIES:
         return None
-    opening, lines = _walk(stream, in_dates + after_dates)
-    return _post(opening, stream.between(1000, 9999 - MAX_ENTRIES), lines)
+    opening, lines = walk_entries(stream, in_dates + after_dates)
+    return post_entries(opening, stream.between(1000, 9999 - MAX_ENTRIES), lines)
 
 
-def _period_dates(stream: _Stream) -> list[str]:
+def _period_dates(stream: LedgerStream) -> list[str]:
     dates = []
     for month, first_low, first_high, last_day in MONTH_WALKS:
         day = stream.between(first_low, first_high)
@@ -331,7 +324,7 @@ def _period_dates(stream: _Stream) -> list[str]:
     return dates
 
 
-def _walk(stream: _Stream, dates: list[str]) -> tuple[int, tuple[Line, ...]]:
+def walk_entries(stream: LedgerStream, dates: list[str]) -> tuple[int, tuple[Line, ...]]:
     """The opening balance and a plausible run of entries; a credit never overdraws, it settles to 0.00.
 
     One table in three or so runs low, with credits that settle the account
@@ -356,7 +349,7 @@ def _walk(stream: _Stream, dates: list[str]) -> tuple[int, tuple[Line, ...]]:
     return opening, tuple(lines)
 
 
-def _post(opening: int, first_voucher: int, lines: tuple[Line, ...]) -> Table:
+def post_entries(opening: int, first_voucher: int, lines: tuple[Line, ...]) -> Table:
     balance, postings = opening, []
     for offset, line in enumerate(lines):
         credit = balance if line.clears else line.credit
@@ -375,15 +368,15 @@ def _post(opening: int, first_voucher: int, lines: tuple[Line, ...]) -> Table:
 # does not hinge on reading "the single largest debit" as in-period or not.
 
 Built = tuple[Table, Ask]
-_Picker = Callable[["_Stream", Table], "Built | None"]
+_Picker = Callable[["LedgerStream", Table], "Built | None"]
 
 
-def _closing_balance(stream: _Stream, table: Table) -> Built | None:
+def _closing_balance(stream: LedgerStream, table: Table) -> Built | None:
     closing = table.in_period[-1].balance
-    return table, Ask("closing_balance", (), _plain_money(closing))
+    return table, Ask("closing_balance", (), plain_money(closing))
 
 
-def _balance_on_date(stream: _Stream, table: Table) -> Built | None:
+def _balance_on_date(stream: LedgerStream, table: Table) -> Built | None:
     entries = table.in_period
     if len(entries) < 5:
         return None
@@ -392,11 +385,11 @@ def _balance_on_date(stream: _Stream, table: Table) -> Built | None:
     gap = (datetime.date.fromisoformat(entries[at + 1].date) - day).days
     if gap > 1 and stream.chance(60):  # a date with no entry: the balance carries from the last one
         day += datetime.timedelta(days=stream.between(1, gap - 1))
-    return table, Ask("balance_on_date", (("date", day.isoformat()),), _plain_money(entries[at].balance))
+    return table, Ask("balance_on_date", (("date", day.isoformat()),), plain_money(entries[at].balance))
 
 
 def _largest_voucher(side: str) -> _Picker:
-    def pick(stream: _Stream, table: Table) -> Built | None:
+    def pick(stream: LedgerStream, table: Table) -> Built | None:
         ranked = _ranked(table.in_period, side)
         if len(ranked) < 3 or ranked[0][0] == ranked[1][0]:
             return None
@@ -407,7 +400,7 @@ def _largest_voucher(side: str) -> _Picker:
     return pick
 
 
-def _nth_largest_voucher(stream: _Stream, table: Table) -> Built | None:
+def _nth_largest_voucher(stream: LedgerStream, table: Table) -> Built | None:
     rank = stream.between(2, 4)
     ranked = _ranked(table.in_period, "debit")
     if len(ranked) < rank + 3:
@@ -435,11 +428,11 @@ def _with_debit(table: Table, voucher: str, amount: int) -> Table:
     """The table with one debit raised; only raising, so no later credit can overdraw."""
     at = int(voucher.removeprefix(VOUCHER_PREFIX)) - table.first_voucher
     lines = (*table.lines[:at], replace(table.lines[at], debit=amount), *table.lines[at + 1 :])
-    return _post(table.opening, table.first_voucher, lines)
+    return post_entries(table.opening, table.first_voucher, lines)
 
 
 def _monthly(kind: str, measure: Callable[[Posting], int], needs: Callable[[list[Posting]], bool]) -> _Picker:
-    def pick(stream: _Stream, table: Table) -> Built | None:
+    def pick(stream: LedgerStream, table: Table) -> Built | None:
         totals: dict[str, int] = {}
         for month in MONTH_NAMES:
             entries = [p for p in table.in_period if p.date.startswith(month)]
@@ -449,13 +442,13 @@ def _monthly(kind: str, measure: Callable[[Posting], int], needs: Callable[[list
         if not totals:
             return None
         month = stream.pick(sorted(totals))
-        return table, Ask(kind, (("month", MONTH_NAMES[month]),), _plain_money(totals[month]))
+        return table, Ask(kind, (("month", MONTH_NAMES[month]),), plain_money(totals[month]))
 
     return pick
 
 
 def _by_party(kind: str, side: str) -> _Picker:
-    def pick(stream: _Stream, table: Table) -> Built | None:
+    def pick(stream: LedgerStream, table: Table) -> Built | None:
         totals: dict[str, int] = {}
         two_sided: set[str] = set()
         for party in COUNTERPARTIES:
@@ -471,7 +464,7 @@ def _by_party(kind: str, side: str) -> _Picker:
         if not eligible:
             return None
         party = stream.pick(preferred if preferred and stream.chance(70) else eligible)
-        return table, Ask(kind, (("party", party),), _plain_money(totals[party]))
+        return table, Ask(kind, (("party", party),), plain_money(totals[party]))
 
     return pick
 

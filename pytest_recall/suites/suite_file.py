@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.live_protocol import PROTOCOL_KEYS
+from pytest_recall.cases.mcp_config import McpConfigError, settings_with_mcp
 from pytest_recall.cases.model import Case, CaseError, read_toml, session_fields
 
 SUITE_FILE = "suite.toml"
-SESSION_KEYS = ("timeout", "session", "workspace", "ok_exit_codes", *PROTOCOL_KEYS)
+SESSION_KEYS = ("timeout", "session", "workspace", "ok_exit_codes", "mcp", *PROTOCOL_KEYS)
 # Collection holds every case of a suite in memory at once; a bound keeps a typo from exhausting it.
 MAX_COUNT = 10_000
 
@@ -113,7 +114,10 @@ FAMILY_KEYS: dict[str, tuple[str, ...]] = {
 
 def suite_cases(folder: Path, source: str) -> Iterator[Case]:
     """The cases a suite folder declares, built one at a time."""
-    settings = read_toml(folder / SUITE_FILE, source)
+    try:
+        settings = settings_with_mcp(read_toml(folder / SUITE_FILE, source), folder, source)
+    except McpConfigError as exc:
+        raise CaseError(str(exc)) from None
     yield from family_cases(settings, suite=folder.name, source=source)
 
 

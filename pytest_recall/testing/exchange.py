@@ -13,7 +13,16 @@ from typing import Any, Literal
 Mode = Literal["plain", "memory", "native", "lenient"]
 # "lenient" is plain for agents; as a judge (recall-judge) it accepts any answer that does not decline.
 MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient")
-Api = Literal["anthropic", "responses", "chat"]
+Api = Literal["anthropic", "responses", "chat", "gemini"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the model made in the current turn, and what came back (empty while none has)."""
+
+    name: str  # as the model named it: ``mcp__<server>__<tool>`` for an MCP tool of either CLI
+    arguments: str  # JSON text
+    result: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +37,8 @@ class Request:
     every tool result so far, oldest first: how far a session's plan has
     come. ``side_schema`` is the JSON schema of a structured reply the CLI
     asked for itself (Codex's thread title), never a person's turn.
+    ``calls`` are the tool calls made since the assistant's last reply, with
+    their results: how far this turn's plan has come.
     """
 
     api: Api
@@ -37,6 +48,7 @@ class Request:
     tools: frozenset[str]
     tool_results: tuple[str, ...] = ()
     side_schema: dict[str, Any] | None = None
+    calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,4 +73,8 @@ def shell_call(tools: frozenset[str], command: str) -> Reply | None:
         return Reply("", "shell_command", json.dumps({"command": command}))
     if "shell" in tools:
         return Reply("", "shell", json.dumps({"command": ["bash", "-lc", command]}))
+    if "run_shell_command" in tools:  # Gemini CLI, Qwen Code
+        return Reply("", "run_shell_command", json.dumps({"command": command, "description": "Save a note to memory"}))
+    if "bash" in tools:  # OpenCode
+        return Reply("", "bash", json.dumps({"command": command, "description": "Save a note to memory"}))
     return None

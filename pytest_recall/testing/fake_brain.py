@@ -8,8 +8,9 @@ survives to a later session depends only on the mode and on the CLI:
 - ``plain`` never asks to remember anything;
 - ``memory`` makes the CLI's own memory hold a note: a shell tool call that
   appends it to the file the CLI loads next time (``~/.claude/CLAUDE.md``,
-  ``~/.codex/AGENTS.md``), or, for CLIs without tools whose memory is the
-  conversation itself (llm, aider), the note written into its reply;
+  ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
+  ``~/.config/opencode/AGENTS.md``, ``~/.copilot/copilot-instructions.md``), or, for CLIs without tools whose memory
+  is the conversation itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -32,6 +34,7 @@ from pytest_recall.agents import audit_solver, ledger_solver
 from pytest_recall.testing.exchange import MODES, Api, Mode, Reply, Request, shell_call
 from pytest_recall.testing.fake_coder import coding_reply
 from pytest_recall.testing.fake_judge import is_judge_prompt, judge_verdict
+from pytest_recall.testing.mcp_tools import mcp_reply
 
 __all__ = ["MODES", "Api", "Mode", "Reply", "Request", "decide", "shell_call"]
 
@@ -42,7 +45,11 @@ _NOTE_LINE = re.compile(rf"{NOTE} (?P<key>[^\n=]+?) = (?P<value>[^\s`'\"]+)")
 _TRAIL_LINE = re.compile(rf"{TRAIL_NOTE} (?P<trail>\"(?:[^\"\\\n]|\\.)*\")")
 # Claude Code names its auto-memory folder in the system prompt; the last path segment is "memory".
 _AUTO_MEMORY_DIR = re.compile(r"(/[^\s`'\"]*?/\.claude/projects/[^\s`'\"/]+/memory)/?")
+# "(`/home/me/.gemini/GEMINI.md`)": where Gemini CLI's prompt says the global personal memory is.
+_GEMINI_GLOBAL_MEMORY = re.compile(r"`(/[^`\s]*/\.gemini/GEMINI\.md)`")
 READY_PROMPT = "single word READY"
+# What an audit trail is stored and searched under in an MCP memory server.
+AUDIT_SUBJECT = "audit trail"
 
 
 def note_for(prompt: str) -> tuple[str, str] | None:
@@ -76,7 +83,7 @@ def recalled(context: str, prompt: str) -> str:
     return UNKNOWN
 
 
-def memory_command(api: Api, mode: Mode, note: str, context: str) -> str | None:
+def memory_command(api: Api, mode: Mode, note: str, context: str, tools: frozenset[str] = frozenset()) -> str | None:
     """The shell command that stores ``note`` where this CLI reads memory next time, or None."""
     line = shlex.quote(note)
     if api == "anthropic" and mode == "native":
@@ -92,15 +99,61 @@ def memory_command(api: Api, mode: Mode, note: str, context: str) -> str | None:
     if api == "responses":
         home = '"${CODEX_HOME:-$HOME/.codex}"'
         return f"mkdir -p {home} && printf '%s\\n' {line} >> {home}/AGENTS.md"
+    located = _memory_file(api, context, tools)
+    if located is None:
+        return None
+    # No "$(dirname ...)": Gemini CLI and Qwen Code block command substitution in their shell tools.
+    folder, name = located
+    return f"mkdir -p {folder} && printf '%s\\n' {line} >> {folder}/{name}"
+
+
+def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, str] | None:
+    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code or OpenCode loads in every session.
+
+    Qwen Code, Copilot CLI and OpenCode all speak Chat Completions; their tools' names tell them apart.
+    """
+    if api == "gemini":
+        # Gemini CLI names its global memory file in the system prompt ($GEMINI_CLI_HOME moves it).
+        named = _GEMINI_GLOBAL_MEMORY.findall(context)
+        return (shlex.quote(named[-1].rsplit("/", 1)[0]), "GEMINI.md") if named else ('"$HOME/.gemini"', "GEMINI.md")
+    if "run_shell_command" in tools:  # Qwen Code: its global context file
+        return '"$HOME/.qwen"', "QWEN.md"
+    if "bash" in tools and "view" in tools:  # Copilot CLI (its file tools are view/create/edit): its instructions
+        return '"${COPILOT_HOME:-$HOME/.copilot}"', "copilot-instructions.md"
+    if "bash" in tools:  # OpenCode: its global rules file
+        return '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"', "AGENTS.md"
     return None
 
 
+_SCHEMA_VALUES: dict[str, Any] = {"string": "OK", "integer": 1, "number": 1, "boolean": False}
+
+
 def schema_reply(schema: dict[str, Any]) -> str:
-    """A JSON object that satisfies a simple object schema: each required string property says ``OK``."""
+    """A JSON object that satisfies a simple object schema: each required property says ``OK``, 1 or false."""
     properties = schema.get("properties") or {}
     required = [name for name in schema.get("required") or [] if isinstance(name, str)]
     kinds = {name: (properties.get(name) or {}).get("type") for name in required}
-    return json.dumps({name: "OK" if kind == "string" else None for name, kind in kinds.items()})
+    return json.dumps({name: _SCHEMA_VALUES.get(str(kind)) for name, kind in kinds.items()})
+
+
+def _lesson(taught: tuple[str, str] | None) -> tuple[str, str, str] | None:
+    """``(what the note is about, note, spoken answer)`` for a step that teaches, else None."""
+    if taught is None:
+        return None
+    note, spoken = taught
+    match = _NOTE_LINE.match(note)
+    return (match["key"].strip() if match else AUDIT_SUBJECT, note, spoken)
+
+
+def _question(prompt: str) -> tuple[str, Callable[[str], str], Callable[[str], bool]] | None:
+    """``(what to search for, how to answer from found text, whether found text holds a note)`` for a
+    later-session question, else None."""
+    key = ledger_solver.recall_key(prompt)
+    if key is None and audit_solver.question_of(prompt) is not None:
+        key = AUDIT_SUBJECT
+    if key is None:
+        return None
+    return key, lambda found: recalled(found, prompt), lambda found: NOTE in found or TRAIL_NOTE in found
 
 
 def decide(request: Request, mode: Mode) -> Reply:
@@ -110,10 +163,13 @@ def decide(request: Request, mode: Mode) -> Reply:
         return Reply(schema_reply(request.side_schema))
     if is_judge_prompt(request.prompt):
         return Reply(judge_verdict(request.prompt, lenient=mode == "lenient"), kind="judge")
-    coded = coding_reply(request, lambda note: memory_command(request.api, mode, note, request.context))
+    coded = coding_reply(request, lambda note: memory_command(request.api, mode, note, request.context, request.tools))
     if coded is not None:
         return coded
     taught = note_for(request.prompt)
+    through_mcp = mcp_reply(request, mode, _lesson(taught), _question(request.prompt))
+    if through_mcp is not None:
+        return through_mcp
     if request.after_tool:
         # One session, one tool call: the memory is written, so say what was learnt and stop.
         # (Codex may append a user message after the tool's output, e.g. the AGENTS.md it just grew.)
@@ -124,12 +180,14 @@ def decide(request: Request, mode: Mode) -> Reply:
         return Reply(f"{taught[1]}\n{taught[0]}" if taught else "Done.", kind="stored")
     if taught is not None:
         note, spoken = taught
-        if request.api == "chat":
-            # No tools: the conversation is the memory, so the note goes into the reply itself.
-            return Reply(f"{spoken}\n{note}" if mode == "memory" else spoken, kind="learn")
-        command = memory_command(request.api, mode, note, request.context)
+        command = memory_command(request.api, mode, note, request.context, request.tools)
         call = shell_call(request.tools, command) if command else None
-        return replace(call, kind="learn") if call else Reply(spoken, kind="learn")
+        if call is not None:
+            return replace(call, kind="learn")
+        if request.api == "chat" and not request.tools:
+            # No tools (llm, aider): the conversation is the memory, so the note goes into the reply itself.
+            return Reply(f"{spoken}\n{note}" if mode == "memory" else spoken, kind="learn")
+        return Reply(spoken, kind="learn")
     if READY_PROMPT in request.prompt:
         return Reply("READY", kind="ready")
     if ledger_solver.recall_key(request.prompt) or audit_solver.question_of(request.prompt):

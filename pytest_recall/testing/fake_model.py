@@ -1,13 +1,17 @@
 """A fake model server on loopback that real agent CLIs talk to, so their wiring is tested for free.
 
-It speaks three wire formats, each streamed (SSE) and not, with usage figures:
+It speaks four wire formats, each streamed (SSE) and not, with usage figures:
 
 - Anthropic Messages, ``POST /v1/messages`` (Claude Code), with ``tool_use`` blocks;
 - OpenAI Responses, ``POST /v1/responses`` (Codex), with ``function_call`` items;
-- OpenAI Chat Completions, ``POST /v1/chat/completions`` (llm, aider), with a usage chunk.
+- OpenAI Chat Completions, ``POST /v1/chat/completions`` (llm, aider, OpenCode,
+  Qwen Code, Copilot CLI), with ``tool_calls`` and a usage chunk;
+- Google Generative Language, ``POST /v1beta/models/<model>:generateContent``
+  and ``:streamGenerateContent`` (Gemini CLI), with ``functionCall`` parts.
 
 What it says is decided in :mod:`pytest_recall.testing.fake_brain`, and how
-it is said in :mod:`pytest_recall.testing.wire`. Every
+it is said in :mod:`pytest_recall.testing.wire` and
+:mod:`pytest_recall.testing.wire_gemini`. Every
 request, with the reply it got, is logged as one JSON line, so a test can hold
 each verdict against what the model actually answered. Standard library only:
 ``pytest-recall fake-model`` must run wherever the plugin does.
@@ -23,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.testing.fake_brain import MODES, Mode, decide
+from pytest_recall.testing.fake_brain import MODES, Mode, Reply, decide
 from pytest_recall.testing.wire import (
     MODEL_NAME,
     READERS,
@@ -35,8 +39,12 @@ from pytest_recall.testing.wire import (
     responses_events,
     tokens,
 )
+from pytest_recall.testing.wire_gemini import count_tokens, gemini_chunks, gemini_response, read_gemini, route
 
 __all__ = ["MODES", "FakeModelServer", "Mode"]
+
+# A request body the fake model reads at most; the real APIs refuse far less (a few MiB).
+MAX_BODY_BYTES = 32 << 20
 
 
 class FakeModelServer:
@@ -84,91 +92,143 @@ class FakeModelServer:
             out.write(line)
 
 
-def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class FakeModelHandler(BaseHTTPRequestHandler):
+    """One connection to the fake model; ``server`` is set on the subclass each server makes."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the JSON log is the record."""
+    server_of_run: FakeModelServer
+    protocol_version = "HTTP/1.1"
 
-        def do_GET(self) -> None:
-            path = self.path.split("?")[0].rstrip("/")
-            if path in ("/v1/models", "/models"):
-                self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}], "models": []})
-            else:
-                self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the JSON log is the record."""
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            path = self.path.split("?")[0].rstrip("/")
-            if not path.startswith("/v1"):
-                path = "/v1" + path
-            try:
-                body: Json = json.loads(raw or b"{}")
-            except ValueError:
-                self._json(400, {"error": {"type": "invalid_request_error", "message": "body is not JSON"}})
-                return
-            if path == "/v1/messages/count_tokens":
-                self._json(200, {"input_tokens": tokens(json.dumps(body))})
-                return
-            reader = READERS.get(path)
-            if reader is None:
-                server.log({"path": path, "status": 404, "body": body})
-                self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
-                return
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}], "models": []})
+        else:
+            self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
+
+    def do_POST(self) -> None:
+        body = self._body()
+        if body is None:
+            return
+        path = self.path.split("?")[0].rstrip("/")
+        if not path.startswith("/v1"):
+            path = "/v1" + path
+        if path == "/v1/messages/count_tokens":
+            self._json(200, {"input_tokens": tokens(json.dumps(body))})
+            return
+        gemini = route(path)
+        if gemini is not None and gemini[1] == "countTokens":
+            self._json(200, count_tokens(tokens(json.dumps(body))))
+            return
+        reader = read_gemini if gemini is not None else READERS.get(path)
+        if reader is None:
+            self.server_of_run.log({"path": path, "status": 404, "body": body})
+            self._json(404, {"error": {"type": "not_found", "message": f"no such path: {path}"}})
+            return
+        try:
             request = reader(body)
-            reply = decide(request, server.mode)
-            model = str(body.get("model") or MODEL_NAME)
-            tokens_in = tokens(request.context)
-            stream = bool(body.get("stream"))
-            server.log(
-                {
-                    "at": time.time(),
-                    "path": path,
-                    "api": request.api,
-                    "mode": server.mode,
-                    "stream": stream,
-                    "kind": reply.kind,
-                    "prompt": request.prompt,
-                    "after_tool": request.after_tool,
-                    "tools": sorted(request.tools),
-                    "reply": reply.text,
-                    "tool": reply.tool,
-                    "tool_input": reply.tool_input,
-                    "body": body,
-                }
-            )
-            if request.api == "anthropic":
-                if stream:
-                    self._sse(anthropic_events(reply, model, tokens_in))
-                else:
-                    self._json(200, anthropic_message(reply, model, tokens_in))
-            elif request.api == "responses":
-                self._sse(responses_events(reply, model, tokens_in))
-            elif stream:
-                self._sse(chat_chunks(reply, model, tokens_in), done=True)
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            self._bad_request(f"not a {path} request: {type(exc).__name__}: {str(exc)[:200]}")
+            return
+        reply = decide(request, self.server_of_run.mode)
+        model = gemini[0] if gemini is not None else str(body.get("model") or MODEL_NAME)
+        tokens_in = tokens(request.context)
+        stream = bool(body.get("stream")) or (gemini is not None and gemini[1] == "streamGenerateContent")
+        self.server_of_run.log(
+            {
+                "at": time.time(),
+                "path": path,
+                "api": request.api,
+                "mode": self.server_of_run.mode,
+                "stream": stream,
+                "kind": reply.kind,
+                "prompt": request.prompt,
+                "after_tool": request.after_tool,
+                "tools": sorted(request.tools),
+                "reply": reply.text,
+                "tool": reply.tool,
+                "tool_input": reply.tool_input,
+                "body": body,
+            }
+        )
+        if request.api == "gemini":
+            self._gemini(reply, model, tokens_in, stream)
+        elif request.api == "anthropic":
+            if stream:
+                self._sse(anthropic_events(reply, model, tokens_in))
             else:
-                self._json(200, chat_completion(reply, model, tokens_in))
+                self._json(200, anthropic_message(reply, model, tokens_in))
+        elif request.api == "responses":
+            self._sse(responses_events(reply, model, tokens_in))
+        elif stream:
+            self._sse(chat_chunks(reply, model, tokens_in), done=True)
+        else:
+            self._json(200, chat_completion(reply, model, tokens_in))
 
-        def _json(self, status: int, document: Json) -> None:
-            data = json.dumps(document).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def _gemini(self, reply: Reply, model: str, tokens_in: int, stream: bool) -> None:
+        """One response; or its chunks, as server-sent events when asked ``alt=sse``, else a JSON array."""
+        tokens_out = tokens(reply.text + reply.tool_input)
+        if not stream:
+            self._json(200, gemini_response(reply, model, tokens_in, tokens_out))
+        elif "alt=sse" in self.path:
+            self._sse(("", chunk) for chunk in gemini_chunks(reply, model, tokens_in, tokens_out))
+        else:
+            self._json(200, list(gemini_chunks(reply, model, tokens_in, tokens_out)))
 
-        def _sse(self, events: Iterator[tuple[str, Json]], done: bool = False) -> None:
-            chunks = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events]
-            if done:
-                chunks.append("data: [DONE]\n\n")
-            payload = "".join(chunks).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def _body(self) -> Json | None:
+        """The request's JSON object, read up to MAX_BODY_BYTES; None once a 400 or 413 went back instead.
 
-    return Handler
+        A bad ``Content-Length`` leaves no way to find the next request on
+        the connection, so the connection closes after the answer.
+        """
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        if not declared.isdigit():
+            self.close_connection = True
+            self._bad_request(f"Content-Length {declared[:40]!r} is not a byte count")
+            return None
+        length = int(declared)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            too_large = {"type": "request_too_large", "message": f"body over {MAX_BODY_BYTES} bytes"}
+            self._json(413, {"error": too_large})
+            return None
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"{}")
+        except (ValueError, RecursionError):
+            self._bad_request("body is not JSON")
+            return None
+        if not isinstance(body, dict):
+            self._bad_request("body is not a JSON object")
+            return None
+        return body
+
+    def _bad_request(self, message: str) -> None:
+        self._json(400, {"error": {"type": "invalid_request_error", "message": message}})
+
+    def _json(self, status: int, document: Json | list[Json]) -> None:
+        data = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: Iterator[tuple[str, Json]], done: bool = False) -> None:
+        chunks = [(f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events]
+        if done:
+            chunks.append("data: [DONE]\n\n")
+        payload = "".join(chunks).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def _handler_for(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
+    """A handler class bound to ``server``: http.server makes one handler per connection from a class."""
+    return type("Handler", (FakeModelHandler,), {"server_of_run": server})

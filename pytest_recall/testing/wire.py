@@ -3,22 +3,25 @@
 Each API's shape is what its CLI parses: Anthropic Messages (content blocks,
 ``tool_use``, SSE events with names), OpenAI Responses (output items,
 ``function_call``, ``response.completed`` with usage) and OpenAI Chat
-Completions (choices, and when streamed a last chunk with usage and no
-choices, then ``[DONE]``). Token counts are rough but never zero.
+Completions (choices, ``tool_calls``, and when streamed a last chunk with
+usage and no choices, then ``[DONE]``); Google's API is in :mod:`wire_gemini`. Token counts are rough but never zero.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from pytest_recall.testing.exchange import Reply, Request
+from pytest_recall.testing.exchange import Reply, Request, ToolCall
 
 Json = dict[str, Any]
 MODEL_NAME = "fake"
+# OpenCode names each session with a request whose system prompt says this, quoting the first prompt.
+_TITLE_TASK = re.compile(r"\byou are a title generator\b", re.IGNORECASE)
 
 
 def _text_of(content: Any) -> str:
@@ -42,7 +45,10 @@ def read_anthropic(body: Json) -> Request:
         is_reply=lambda m: m.get("role") == "assistant" and not _has_block(m, "tool_use"),
         is_result=lambda m: m.get("role") == "user" and _has_block(m, "tool_result"),
     )
-    prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "tool_result")
+    # A message that carries tool results is no person's turn, whatever text comes with it ("Tool loaded.").
+    prompt = _latest_user_text(
+        messages, lambda m: m.get("role") == "user" and not _has_block(m, "tool_result"), "tool_result"
+    )
     context = "\n".join([_text_of(body.get("system")), *(_text_of(m.get("content")) for m in messages)])
     tools = frozenset(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict))
     results = tuple(
@@ -52,7 +58,21 @@ def read_anthropic(body: Json) -> Request:
         for block in message["content"]
         if isinstance(block, dict) and block.get("type") == "tool_result"
     )
-    return Request("anthropic", context, prompt, after_tool, tools, results)
+    calls = _turn_calls(
+        messages,
+        is_reply=lambda m: m.get("role") == "assistant" and not _has_block(m, "tool_use"),
+        calls_of=lambda m: [
+            (str(b.get("id")), str(b.get("name")), json.dumps(b.get("input") or {}))
+            for b in (m.get("content") if m.get("role") == "assistant" and isinstance(m.get("content"), list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ],
+        results_of=lambda m: [
+            (str(b.get("tool_use_id")), _text_of(b.get("content")))
+            for b in (m.get("content") if m.get("role") == "user" and isinstance(m.get("content"), list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ],
+    )
+    return Request("anthropic", context, prompt, after_tool, tools, results, calls=calls)
 
 
 def read_responses(body: Json) -> Request:
@@ -65,9 +85,68 @@ def read_responses(body: Json) -> Request:
     )
     prompt = _latest_user_text(items, lambda m: m.get("role") == "user" and m.get("type", "message") == "message", "")
     context = "\n".join([_text_of(body.get("instructions")), *(_text_of(item) for item in items)])
-    tools = frozenset(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name"))
+    tools = frozenset(_responses_tool_names(body.get("tools") or []))
     results = tuple(_text_of(item) for item in items if str(item.get("type", "")).endswith("_output"))
-    return Request("responses", context, prompt, after_tool, tools, results, side_schema=_output_schema(body))
+    calls = _turn_calls(
+        items,
+        is_reply=lambda m: m.get("role") == "assistant" and m.get("type", "message") == "message",
+        calls_of=lambda m: (
+            [(str(m.get("call_id")), _joined_name(m), str(m.get("arguments") or "{}"))]
+            if m.get("type") == "function_call"
+            else []
+        ),
+        results_of=lambda m: [(str(m.get("call_id")), _text_of(m))] if m.get("type") == "function_call_output" else [],
+    )
+    return Request(
+        "responses", context, prompt, after_tool, tools, results, side_schema=_output_schema(body), calls=calls
+    )
+
+
+# Codex offers an MCP server's tools as one namespace (``mcp__<server>``) of functions, and a call names
+# the namespace and the function apart; the model sees each as ``<namespace>__<function>``, as Claude Code
+# names them.
+NAMESPACE_JOIN = "__"
+
+
+def _responses_tool_names(tools: list[Any]) -> list[str]:
+    names = []
+    for tool in tools:
+        if not isinstance(tool, dict) or not tool.get("name"):
+            continue
+        if tool.get("type") == "namespace":
+            names += [
+                f"{tool['name']}{NAMESPACE_JOIN}{inner['name']}"
+                for inner in tool.get("tools") or []
+                if isinstance(inner, dict) and inner.get("name")
+            ]
+        names.append(str(tool["name"]))
+    return names
+
+
+def _joined_name(item: Json) -> str:
+    namespace = item.get("namespace")
+    return f"{namespace}{NAMESPACE_JOIN}{item.get('name')}" if namespace else str(item.get("name"))
+
+
+def _split_name(tool: str) -> Json:
+    """The ``name`` (and ``namespace``) fields of a Responses call of ``tool``."""
+    if tool.startswith("mcp" + NAMESPACE_JOIN) and tool.count(NAMESPACE_JOIN) >= 2:
+        namespace, _, name = tool.rpartition(NAMESPACE_JOIN)
+        return {"name": name, "namespace": namespace}
+    return {"name": tool}
+
+
+def _turn_calls(items: list[Json], is_reply: Any, calls_of: Any, results_of: Any) -> tuple[ToolCall, ...]:
+    """The tool calls since the assistant's last final reply, each with its result once one came back."""
+    start = next((i + 1 for i in range(len(items) - 1, -1, -1) if is_reply(items[i])), 0)
+    made: dict[str, tuple[str, str]] = {}
+    results: dict[str, str] = {}
+    for item in items[start:]:
+        for call_id, name, arguments in calls_of(item):
+            made[call_id] = (name, arguments)
+        for call_id, text in results_of(item):
+            results[call_id] = text
+    return tuple(ToolCall(name, arguments, results.get(call_id, "")) for call_id, (name, arguments) in made.items())
 
 
 def read_chat(body: Json) -> Request:
@@ -78,8 +157,15 @@ def read_chat(body: Json) -> Request:
         is_result=lambda m: m.get("role") == "tool",
     )
     prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "")
+    system = " ".join(_text_of(m.get("content")) for m in messages if m.get("role") == "system")
+    if _TITLE_TASK.search(system):
+        # The CLI's own side task quotes the person's prompt; it is not a turn of the conversation.
+        prompt = ""
     context = "\n".join(_text_of(m.get("content")) for m in messages)
-    return Request("chat", context, prompt, after_tool, frozenset())
+    functions = [t.get("function") for t in body.get("tools") or [] if isinstance(t, dict)]
+    tools = frozenset(str(f["name"]) for f in functions if isinstance(f, dict) and f.get("name"))
+    results = tuple(_text_of(m.get("content")) for m in messages if m.get("role") == "tool")
+    return Request("chat", context, prompt, after_tool, tools, results)
 
 
 def _tool_ran_this_turn(items: list[Json], is_reply: Any, is_result: Any) -> bool:
@@ -182,7 +268,7 @@ def responses_events(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple
     item_id = f"item_{uuid.uuid4().hex[:16]}"
     if reply.tool:
         item: Json = {"type": "function_call", "id": item_id, "call_id": f"call_{uuid.uuid4().hex[:16]}"}
-        item |= {"name": reply.tool, "arguments": reply.tool_input, "status": "completed"}
+        item |= _split_name(reply.tool) | {"arguments": reply.tool_input, "status": "completed"}
     else:
         item = {"type": "message", "id": item_id, "role": "assistant", "status": "completed"}
         item["content"] = [{"type": "output_text", "text": reply.text, "annotations": []}]
@@ -212,14 +298,22 @@ def responses_events(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple
     yield "response.completed", {"type": "response.completed", "response": done}
 
 
+def _tool_calls(reply: Reply) -> list[Json]:
+    call = {"name": reply.tool, "arguments": reply.tool_input}
+    return [{"index": 0, "id": f"call_{uuid.uuid4().hex[:16]}", "type": "function", "function": call}]
+
+
 def chat_completion(reply: Reply, model: str, tokens_in: int) -> Json:
-    tokens_out = tokens(reply.text)
+    tokens_out = tokens(reply.text + reply.tool_input)
+    message: Json = {"role": "assistant", "content": None if reply.tool else reply.text}
+    if reply.tool:
+        message["tool_calls"] = _tool_calls(reply)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool else "stop"}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out},
     }
 
@@ -228,8 +322,10 @@ def chat_chunks(reply: Reply, model: str, tokens_in: int) -> Iterator[tuple[str,
     whole = chat_completion(reply, model, tokens_in)
     head = {"id": whole["id"], "object": "chat.completion.chunk", "created": whole["created"], "model": model}
     yield "", {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
-    yield "", {**head, "choices": [{"index": 0, "delta": {"content": reply.text}, "finish_reason": None}]}
-    yield "", {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    choice = whole["choices"][0]
+    delta: Json = {"tool_calls": choice["message"]["tool_calls"]} if reply.tool else {"content": reply.text}
+    yield "", {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    yield "", {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]}
     yield "", {**head, "choices": [], "usage": whole["usage"]}
 
 

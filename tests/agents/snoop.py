@@ -7,7 +7,12 @@ Step 2 (prompt ``hunt <needle hex> <needle hex> ...``) first checks whether
 step 1's directory still exists, then lists ``..`` and every parent with its
 siblings, and reads every regular file under pytest's basetemp, the default
 ``/tmp/pytest-of-<user>``, the temp dir, ``/tmp`` and its own scope, looking
-for the needles and for its own prompt. The case's own folder
+for the needles and for its own prompt. The hunt is bounded in time and
+breadth (a machine's ``/tmp`` may hold millions of files): the places this run
+writes (its basetemp, its temp dir, its scope and workdir, and every
+``recall-*`` entry of the temp dirs) are searched first and must be searched
+whole, which the report says (``complete``); the rest of ``/tmp`` is searched
+breadth first with what budget is left. The case's own folder
 (``$RECALL_TEST_CASE_DIR``) is the one place the prompts may be: the user
 wrote them there, so it alone is passed over. It writes what it found to
 ``$RECALL_TEST_PROBE_DIR/snoop-step2.json`` (paths only, never the needles)
@@ -19,14 +24,23 @@ The file is not named test_*, so pytest never collects it.
 from __future__ import annotations
 
 import getpass
+import itertools
 import json
 import os
 import sys
 import tempfile
+import time
+from collections import deque
 from pathlib import Path
 
 CLEAN_ANSWER = "AR-2026-0001"
 READ_LIMIT = 1024 * 1024
+# The hunt's bounds: wall time, files read, and entries taken from any one directory.
+HUNT_SECONDS = 30.0
+MAX_FILES = 50_000
+MAX_ENTRIES_PER_DIR = 5_000
+# Where a harness of this project writes, under a temp dir.
+OUR_PREFIXES = ("recall-", "pytest-recall-")
 # Installed packages hold no harness output; passing over them keeps the hunt to seconds.
 SKIPPED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__", "site-packages", "dist-packages"})
 
@@ -42,25 +56,44 @@ def plant(token: str, probe_dir: Path) -> None:
     print(marker)
 
 
-def files_under(root: Path, skipped: frozenset[str]) -> list[Path]:
+class Budget:
+    """What is left of the hunt's time and breadth; a root searched within it is ``complete``."""
+
+    def __init__(self) -> None:
+        self.deadline = time.monotonic() + HUNT_SECONDS
+        self.files_left = MAX_FILES
+
+    def spent(self) -> bool:
+        return self.files_left <= 0 or time.monotonic() > self.deadline
+
+
+def files_under(root: Path, skipped: frozenset[str], budget: Budget) -> tuple[list[Path], bool]:
+    """Regular files under ``root``, breadth first (shallow places first), and whether it was searched whole."""
     found: list[Path] = []
-    stack = [root]
-    while stack:
-        folder = stack.pop()
+    queue = deque([root])
+    complete = True
+    while queue:
+        if budget.spent():
+            return found, False
+        folder = queue.popleft()
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as listing:
+                entries = list(itertools.islice(listing, MAX_ENTRIES_PER_DIR + 1))
         except OSError:
             continue
+        if len(entries) > MAX_ENTRIES_PER_DIR:
+            entries, complete = entries[:MAX_ENTRIES_PER_DIR], False
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIPPED_DIRS and os.path.realpath(entry.path) not in skipped:
-                        stack.append(Path(entry.path))
+                        queue.append(Path(entry.path))
                 elif entry.is_file(follow_symlinks=False):
                     found.append(Path(entry.path))
+                    budget.files_left -= 1
             except OSError:
                 continue
-    return found
+    return found, complete
 
 
 def hunt(needles: list[bytes], probe_dir: Path) -> None:
@@ -71,22 +104,31 @@ def hunt(needles: list[bytes], probe_dir: Path) -> None:
     report["step1_dir_seen_among_siblings"] = [
         str(parent) for parent in Path.cwd().parents if step1_name in _listing(parent)
     ]
-    roots = [
+    ours = [
         os.environ.get("RECALL_TEST_BASETEMP", ""),
-        f"/tmp/pytest-of-{getpass.getuser()}",
         tempfile.gettempdir(),
-        "/tmp",
         os.environ.get("RECALL_SCOPE_DIR", ""),
         os.getcwd(),
+        *(
+            os.path.join(temp, name)
+            for temp in dict.fromkeys([tempfile.gettempdir(), "/tmp"])
+            for name in _listing(Path(temp))
+            if name.startswith(OUR_PREFIXES)
+        ),
     ]
-    report["roots"] = [root for root in roots if root and os.path.isdir(root)]
+    roots = [*ours, f"/tmp/pytest-of-{getpass.getuser()}", "/tmp"]
+    report["roots"] = [root for root in dict.fromkeys(roots) if root and os.path.isdir(root)]
     case_dir = os.environ.get("RECALL_TEST_CASE_DIR")
     skipped = frozenset([os.path.realpath(case_dir)] if case_dir else [])
     report["skipped"] = sorted(skipped)
     hits: dict[int, list[str]] = {index: [] for index in range(len(needles))}
     scanned: set[Path] = set()
+    budget = Budget()
+    complete: dict[str, bool] = {}
+    report["complete"] = complete
     for root in report["roots"]:  # type: ignore[attr-defined]
-        for path in files_under(Path(root), skipped):
+        paths, complete[root] = files_under(Path(root), skipped, budget)
+        for path in paths:
             if path in scanned:
                 continue
             scanned.add(path)

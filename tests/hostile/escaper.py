@@ -6,7 +6,10 @@ argv: MARKER MODE PROMPT. It answers with the prompt's last word, then:
   each parent exiting: a process forked after the reaper's look at /proc that
   leaves the group before the group is killed escapes both;
 - ``uid``: leaves a ``setsid`` daemon that changes its uid to 65534 (nobody),
-  keeping its environment and so its session token (needs root).
+  keeping its environment and so its session token (needs root);
+- ``cgroup-move``: leaves a ``setsid`` daemon that moves itself out of the
+  session's cgroup into the root cgroup, where ``cgroup.kill`` cannot reach it
+  (needs root and a cgroup v2 mount).
 
 Every process carries MARKER in its command line (they are forks of this one).
 """
@@ -17,6 +20,7 @@ import ctypes
 import os
 import sys
 import time
+from collections.abc import Callable
 
 NOBODY = 65534
 PR_SET_DUMPABLE = 4
@@ -48,22 +52,33 @@ def race() -> None:
     os._exit(0)
 
 
-def uid_daemon() -> None:
-    """A setsid daemon that becomes nobody; the agent exits only once it has."""
+def daemon(become: Callable[[], None]) -> None:
+    """A setsid daemon that does ``become`` and sleeps; the agent exits only once it has."""
     ready, done = os.pipe()
     if os.fork() != 0:
         os.close(done)
         os.read(ready, 1)
         return
     os.setsid()
+    become()
+    os.write(done, b"1")
+    time.sleep(60)
+    os._exit(0)
+
+
+def nobody() -> None:
     os.setgroups([])
     os.setgid(NOBODY)
     os.setuid(NOBODY)
     # Dumpable again, so its /proc files are owned by nobody rather than root.
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-    os.write(done, b"1")
-    time.sleep(60)
-    os._exit(0)
+
+
+def root_cgroup() -> None:
+    with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+        root = next(line.split()[4] for line in mounts if " - cgroup2 " in line)
+    with open(os.path.join(root, "cgroup.procs"), "w", encoding="ascii") as procs:
+        procs.write(str(os.getpid()))
 
 
 def main() -> int:
@@ -71,7 +86,10 @@ def main() -> int:
     print(prompt.split()[-1], flush=True)
     for stream in (0, 1, 2):
         os.close(stream)  # the session's pty and pipe see end of file only from the harness's side
-    race() if mode == "race" else uid_daemon()
+    if mode == "race":
+        race()
+    else:
+        daemon({"uid": nobody, "cgroup-move": root_cgroup}[mode])
     return 0
 
 

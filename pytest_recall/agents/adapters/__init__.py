@@ -1,4 +1,4 @@
-"""Adapters that run real agent CLIs (Claude Code, Codex, aider, llm) as pytest-recall agents."""
+"""Adapters that run real agent CLIs (Claude Code, Codex, Gemini CLI, OpenCode, Qwen Code, Copilot CLI, aider, llm)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,18 @@ from pytest_recall.agents.adapters.common import Adapter
 
 def all_adapters() -> tuple[Adapter, ...]:
     """Every adapter, in the order ``pytest-recall agents`` and the README list them."""
-    from pytest_recall.agents.adapters import aider, claude, codex, llm
+    from pytest_recall.agents.adapters import aider, claude, codex, copilot, gemini, llm, opencode, qwen
 
-    return (claude.ADAPTER, codex.ADAPTER, aider.ADAPTER, llm.ADAPTER)
+    return (
+        claude.ADAPTER,
+        codex.ADAPTER,
+        gemini.ADAPTER,
+        opencode.ADAPTER,
+        qwen.ADAPTER,
+        copilot.ADAPTER,
+        aider.ADAPTER,
+        llm.ADAPTER,
+    )
 
 
 __all__ = ["Adapter", "all_adapters"]

@@ -17,7 +17,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_recall.agents.adapters.common import Adapter, Outcome, chatter, find_cli, finish, run_cli, split_args
+from pytest_recall.agents.adapters.common import (
+    Adapter,
+    Outcome,
+    chatter,
+    find_cli,
+    finish,
+    refuse_mcp,
+    run_cli,
+    split_args,
+)
 
 ADAPTER = Adapter(
     script="recall-aider",
@@ -90,6 +99,7 @@ def read_run(stdout: str, appended: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     path, history = history_file(extra)
     before = path.stat().st_size if path.exists() else 0

@@ -16,25 +16,31 @@ launcher records in ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``)
 that onboarding is done, that this key (its last 20 characters, as Claude Code
 stores it) is approved, that the current directory is trusted and that bypass
 mode was accepted, merged into whatever the file already holds.
+
+That is for the case's own HOME (``--recall-home=case``, the default). Under
+the harness with ``--recall-home=user`` the file is the user's real one, and
+each session would leave bypass mode accepted, the key approved and one more
+temporary folder trusted in it: the launcher refuses, in one line.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.agents.adapters import result_message
 from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
-    chatter,
     exec_cli,
     find_cli,
     finish,
+    json_events,
     live_args,
+    mcp_config,
     merge_json_file,
     run_cli,
     split_args,
@@ -59,16 +65,26 @@ QUIET_ENV = {
 }
 
 
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, "-p", "--output-format", "json", "--dangerously-skip-permissions", *extra, "--", prompt]
+def command(cli: str, extra: Sequence[str], prompt: str, mcp: Sequence[str] = ()) -> list[str]:
+    # With MCP servers, the stream's first message says whether each one connected; the result is the last.
+    output = ["--output-format", "stream-json", "--verbose"] if mcp else ["--output-format", "json"]
+    return [cli, "-p", *output, "--dangerously-skip-permissions", *mcp, *extra, "--", prompt]
 
 
+def mcp_args(env: Mapping[str, str]) -> list[str]:
+    """``--mcp-config FILE --strict-mcp-config`` for the step's servers: those and no others."""
+    config = mcp_config(env)
+    return [] if config is None else ["--mcp-config", config[0], "--strict-mcp-config"]
+
+
+# How long a configured MCP server may take to start, unless MCP_TIMEOUT says otherwise.
+MCP_START_TIMEOUT_MS = 120_000
 # How many trailing characters of an API key Claude Code keeps in customApiKeyResponses.
 KEY_SUFFIX_CHARS = 20
 
 
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, "--dangerously-skip-permissions", *extra]
+def live_command(cli: str, extra: Sequence[str], mcp: Sequence[str] = ()) -> list[str]:
+    return [cli, "--dangerously-skip-permissions", *mcp, *extra]
 
 
 def config_path(env: Mapping[str, str]) -> Path:
@@ -95,12 +111,37 @@ def live(extra: Sequence[str]) -> int:
     """Seed the first-run state, then become the TUI on the harness's terminal."""
     env = environment()
     cwd = os.getcwd()
+    refusal = users_own_config(env)
+    if refusal is not None:
+        print(refusal, file=sys.stderr, flush=True)
+        return USAGE_ERROR
     merge_json_file(config_path(env), lambda config: live_state(config, cwd, env.get("ANTHROPIC_API_KEY")))
-    exec_cli(live_command(find_cli(ADAPTER), extra), env)
+    exec_cli(live_command(find_cli(ADAPTER), extra, mcp_args(env)), env)
+
+
+USAGE_ERROR = 2
+
+
+def users_own_config(env: Mapping[str, str]) -> str | None:
+    """Why seeding would write into the user's real settings (a harness session with ``--recall-home=user``)."""
+    scope = env.get("RECALL_SCOPE_DIR")
+    if not scope or env.get("CLAUDE_CONFIG_DIR"):
+        return None  # not under the harness, or the user chose where the settings live
+    case_home = Path(scope).parent / "home"
+    if Path(env.get("HOME") or Path.home()).resolve() == case_home.resolve():
+        return None
+    return (
+        f"recall-claude --live: {config_path(env)} is the user's own (--recall-home=user): seeding it would accept "
+        "bypass mode, approve the API key and trust a temporary folder in your real settings; run with "
+        "--recall-home=case (the default) or set CLAUDE_CONFIG_DIR to a copy"
+    )
 
 
 def environment() -> dict[str, str]:
     env = {**QUIET_ENV, **os.environ}
+    if mcp_config(env) is not None:
+        # A server that imports a large Python tree can take longer than Claude Code's default to start.
+        env.setdefault("MCP_TIMEOUT", str(MCP_START_TIMEOUT_MS))
     if os.geteuid() == 0:
         # Claude Code accepts exactly "1" here; other truthy spellings still refuse the flag as root.
         env["IS_SANDBOX"] = "1"
@@ -108,30 +149,25 @@ def environment() -> dict[str, str]:
 
 
 def read_result(stdout: str) -> Outcome:
-    """The ``result`` message of ``--output-format json``; anything before it is chatter."""
-    result: dict[str, Any] | None = None
-    for line in stdout.splitlines():
-        try:
-            document = json.loads(line)
-        except ValueError:
-            chatter(line)
-            continue
-        if isinstance(document, dict) and document.get("type") == "result":
-            result = document
-    if result is None:
-        return Outcome("", ok=False, failure="claude printed no result")
-    cost = result.get("total_cost_usd")
-    usage = result.get("usage") or {}
-    answer = str(result.get("result") or "")
-    failed = bool(result.get("is_error")) or result.get("subtype") != "success"
-    return Outcome(
-        answer,
-        ok=not failed,
-        cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
-        tokens_in=usage.get("input_tokens"),
-        tokens_out=usage.get("output_tokens"),
-        failure=f"claude reported an error ({result.get('subtype')}): {answer}" if failed else "",
-    )
+    """The ``result`` message of ``--output-format json``; anything before it is chatter.
+
+    With MCP servers (``stream-json``), the ``init`` message lists each one's
+    status: one that did not connect fails the step, saying which.
+    """
+    events = list(json_events(stdout))
+    outcome = result_message.result_of(events, "claude")
+    unavailable = [
+        f"{server.get('name')} ({server.get('status')})"
+        for event in events
+        if event.get("type") == "system" and event.get("subtype") == "init"
+        for server in event.get("mcp_servers") or []
+        if isinstance(server, dict) and server.get("status") != "connected"
+    ]
+    if unavailable:
+        # The model would go on without the server's tools, and a memory score of 0 would blame the memory.
+        failure = f"claude could not use MCP server(s) {', '.join(unavailable)}; check the --recall-mcp configuration"
+        return Outcome(outcome.answer, ok=False, failure=failure)
+    return outcome
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -139,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if live_extra is not None:
         return live(live_extra)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt), environment())
+    env = environment()
+    done = run_cli(command(find_cli(ADAPTER), extra, prompt, mcp_args(env)), env)
     return finish(read_result(done.stdout), done.returncode)
 
 

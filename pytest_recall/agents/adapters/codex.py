@@ -19,7 +19,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pytest_recall.agents.adapters.common import (
     NOT_FOUND,
@@ -30,6 +32,7 @@ from pytest_recall.agents.adapters.common import (
     find_cli,
     finish,
     live_args,
+    mcp_config,
     split_args,
 )
 
@@ -49,14 +52,69 @@ LIVE = ["--no-daemon", "--no-alt-screen", "--dangerously-bypass-approvals-and-sa
 # step would run into the harness's timeout; after this many such events in a row it is a failure.
 MAX_RECONNECTS = 3
 RECONNECTING = "Reconnecting..."
+# What Codex says on stderr when a required MCP server did not start.
+MCP_START_FAILED = "required MCP servers failed to initialize"
 
 
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, *UNATTENDED, *extra, "--", prompt]
+def command(cli: str, extra: Sequence[str], prompt: str, mcp: Sequence[str] = ()) -> list[str]:
+    return [cli, *UNATTENDED, *mcp, *extra, "--", prompt]
 
 
-def live_command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *LIVE, *extra]
+def live_command(cli: str, extra: Sequence[str], mcp: Sequence[str] = ()) -> list[str]:
+    return [cli, *LIVE, *mcp, *extra]
+
+
+# How long a configured MCP server may take to start (Codex's own default is 10 s), unless MCP_TIMEOUT
+# (milliseconds, as Claude Code reads it) says otherwise.
+MCP_START_TIMEOUT_S = 120
+# mcpServers keys and the names Codex's mcp_servers tables give them.
+_CODEX_KEYS = {
+    "command": "command",
+    "args": "args",
+    "env": "env",
+    "cwd": "cwd",
+    "url": "url",
+    "headers": "http_headers",
+}
+
+
+def mcp_args(env: Mapping[str, str]) -> list[str]:
+    """One ``-c mcp_servers.NAME={...}`` per server of the step: the tables config.toml would hold.
+
+    Given on the command line, they leave the case's config.toml as it was
+    copied (it is memory under HOME, and may be the user's own). Each server
+    is ``required``, so one that fails to start fails the step, saying so,
+    instead of leaving the model without its tools.
+    """
+    config = mcp_config(env)
+    if config is None:
+        return []
+    args = []
+    for name, entry in config[1].items():
+        table = {codex: entry[key] for key, codex in _CODEX_KEYS.items() if key in entry}
+        table |= {"required": True, "startup_timeout_sec": start_timeout_s(env)}
+        args += ["-c", f"mcp_servers.{name}={toml_value(table)}"]
+    return args
+
+
+def start_timeout_s(env: Mapping[str, str]) -> float:
+    try:
+        return max(1.0, float(env["MCP_TIMEOUT"]) / 1000)
+    except (KeyError, ValueError):
+        return MCP_START_TIMEOUT_S
+
+
+def toml_value(value: Any) -> str:
+    """``value`` as a TOML inline value; a JSON string is a valid TOML basic string."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no TOML form for {value!r}")
 
 
 def read_events(stdout: str) -> Outcome:
@@ -97,14 +155,23 @@ def read_events(stdout: str) -> Outcome:
 
 
 def run_codex(argv: Sequence[str]) -> tuple[str, int, str]:
-    """``(stdout, exit status, why it was stopped)``, read line by line to notice a model that never answers."""
+    """``(stdout, exit status, why it was stopped)``, read line by line to notice a model that never answers.
+
+    Its stderr passes through as it comes; a line there about required MCP
+    servers that failed to start is why the step failed, and says so.
+    """
     lines: list[str] = []
     reconnects = 0
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, errors="replace")
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
+        )
     except OSError as exc:
         print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
         raise SystemExit(NOT_FOUND) from None
+    mcp_failures: list[str] = []
+    relay = threading.Thread(target=_relay_stderr, args=(process, mcp_failures), daemon=True)
+    relay.start()
     with process:
         assert process.stdout is not None
         for line in process.stdout:
@@ -118,7 +185,19 @@ def run_codex(argv: Sequence[str]) -> tuple[str, int, str]:
                 except subprocess.TimeoutExpired:
                     process.kill()
                 return "".join(lines), 1, f"codex cannot reach its model: {message}"
-    return "".join(lines), process.returncode, ""
+    relay.join(timeout=10)
+    failed_servers = f"codex: {mcp_failures[-1]}" if mcp_failures and process.returncode else ""
+    return "".join(lines), process.returncode, failed_servers
+
+
+def _relay_stderr(process: subprocess.Popen[str], mcp_failures: list[str]) -> None:
+    assert process.stderr is not None
+    for line in process.stderr:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+        found = line.find(MCP_START_FAILED)
+        if found >= 0:
+            mcp_failures.append(line[found:].strip())
 
 
 def _error_message(line: str) -> str:
@@ -132,9 +211,9 @@ def _error_message(line: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     live_extra = live_args(argv)
     if live_extra is not None:
-        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
+        exec_cli(live_command(find_cli(ADAPTER), live_extra, mcp_args(os.environ)), os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    stdout, returncode, stopped = run_codex(command(find_cli(ADAPTER), extra, prompt))
+    stdout, returncode, stopped = run_codex(command(find_cli(ADAPTER), extra, prompt, mcp_args(os.environ)))
     outcome = read_events(stdout)
     if stopped:
         outcome = Outcome(outcome.answer, ok=False, tokens_in=outcome.tokens_in, failure=stopped)

@@ -15,13 +15,16 @@ with the CLI, which keeps the harness's terminal and reads the turns there.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -30,6 +33,10 @@ from typing import Any, NoReturn
 NOT_FOUND = 127
 # The first argument that makes an adapter a live launcher instead of a one-prompt run.
 LIVE_FLAG = "--live"
+# The step's MCP server configuration (``--recall-mcp``), filled in by the harness.
+MCP_CONFIG_VAR = "RECALL_MCP_CONFIG"
+# Why an adapter whose CLI has MCP support still refuses --recall-mcp: it does not pass the servers on (untested).
+NOT_WIRED_FOR_MCP = "this adapter does not pass MCP servers to its CLI yet (recall-claude and recall-codex do)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +86,15 @@ def find_cli(adapter: Adapter) -> str:
     return found
 
 
-def run_cli(argv: Sequence[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI with stdin at end of file and its stdout captured; its stderr stays the adapter's."""
+def run_cli(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, stdin_text: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with ``stdin_text`` (or nothing) on stdin and its stdout captured; its stderr stays the adapter's."""
     try:
         return subprocess.run(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            input=stdin_text,
+            stdin=subprocess.DEVNULL if stdin_text is None else None,
             stdout=subprocess.PIPE,
             text=True,
             errors="replace",
@@ -134,10 +144,27 @@ def chatter(text: str) -> None:
         sys.stderr.flush()
 
 
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """Each line of the CLI's stdout that is a JSON object; every other line is chatter."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if isinstance(event, dict):
+            yield event
+        else:
+            chatter(line)
+
+
 def live_args(argv: Sequence[str] | None) -> list[str] | None:
     """The extra arguments of ``recall-<cli> --live [EXTRA ARGS...]``, or None when not live."""
     args = list(sys.argv[1:] if argv is None else argv)
     return args[1:] if args[:1] == [LIVE_FLAG] else None
+
+
+# A CLI's settings file is a few kilobytes to a few megabytes (history per project); more is no settings file.
+MAX_SETTINGS_BYTES = 64 << 20
 
 
 def merge_json_file(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
@@ -146,32 +173,69 @@ def merge_json_file(path: Path, change: Callable[[dict[str, Any]], dict[str, Any
     The file may carry a real login or memory copied into HOME, so it is never
     clobbered: a file that is not a JSON object is an error, not a fresh start,
     and the new text replaces the old atomically, with the old file's mode.
+    Launchers that share a HOME (sessions at once) take turns: the whole
+    read-modify-write holds an exclusive ``flock`` on the file's directory,
+    which leaves nothing behind. An agent may have put a FIFO (an open that
+    never returns), a link or a device there: anything but a regular file is
+    refused in one line, without waiting on it or following it.
     """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
+        fcntl.flock(directory, fcntl.LOCK_EX)
+        _merge_locked(path, change)
+    finally:
+        os.close(directory)  # and with it the lock
+
+
+def _merge_locked(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    text, mode = _read_settings(path)
     try:
         document = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SystemExit(f"{path} is not valid JSON ({exc}); fix or remove it, it was not touched") from None
     if not isinstance(document, dict):
         raise SystemExit(f"{path} does not hold a JSON object; not touching it")
     changed = change(document)
     if changed == document and text.strip():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o600
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(changed, out, indent=2)
             out.write("\n")
-        os.chmod(temporary, mode)
+        os.chmod(temporary, 0o600 if mode is None else mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _read_settings(path: Path) -> tuple[str, int | None]:
+    """The settings file's text and mode ("" and None when there is none); one line for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "", None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SystemExit(
+                f"{path} is a symbolic link; replace it with the file itself, it was not touched"
+            ) from None
+        raise SystemExit(f"{path} could not be opened: {exc.strerror}; it was not touched") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SystemExit(f"{path} is not a regular file (a FIFO, device or folder); remove it, it was not touched")
+        if info.st_size > MAX_SETTINGS_BYTES:
+            raise SystemExit(f"{path} is larger than {MAX_SETTINGS_BYTES >> 20} MiB; not touching it")
+        data = os.read(fd, MAX_SETTINGS_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8"), stat.S_IMODE(info.st_mode)
+    except UnicodeDecodeError:
+        raise SystemExit(f"{path} is not UTF-8 text; fix or remove it, it was not touched") from None
 
 
 def exec_cli(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
@@ -183,3 +247,26 @@ def exec_cli(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
     except OSError as exc:
         print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
         raise SystemExit(NOT_FOUND) from None
+
+
+def mcp_config(env: Mapping[str, str]) -> tuple[str, dict[str, Any]] | None:
+    """``(path, mcpServers)`` of the step's MCP configuration, or None when the run gives none."""
+    path = env.get(MCP_CONFIG_VAR)
+    if not path:
+        return None
+    try:
+        servers = json.loads(Path(path).read_text(encoding="utf-8"))["mcpServers"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{MCP_CONFIG_VAR}={path} is not an MCP configuration ({exc})") from None
+    return path, dict(servers)
+
+
+def refuse_mcp(adapter: Adapter, why: str = "") -> None:
+    """An adapter that does not give its CLI the servers must not be scored as if they had been tried: exit saying so.
+
+    ``why`` replaces the default reason, that the CLI has no MCP support.
+    """
+    if os.environ.get(MCP_CONFIG_VAR):
+        reason = why or f"{adapter.cli} cannot use MCP servers"
+        print(f"{adapter.script}: {reason}; run without --recall-mcp", file=sys.stderr)
+        raise SystemExit(2)

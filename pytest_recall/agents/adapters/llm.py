@@ -28,6 +28,7 @@ from pytest_recall.agents.adapters.common import (
     find_cli,
     finish,
     live_args,
+    refuse_mcp,
     run_cli,
     split_args,
 )
@@ -64,6 +65,7 @@ def read_json(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER)
     live_extra = live_args(argv)
     if live_extra is not None:
         exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)

@@ -1,0 +1,113 @@
+"""``recall-copilot [EXTRA ARGS...] PROMPT``: GitHub Copilot CLI in prompt mode, unattended.
+
+``copilot -p`` runs one prompt; ``--output-format json`` prints one event a
+line (``assistant.message`` for each message, ``session.error`` when the
+model failed, a last ``result`` with the exit code and the session's id), so
+stdout holds the answer alone. ``--allow-all`` approves every tool, path and
+URL, and ``--no-ask-user`` takes away the tool that would wait for a person.
+The token counts are not among those events: Copilot CLI writes them to the
+session's own log, ``session-state/<id>/events.jsonl`` in its home
+(``~/.copilot``, or ``$COPILOT_HOME``), in the ``session.shutdown`` event.
+
+With ``COPILOT_PROVIDER_BASE_URL`` set (bring your own key) it needs no
+GitHub login; ``COPILOT_OFFLINE=true`` also keeps it off GitHub entirely.
+Its memory is its custom instructions: ``~/.copilot/copilot-instructions.md``
+is loaded into every session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.agents.adapters.common import (
+    NOT_WIRED_FOR_MCP,
+    Adapter,
+    Outcome,
+    find_cli,
+    finish,
+    json_events,
+    refuse_mcp,
+    run_cli,
+    split_args,
+)
+
+ADAPTER = Adapter(
+    script="recall-copilot",
+    cli="copilot",
+    bin_variable="RECALL_COPILOT_BIN",
+    package="npm @github/copilot",
+    tested="1.0.102",
+    memory="~/.copilot/copilot-instructions.md (or $COPILOT_HOME/copilot-instructions.md)",
+    home_copy=".copilot/settings.json,.copilot/config.json",
+    sandbox_bind="the npm prefix that holds node_modules/@github, and its package cache ($COPILOT_PKG_CACHE_HOME)",
+)
+UNATTENDED = ["--allow-all", "--no-ask-user", "--no-auto-update"]
+
+
+def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
+    return [cli, *UNATTENDED, "--output-format", "json", *extra, f"--prompt={prompt}"]
+
+
+def read_events(stdout: str) -> tuple[Outcome, str | None]:
+    """The last assistant message is the answer; ``(outcome without tokens, the session's id)``."""
+    answer = ""
+    errors: list[str] = []
+    result: dict[str, Any] | None = None
+    for event in json_events(stdout):
+        kind = event.get("type")
+        data = event.get("data") or {}
+        if kind == "assistant.message" and not data.get("toolRequests"):
+            answer = str(data.get("content") or "")
+        elif kind == "session.error":
+            errors.append(str(data.get("message") or data))
+        elif kind == "result":
+            result = event
+    if result is None:
+        return Outcome(answer, ok=False, failure="copilot printed no result"), None
+    exit_code = result.get("exitCode")
+    ok = exit_code == 0 and not errors
+    failure = "" if ok else f"copilot: {errors[-1] if errors else f'exit code {exit_code}'}"
+    session = result.get("sessionId")
+    return Outcome(answer, ok=ok, failure=failure), str(session) if session else None
+
+
+def session_tokens(session: str, env: Mapping[str, str]) -> tuple[int, int] | None:
+    """``(in, out)`` summed over models, from the ``session.shutdown`` event of the session's own log."""
+    home = Path(env.get("COPILOT_HOME") or Path.home() / ".copilot")
+    log = home / "session-state" / session / "events.jsonl"
+    try:
+        lines = log.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "session.shutdown":
+            metrics = (event.get("data") or {}).get("modelMetrics") or {}
+            usages = [figures.get("usage") or {} for figures in metrics.values() if isinstance(figures, dict)]
+            return sum(int(u.get("inputTokens") or 0) for u in usages), sum(
+                int(u.get("outputTokens") or 0) for u in usages
+            )
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
+    done = run_cli(command(find_cli(ADAPTER), extra, prompt))
+    outcome, session = read_events(done.stdout)
+    tokens = session_tokens(session, os.environ) if session else None
+    if tokens is not None:
+        outcome = Outcome(outcome.answer, outcome.ok, None, tokens[0], tokens[1], outcome.failure)
+    return finish(outcome, done.returncode)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""``recall-opencode [EXTRA ARGS...] PROMPT``: ``opencode run`` unattended, answer and cost read from its JSON events.
+
+``opencode run`` joins its message arguments with spaces and wraps each one
+that holds a space in double quotes, escaping the quotes inside, so a prompt
+given as an argument would reach the model changed; given on stdin (and no
+message argument) it arrives as it is. ``--format json`` prints one event a
+line: each step of the turn opens with ``step_start`` and closes with
+``step_finish`` (tokens and dollars), with ``text`` and ``tool_use`` parts in
+between, and an ``error`` event when the model failed. The answer is the
+text of the last step. ``--auto`` approves every tool call that the config
+does not deny: no one is there to answer a permission prompt.
+
+OpenCode's memory is its rules files: the global ``AGENTS.md`` in its
+config folder (``~/.config/opencode``) is loaded into every session.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+from pytest_recall.agents.adapters.common import (
+    NOT_WIRED_FOR_MCP,
+    Adapter,
+    Outcome,
+    chatter,
+    find_cli,
+    finish,
+    json_events,
+    refuse_mcp,
+    run_cli,
+    split_args,
+)
+
+ADAPTER = Adapter(
+    script="recall-opencode",
+    cli="opencode",
+    bin_variable="RECALL_OPENCODE_BIN",
+    package="npm opencode-ai",
+    tested="1.18.33",
+    memory="~/.config/opencode/AGENTS.md (or $XDG_CONFIG_HOME/opencode/AGENTS.md), loaded into every session",
+    home_copy=".config/opencode/opencode.json,.local/share/opencode/auth.json",
+    sandbox_bind="the npm prefix that holds node_modules/opencode-ai (the native binary is in opencode-linux-*)",
+)
+UNATTENDED = ["run", "--format", "json", "--auto"]
+
+
+def command(cli: str, extra: Sequence[str]) -> list[str]:
+    return [cli, *UNATTENDED, *extra]
+
+
+def read_events(stdout: str) -> Outcome:
+    """The text of the last step is the answer; tokens and dollars add up over the steps."""
+    step_text: list[str] = []
+    tokens_in = tokens_out = 0
+    cost = 0.0
+    finished = False
+    errors: list[str] = []
+    for event in json_events(stdout):
+        kind = event.get("type")
+        part = event.get("part") or {}
+        if kind == "step_start":
+            step_text = []
+        elif kind == "text":
+            step_text.append(str(part.get("text") or ""))
+        elif kind == "step_finish":
+            finished = True
+            tokens = part.get("tokens") or {}
+            tokens_in += int(tokens.get("input") or 0)
+            tokens_out += int(tokens.get("output") or 0)
+            cost += float(part.get("cost") or 0)
+        elif kind == "error":
+            error = event.get("error") or {}
+            data = error.get("data") or {} if isinstance(error, dict) else {}
+            errors.append(str(data.get("message") or error))
+        if kind != "text":
+            chatter(json.dumps(event))
+    ok = finished and not errors
+    return Outcome(
+        "".join(step_text),
+        ok=ok,
+        # OpenCode says 0 for a model it has no prices for: unknown, not free.
+        cost_usd=cost or None,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        failure="" if ok else f"opencode: {errors[-1] if errors else 'no step finished'}",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
+    done = run_cli(command(find_cli(ADAPTER), extra), stdin_text=prompt)
+    return finish(read_events(done.stdout), done.returncode)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

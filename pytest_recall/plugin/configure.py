@@ -1,0 +1,236 @@
+"""Builds the :class:`~pytest_recall.plugin.config.RunConfig` once, at configure time, from pytest's options.
+
+One reader per group; each value is checked as it is read, and the checks
+that need several groups (or the disk) run before the config is returned,
+so a value the run uses only later is still refused at start-up.
+A live preset is a layer under the flags: it fills the command (unless
+``--recall-cmd`` gives one), the session mode, the turn protocol and the
+exit codes, and a protocol flag given as well wins over the preset's value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.agents.adapters.advice import preset_conflict
+from pytest_recall.agents.adapters.presets import PRESETS, LivePreset
+from pytest_recall.cases.live_protocol import (
+    ProtocolError,
+    decode_escapes,
+    layer_protocol,
+    parse_exit_codes,
+    protocol_fields,
+)
+from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
+from pytest_recall.cases.model import CaseError, parse_positive_seconds
+from pytest_recall.plugin.checks import check_suite_scope, check_writable, resolve_command_paths
+from pytest_recall.plugin.config import Outputs, RunConfig, ScaleOut
+from pytest_recall.plugin.options import flag_of
+from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
+from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed
+from pytest_recall.reporting.shard import AUTO, ShardError, parse_shard, shard_from_environment
+from pytest_recall.sessions.rooms import Isolation
+from pytest_recall.sessions.sandbox import SandboxSettings
+from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits
+
+# The live-protocol flags, by their case.toml names, in the order a record lists them.
+PROTOCOL_FLAGS = ("turn_template", "paste", "quit", "ready_pattern", "answer_pattern", "ready_idle")
+# Regular expressions keep their backslashes; the other protocol values understand escapes.
+_PATTERN_FLAGS = ("ready_pattern", "answer_pattern")
+
+
+def read_run_config(config: pytest.Config) -> RunConfig:
+    """Every ``--recall-*`` option of this run, read and checked; a bad one is one usage line."""
+    __tracebackhide__ = True
+    read = OptionReader(config)
+    preset = read_preset(read)
+    run = RunConfig(
+        command=read_command(read, preset),
+        limits=read_limits(read),
+        isolation=read_isolation(read),
+        sandbox=read_sandbox(read),
+        live=read_live(read, preset),
+        scale_out=read_scale_out(read),
+        outputs=read_outputs(read),
+        preflight=read.switch("recall_preflight"),
+    )
+    check_suite_scope(config, run)
+    here = Path(config.invocation_params.dir)
+    outputs = run.outputs
+    written = (
+        ("--recall-report", outputs.report_path),
+        ("--recall-log", outputs.log_path),
+        ("--recall-html", outputs.html_path),
+    )
+    notes = tuple(note for flag, path in written if (note := check_writable(flag, path, here)) is not None)
+    return dataclasses.replace(run, outputs=dataclasses.replace(outputs, created_outside=notes))
+
+
+def read_preset(read: OptionReader) -> LivePreset | None:
+    __tracebackhide__ = True
+    name = read.choice("recall_live_preset")
+    return None if name is None else PRESETS[name]
+
+
+def read_command(read: OptionReader, preset: LivePreset | None) -> AgentCommand:
+    __tracebackhide__ = True
+    text = read.text("recall_cmd")
+    if text is None and preset is not None:
+        text = shlex.join(preset.command)
+    try:
+        argv = tuple(shlex.split(text)) if text else ()
+    except ValueError as exc:
+        raise pytest.UsageError(f"--recall-cmd cannot be split like a shell command line: {exc}") from None
+    if text is not None and not argv:
+        raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
+    argv, resolved = resolve_command_paths(argv)
+    if preset is not None and text is not None and (conflict := preset_conflict(preset, text, argv)):
+        raise pytest.UsageError(conflict)
+    return AgentCommand(text=text, argv=argv, prompt=read.choice("recall_prompt"), resolved_paths=resolved)
+
+
+def read_limits(read: OptionReader) -> SessionLimits:
+    __tracebackhide__ = True
+    return SessionLimits(
+        timeout_s=read.optional_seconds("recall_timeout"),
+        grace_s=read.seconds("recall_grace"),
+        max_output_bytes=read.whole("recall_max_output", minimum=1024),
+    )
+
+
+def read_isolation(read: OptionReader) -> Isolation:
+    __tracebackhide__ = True
+    home = read.choice("recall_home")
+    return Isolation(
+        home=home,
+        home_copy=parse_home_copy(read.text("recall_home_copy"), home),
+        env=parse_env(read.lines("recall_env")),
+        workdir=read.choice("recall_workdir"),
+        scope=read.choice("recall_scope"),
+        mcp_servers=read_mcp(read),
+    )
+
+
+def read_mcp(read: OptionReader) -> Mapping[str, Any] | None:
+    """``--recall-mcp``: read and checked now, not in every case."""
+    __tracebackhide__ = True
+    path = read.path("recall_mcp")
+    if path is None:
+        return None
+    try:
+        return read_mcp_config(path, "--recall-mcp")
+    except McpConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def read_sandbox(read: OptionReader) -> SandboxSettings:
+    """``--recall-sandbox`` and its binds; whether bwrap works here is :func:`~.sandbox_setup.check_sandbox`'s."""
+    __tracebackhide__ = True
+    mode = read.choice("recall_sandbox")
+    binds = read.paths("recall_sandbox_bind")
+    for bind in binds:
+        if mode != "none" and not bind.exists():
+            raise pytest.UsageError(f"--recall-sandbox-bind: {bind} does not exist; fix the path or drop it")
+    return SandboxSettings(mode=mode, binds=binds, network=read.choice("recall_sandbox_net"))
+
+
+def read_live(read: OptionReader, preset: LivePreset | None) -> LiveSettings:
+    """The run-wide session mode and turn protocol: a preset's values, then the flags over them."""
+    __tracebackhide__ = True
+    session = read.choice("recall_session")
+    try:
+        flags = _protocol_flags(read)
+        codes = read.text("recall_ok_exit_codes")
+        ok_exit_codes = parse_exit_codes(codes, "--recall-ok-exit-codes") if codes is not None else None
+    except (CaseError, ProtocolError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if preset is None:
+        return LiveSettings(session=session, protocol=flags, ok_exit_codes=ok_exit_codes)
+    if ok_exit_codes is None and preset.ok_exit_codes != (0,):
+        ok_exit_codes = preset.ok_exit_codes
+    return LiveSettings(
+        session=session or "continue",
+        protocol=layer_protocol(_preset_protocol(preset), flags),
+        preset=preset.name,
+        ok_exit_codes=ok_exit_codes,
+    )
+
+
+def _protocol_flags(read: OptionReader) -> dict[str, Any]:
+    """The turn-protocol fields the flags give, checked as a case.toml's are, in :data:`PROTOCOL_FLAGS` order."""
+    fields: dict[str, Any] = {}
+    for key in PROTOCOL_FLAGS:
+        name = f"recall_{key}"
+        value = read.text(name)
+        if value is None:
+            continue
+        if key == "ready_idle":
+            fields["ready_idle_s"] = parse_positive_seconds(value, f"{flag_of(name)}: {key}")
+        else:
+            given = value if key in _PATTERN_FLAGS else decode_escapes(value)
+            fields.update(protocol_fields({key: given}, flag_of(name)))
+    return fields
+
+
+def _preset_protocol(preset: LivePreset) -> dict[str, Any]:
+    """The fields a preset's protocol sets to other than the default, in field order."""
+    protocol = preset.protocol
+    return {
+        field.name: getattr(protocol, field.name)
+        for field in dataclasses.fields(protocol)
+        if getattr(protocol, field.name) != field.default
+    }
+
+
+def read_scale_out(read: OptionReader) -> ScaleOut:
+    __tracebackhide__ = True
+    durations = read.path("recall_shard_durations")
+    if durations is not None and not durations.is_file():
+        raise pytest.UsageError(f"--recall-shard-durations: {durations} is not a file; give a report or run log")
+    return ScaleOut(
+        concurrency=read.whole("recall_concurrency", minimum=1),
+        epochs=read.whole("recall_epochs", minimum=1),
+        control=read.switch("recall_control"),
+        retries=read.whole("recall_retries", minimum=0),
+        retry_delay_s=read.seconds("recall_retry_delay", zero_ok=True),
+        max_cost_usd=read.dollars("recall_max_cost"),
+        shard=_shard(read),
+        shard_durations_path=durations,
+        resume_path=read.path("recall_resume"),
+    )
+
+
+def _shard(read: OptionReader) -> tuple[int, int] | None:
+    __tracebackhide__ = True
+    text = read.text("recall_shard")
+    # An xdist worker (on another machine, maybe) takes the controller's reading of the environment.
+    given = handed(read.config, SHARD_INPUT)
+    try:
+        if text is not None and text.strip() == AUTO:
+            return (int(given[0]), int(given[1])) if given else shard_from_environment(os.environ)
+        return parse_shard(text) if text else None
+    except ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def read_outputs(read: OptionReader) -> Outputs:
+    __tracebackhide__ = True
+    report = read.text("recall_report")
+    transcripts = read.choice("recall_transcripts")
+    return Outputs(
+        threshold=read.fraction("recall_threshold"),
+        gate=read.choice("recall_gate"),
+        report_path=Path(os.path.abspath(report)) if report else None,
+        html_path=read.path("recall_html"),
+        log_path=read.path("recall_log"),
+        transcripts=handed(read.config, TRANSCRIPTS_INPUT) or transcripts,
+        estimate_from=read.path("recall_estimate_from"),
+        answer_judge=read.choice("recall_answer_judge"),
+    )

@@ -1,0 +1,107 @@
+"""Everything that crosses from the xdist controller to its workers, and every "is this a worker?" test.
+
+The controller reads the resume file, the shard of the environment and the
+transcript mode once, and hands them to each worker in its ``workerinput``:
+a worker (on another machine, maybe) sees none of the controller's files,
+environment or ini. Under ``--recall-concurrency`` with ``--dist=load`` it
+also deals the cases out in batches (:mod:`pytest_recall.plugin.xdist_batches`),
+and tells each worker the batch size; with ``--dist=load`` it also deals each
+case group whole to one worker, with or without concurrency. Every
+``workerinput`` key is here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import pytest
+
+from pytest_recall.plugin.config import CONFIG_KEY
+
+# The resumable records the controller read.
+RESUME_INPUT = "recall_resume_index"
+# The controller's shard, read from its environment under --recall-shard=auto.
+SHARD_INPUT = "recall_shard"
+# What a record keeps is the controller's call.
+TRANSCRIPTS_INPUT = "recall_transcripts"
+# The batch size a worker was dealt in; absent, it runs one case at a time.
+BATCH_INPUT = "recall_batch"
+_WORKER_ID = re.compile(r"^gw(\d+)$")
+
+
+def worker_input(config: pytest.Config) -> Mapping[str, Any] | None:
+    """What the controller handed this xdist worker; None on the controller or in a plain run."""
+    handed: Mapping[str, Any] | None = getattr(config, "workerinput", None)
+    return handed
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return worker_input(config) is not None
+
+
+def handed(config: pytest.Config, key: str) -> Any:
+    """The value the controller handed this worker under ``key``; None on the controller or when not handed."""
+    return (worker_input(config) or {}).get(key)
+
+
+def worker_position(workerinput: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(index, count) of an xdist worker from its ``workerinput``; None for a worker outside the first deal."""
+    match = _WORKER_ID.match(str(workerinput.get("workerid", "")))
+    count = workerinput.get("workercount")
+    if match is None or not isinstance(count, int) or not 0 <= int(match.group(1)) < count:
+        return None
+    return int(match.group(1)), count
+
+
+def dealt_batch(config: pytest.Config) -> tuple[int, tuple[int, int]] | None:
+    """On a worker dealt its cases in batches: the batch size and the worker's position; else None."""
+    given = worker_input(config)
+    if given is None:
+        return None
+    batch, position = given.get(BATCH_INPUT), worker_position(given)
+    return (int(batch), position) if batch and position is not None else None
+
+
+class ResumeHandoff(Protocol):
+    """The resume index, as far as a worker needs it (see ``runlog.ResumeIndex.handoff``)."""
+
+    def handoff(self, *, same_host: bool) -> dict[str, Any]: ...
+
+
+class WorkerHandoff:
+    """Controller only, under xdist: what the controller read once goes to every worker.
+
+    Each worker would otherwise read the resume file again and probe bwrap
+    and the agent command again, for the same answer. ``resume`` gives the
+    resume index the controller read, if any, when a worker starts.
+    """
+
+    def __init__(self, config: pytest.Config, resume: Callable[[], ResumeHandoff | None]) -> None:
+        self.config = config
+        self.resume = resume
+
+    def pytest_configure_node(self, node: Any) -> None:
+        run = self.config.stash[CONFIG_KEY]
+        index = self.resume()
+        same_host = bool(getattr(getattr(node.gateway, "spec", None), "popen", False))
+        node.workerinput[RESUME_INPUT] = index.handoff(same_host=same_host) if index is not None else None
+        node.workerinput[SHARD_INPUT] = run.scale_out.shard
+        node.workerinput[TRANSCRIPTS_INPUT] = run.outputs.transcripts
+        if self._batch() is not None:
+            node.workerinput[BATCH_INPUT] = self._batch()
+
+    def _batch(self) -> int | None:
+        """The batch each worker is dealt: --recall-concurrency, when above 1 and xdist balances load."""
+        concurrency = self.config.stash[CONFIG_KEY].scale_out.concurrency
+        return concurrency if concurrency > 1 and self.config.getoption("dist", None) == "load" else None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getoption("dist", None) != "load":
+            return None
+        from pytest_recall.plugin.xdist_batches import BatchScheduling
+
+        # Without concurrency it deals only a collection with case groups, each group to one worker.
+        return BatchScheduling(config, log, self._batch(), worker_position)

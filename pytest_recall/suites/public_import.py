@@ -1,0 +1,207 @@
+"""``pytest-recall import``: a LongMemEval or LoCoMo data file becomes a suite of case folders.
+
+The file is read twice, one record at a time (:mod:`json_stream`), so no
+import holds more than one record: the first pass checks every record and
+picks the subset; the second writes the picked ones into a folder beside the
+destination, which is renamed into place only when all of it is written. A
+malformed file therefore stops the import with one line naming the record
+and the field, and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.cases.groups import GROUP_FILE
+from pytest_recall.cases.model import ANSWER_FILE
+from pytest_recall.suites import locomo, longmemeval
+from pytest_recall.suites.json_stream import StreamError, iter_array
+from pytest_recall.suites.public_records import RecordError
+
+BENCHMARKS = ("longmemeval", "locomo")
+IMPORT_NOTE = "import.json"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class PublicImportError(ValueError):
+    """An import that cannot be done; one line, naming the file, the record and the field where there is one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which questions to import: ``limit`` of those whose type and id match, sampled by ``seed`` when given."""
+
+    limit: int | None = None
+    types: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    seed: int | None = None
+    sessions_per_step: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    questions: int
+    groups: int
+    sessions: int
+    sessions_per_step: int
+    out: Path
+
+    def line(self, benchmark: str) -> str:
+        grouped = f" in {self.groups} shared-ingest groups" if self.groups else ""
+        return (
+            f"imported {self.questions} {benchmark} questions{grouped} into {self.out}: a run starts "
+            f"{self.sessions} sessions ({self.sessions_per_step} haystack session(s) per step)"
+        )
+
+
+def folder_name(identifier: str) -> str:
+    return _UNSAFE.sub("_", identifier).strip("._") or "case"
+
+
+def pick(keys: Sequence[tuple[str, str, str]], selection: Selection) -> set[str]:
+    """The ids chosen from (id, type, alternative id) keys in file order: filtered, then the first or a sample."""
+    wanted = [
+        key[0]
+        for key in keys
+        if (not selection.ids or key[0] in selection.ids or key[2] in selection.ids)
+        and (not selection.types or key[1] in selection.types)
+    ]
+    if selection.limit is None or selection.limit >= len(wanted):
+        return set(wanted)
+    if selection.seed is None:
+        return set(wanted[: selection.limit])
+    return set(random.Random(selection.seed).sample(wanted, selection.limit))
+
+
+def _records(path: Path, parse: Callable[[int, Any], Any]) -> Iterator[Any]:
+    try:
+        for index, record in enumerate(iter_array(path)):
+            try:
+                yield parse(index, record)
+            except RecordError as exc:
+                raise PublicImportError(f"{path}: {exc}") from None
+    except StreamError as exc:
+        raise PublicImportError(str(exc)) from None
+    except OSError as exc:
+        raise PublicImportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_bytes(text.encode("utf-8"))
+
+
+def _answer(expected: dict[str, Any]) -> str:
+    return json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
+
+
+class _Staging:
+    """A folder beside ``out`` that becomes ``out`` only once complete; removed on any failure."""
+
+    def __init__(self, out: Path) -> None:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise PublicImportError(f"{out} already exists and is not empty; remove it or choose another --out")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.out = out
+        self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+
+    def __enter__(self) -> Path:
+        return self.path
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if kind is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            return
+        if self.out.exists():
+            self.out.rmdir()
+        self.path.rename(self.out)
+
+
+def import_longmemeval(path: Path, out: Path, selection: Selection) -> ImportSummary:
+    keys: list[tuple[str, str, str]] = []
+    seen: dict[str, int] = {}
+    for index, question in enumerate(_records(path, longmemeval.parse_question)):
+        if question.question_id in seen:
+            first = seen[question.question_id]
+            raise PublicImportError(
+                f"{path}: record {index}: question_id {question.question_id!r} repeats record {first}"
+            )
+        seen[question.question_id] = index
+        category = question.category if question.category in selection.types else question.question_type
+        keys.append((question.question_id, category, question.question_id))
+    chosen = pick(keys, selection)
+    sessions = 0
+    with _Staging(out) as staging:
+        for question in _records(path, longmemeval.parse_question):
+            if question.question_id not in chosen:
+                continue
+            prompts = longmemeval.case_prompts(question, selection.sessions_per_step)
+            files = {f"step{n}.txt": prompt for n, prompt in enumerate(prompts, start=1)}
+            files[ANSWER_FILE] = _answer(longmemeval.expectation(question, selection.sessions_per_step))
+            _write(staging / folder_name(question.question_id), files)
+            sessions += len(prompts)
+        _note(staging, "longmemeval", path, selection, len(chosen), sessions)
+    return ImportSummary(len(chosen), 0, sessions, selection.sessions_per_step, out)
+
+
+def import_locomo(path: Path, out: Path, selection: Selection) -> ImportSummary:
+    keys: list[tuple[str, str, str]] = []
+    samples: set[str] = set()
+    for index, conversation in enumerate(_records(path, locomo.parse_conversation)):
+        if conversation.sample_id in samples:
+            raise PublicImportError(f"{path}: record {index}: sample_id {conversation.sample_id!r} appears twice")
+        samples.add(conversation.sample_id)
+        for qa in conversation.questions:
+            kind = str(qa.category) if str(qa.category) in selection.types else qa.category_name
+            keys.append((locomo.question_id(conversation, qa), kind, conversation.sample_id))
+    chosen = pick(keys, selection)
+    sessions = groups = 0
+    with _Staging(out) as staging:
+        for conversation in _records(path, locomo.parse_conversation):
+            asked = [qa for qa in conversation.questions if locomo.question_id(conversation, qa) in chosen]
+            if not asked:
+                continue
+            group = staging / folder_name(conversation.sample_id)
+            ingest = locomo.ingest_prompts(conversation, selection.sessions_per_step)
+            files = {f"ingest{n}.txt": prompt for n, prompt in enumerate(ingest, start=1)}
+            files[GROUP_FILE] = f"# The shared ingest of LoCoMo conversation {conversation.sample_id}.\n"
+            _write(group, files)
+            for qa in asked:
+                expected = locomo.expectation(conversation, qa, selection.sessions_per_step)
+                case_files = {"step1.txt": locomo.question_prompt(conversation, qa), ANSWER_FILE: _answer(expected)}
+                _write(group / folder_name(expected["id"]), case_files)
+            groups += 1
+            sessions += len(ingest) + len(asked)
+        _note(staging, "locomo", path, selection, len(chosen), sessions)
+    return ImportSummary(len(chosen), groups, sessions, selection.sessions_per_step, out)
+
+
+def _note(folder: Path, benchmark: str, source: Path, selection: Selection, questions: int, sessions: int) -> None:
+    """What was imported and how, kept beside the cases so a report can be traced back to its import."""
+    note = {
+        "benchmark": benchmark,
+        "source": source.name,
+        "questions": questions,
+        "sessions": sessions,
+        "sessions_per_step": selection.sessions_per_step,
+        "limit": selection.limit,
+        "types": list(selection.types),
+        "ids": list(selection.ids),
+        "seed": selection.seed,
+    }
+    (folder / IMPORT_NOTE).write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
+
+
+IMPORTERS: dict[str, Callable[[Path, Path, Selection], ImportSummary]] = {
+    "longmemeval": import_longmemeval,
+    "locomo": import_locomo,
+}

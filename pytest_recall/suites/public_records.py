@@ -1,0 +1,61 @@
+"""What the public-benchmark importers share: field checks that name the record, and how sessions group into steps.
+
+Every check raises :class:`RecordError` with one line that says which record
+and which field, so a malformed data file stops the import before anything
+is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+
+class RecordError(ValueError):
+    """A record of a data file that cannot be imported; the message names the record and the field."""
+
+
+def require(record: Mapping[str, Any], field: str, where: str) -> Any:
+    if field not in record:
+        raise RecordError(f"{where}: field {field!r} is missing")
+    return record[field]
+
+
+def require_text(record: Mapping[str, Any], field: str, where: str) -> str:
+    value = require(record, field, where)
+    if not isinstance(value, str) or not value.strip():
+        raise RecordError(f"{where}: field {field!r} must be a non-empty string, not {value!r}")
+    return value
+
+
+def require_list(record: Mapping[str, Any], field: str, where: str) -> list[Any]:
+    value = require(record, field, where)
+    if not isinstance(value, list):
+        raise RecordError(f"{where}: field {field!r} must be a list, not {type(value).__name__}")
+    return value
+
+
+def answer_text(value: Any, where: str) -> str:
+    """A gold answer as text: the data sets hold some as numbers (a count, a year), which the judges read as text."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise RecordError(f"{where} must be a string or a number, not {value!r}")
+    text = str(value).strip()
+    if not text:
+        raise RecordError(f"{where} is empty")
+    return text
+
+
+STORE_CUE = "Reply OK once you have stored what you need."
+
+
+def steps_of_sessions(texts: Sequence[str], per_step: int) -> Iterator[Sequence[str]]:
+    """Consecutive sessions, ``per_step`` to a step: 1 is one session per step (the faithful feed)."""
+    for start in range(0, len(texts), per_step):
+        yield texts[start : start + per_step]
+
+
+def ingest_prompts(texts: Sequence[str], per_step: int, opening: Callable[[int], str]) -> list[str]:
+    """The ingest steps: ``opening(n)`` for the ``n`` sessions of a step, the sessions, and the cue to store them."""
+    return [
+        "\n\n".join([opening(len(group)), *group, STORE_CUE]) + "\n" for group in steps_of_sessions(texts, per_step)
+    ]

@@ -1,0 +1,98 @@
+"""How the adapters of Gemini CLI, OpenCode and Copilot CLI read their CLI's output, as plain functions.
+
+The real CLIs run in ``tests/test_adapters.py``; these hold the parsers to the
+failure shapes a fake model rarely produces: an error after retries, a turn
+that spoke before its tool call, output with no result at all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_recall.agents.adapters import copilot, gemini, opencode
+
+
+def lines(*events: dict[str, object]) -> str:
+    return "".join(json.dumps(event) + "\n" for event in events)
+
+
+def test_gemini_reads_the_json_result_after_chatter_that_holds_braces():
+    models = {"a": {"tokens": {"prompt": 5, "candidates": 2}}, "b": {"tokens": {"prompt": 3, "candidates": 1}}}
+    result = json.dumps({"response": "27436.42", "stats": {"models": models}}, indent=2)
+    stdout = f"Error: {{not json}}\n{result}\n"
+
+    outcome = gemini.read_json(stdout)
+
+    assert (outcome.ok, outcome.answer, outcome.tokens_in, outcome.tokens_out) == (True, "27436.42", 8, 3)
+
+
+def test_gemini_error_result_is_a_failure_that_says_why():
+    outcome = gemini.read_json('{\n  "session_id": "s",\n  "error": {"type": "Error", "message": "fetch failed"}\n}\n')
+
+    assert not outcome.ok and outcome.failure == "gemini reported an error: fetch failed"
+    assert not gemini.read_json("Usage: gemini [options]\n").ok
+
+
+def test_opencode_answer_is_the_last_step_text_and_figures_add_up():
+    def finish(tokens_in: int, cost: float) -> dict[str, object]:
+        return {"type": "step_finish", "part": {"tokens": {"input": tokens_in, "output": 1}, "cost": cost}}
+
+    stdout = lines(
+        {"type": "step_start", "part": {}},
+        {"type": "text", "part": {"text": "Let me save that."}},
+        {"type": "tool_use", "part": {"tool": "bash"}},
+        finish(10, 0.5),
+        {"type": "step_start", "part": {}},
+        {"type": "text", "part": {"text": "27436.42"}},
+        finish(20, 0.25),
+    )
+
+    outcome = opencode.read_events(stdout)
+
+    assert (outcome.ok, outcome.answer, outcome.tokens_in, outcome.tokens_out) == (True, "27436.42", 30, 2)
+    assert outcome.cost_usd == 0.75
+
+
+def test_opencode_error_event_or_no_finished_step_is_a_failure():
+    error = {"type": "error", "error": {"name": "APIError", "data": {"message": "Cannot connect to API"}}}
+
+    failed = opencode.read_events(lines({"type": "step_start", "part": {}}, error))
+
+    assert not failed.ok and failed.failure == "opencode: Cannot connect to API"
+    assert not opencode.read_events("").ok
+    assert opencode.read_events(lines({"type": "step_finish", "part": {"cost": 0}})).cost_usd is None
+
+
+def test_copilot_answer_is_the_last_message_without_tool_requests():
+    stdout = lines(
+        {"type": "assistant.message", "data": {"content": "", "toolRequests": [{"name": "bash"}]}},
+        {"type": "assistant.message", "data": {"content": "27436.42", "toolRequests": []}},
+        {"type": "result", "sessionId": "abc", "exitCode": 0},
+    )
+
+    outcome, session = copilot.read_events(stdout)
+
+    assert (outcome.ok, outcome.answer, session) == (True, "27436.42", "abc")
+
+
+def test_copilot_session_error_non_zero_exit_code_or_no_result_is_a_failure():
+    errored, _ = copilot.read_events(
+        lines({"type": "session.error", "data": {"message": "model unreachable"}}, {"type": "result", "exitCode": 0})
+    )
+    exited, _ = copilot.read_events(lines({"type": "result", "exitCode": 1}))
+    silent, session = copilot.read_events("")
+
+    assert not errored.ok and errored.failure == "copilot: model unreachable"
+    assert not exited.ok and exited.failure == "copilot: exit code 1"
+    assert not silent.ok and session is None
+
+
+def test_copilot_tokens_come_from_the_shutdown_event_of_the_session_log(tmp_path: Path):
+    log = tmp_path / "session-state" / "abc" / "events.jsonl"
+    log.parent.mkdir(parents=True)
+    metrics = {"m1": {"usage": {"inputTokens": 5402, "outputTokens": 1}}, "m2": {"usage": {"inputTokens": 8}}}
+    log.write_text(lines({"type": "session.start"}, {"type": "session.shutdown", "data": {"modelMetrics": metrics}}))
+
+    assert copilot.session_tokens("abc", {"COPILOT_HOME": str(tmp_path)}) == (5410, 1)
+    assert copilot.session_tokens("missing", {"COPILOT_HOME": str(tmp_path)}) is None

@@ -1,0 +1,47 @@
+"""The README's table of adapters, ``pytest-recall agents`` and the console scripts name the same adapters.
+
+A newcomer copies the README's command lines: each CLI with an adapter gets
+exactly one row there, at the version the adapter was tested with, and the
+adapter's console script is installed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_recall.agents.adapters import all_adapters
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+TABLE_ROWS = [line for line in README.splitlines() if line.startswith("| ") and "`recall-" in line]
+
+
+@pytest.mark.parametrize("adapter", all_adapters(), ids=lambda adapter: adapter.script)
+def test_each_adapter_has_one_readme_row_at_its_tested_version_and_a_console_script(adapter):
+    rows = [row for row in TABLE_ROWS if f"| `{adapter.script}` |" in row]
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+
+    assert len(rows) == 1, f"{adapter.script}: {len(rows)} README table rows"
+    assert f" {adapter.tested} " in rows[0]
+    assert adapter.memory.split()[0].rstrip(";,") in rows[0]
+    assert scripts[adapter.script] == f"pytest_recall.agents.adapters.{adapter.cli}:main"
+
+
+def test_the_readme_keeps_no_untested_recipe_and_agents_lists_every_adapter():
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest_recall.cli", "agents"], capture_output=True, text=True, check=True
+    ).stdout
+
+    assert "untested" not in README.lower()
+    assert [line.split(":")[0] for line in listed.splitlines() if not line.startswith(" ")] == [
+        adapter.script for adapter in all_adapters()
+    ]

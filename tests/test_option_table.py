@@ -1,0 +1,87 @@
+"""The ``--recall-*`` option table: every flag has an ini twin and help, and a mode's choices come from its Literal."""
+
+from __future__ import annotations
+
+import re
+from typing import get_args
+
+import pytest
+
+from pytest_recall.cases.live_protocol import PasteMode
+from pytest_recall.cases.model import SessionMode
+from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS
+from pytest_recall.reporting.merge import Gate
+from pytest_recall.reporting.transcripts import TranscriptMode
+from pytest_recall.scoring.retrieval_judge import AnswerJudge
+from pytest_recall.sessions.network import Network
+from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode
+from pytest_recall.sessions.sandbox import SandboxMode
+from pytest_recall.sessions.settings import PromptMode
+
+# Each mode flag, with the Literal type the code that uses the value declares.
+MODES = {
+    "recall_home": HomeMode,
+    "recall_workdir": WorkdirMode,
+    "recall_scope": ScopeMode,
+    "recall_prompt": PromptMode,
+    "recall_gate": Gate,
+    "recall_transcripts": TranscriptMode,
+    "recall_sandbox": SandboxMode,
+    "recall_sandbox_net": Network,
+    "recall_session": SessionMode,
+    "recall_paste": PasteMode,
+    "recall_answer_judge": AnswerJudge,
+}
+
+
+def test_every_recall_flag_has_an_ini_twin_and_help(pytester: pytest.Pytester) -> None:
+    # The plugin is loaded by its entry point, as in a user's `pytest --help`; no agent runs, so in-process will do.
+    result = pytester.runpytest("--help")
+    text = "\n".join(result.outlines)
+    flags = set(re.findall(r"^\s+(--recall-[a-z-]+)", text, re.MULTILINE))
+    ini_keys = set(re.findall(r"^\s+(recall_[a-z_]+) \(", text, re.MULTILINE))
+    assert flags == {option.flag for option in OPTIONS}
+    assert ini_keys == {option.name for option in OPTIONS}
+    assert {flag.removeprefix("--").replace("-", "_") for flag in flags} == ini_keys
+    for option in OPTIONS:
+        assert len(option.help) > 40, f"{option.flag} says too little"
+
+
+def test_mode_choices_and_defaults_come_from_the_literal_the_code_declares() -> None:
+    for name, literal in MODES.items():
+        option = OPTION_BY_NAME[name]
+        assert option.choices == get_args(literal), name
+        # A mode that is unset leaves each case its own; otherwise the default is the Literal's first value.
+        assert option.default in (None, get_args(literal)[0]), name
+        for choice in option.choices:
+            assert f"'{choice}'" in option.help, f"{option.flag}'s help does not explain {choice!r}"
+    undeclared = {option.name for option in OPTIONS if option.choices} - set(MODES) - {"recall_live_preset"}
+    assert not undeclared, f"modes without a Literal in this test: {undeclared}"
+
+
+def test_every_mode_default_is_the_run_configs_default() -> None:
+    """The table's default and the group's default are the same value, so a run without flags is the default run."""
+    run = RunConfig()
+    where = {
+        "recall_home": run.isolation.home,
+        "recall_workdir": run.isolation.workdir,
+        "recall_scope": run.isolation.scope,
+        "recall_prompt": run.command.prompt,
+        "recall_gate": run.outputs.gate,
+        "recall_transcripts": run.outputs.transcripts,
+        "recall_answer_judge": run.outputs.answer_judge,
+        "recall_sandbox": run.sandbox.mode,
+        "recall_sandbox_net": run.sandbox.network,
+        "recall_session": run.live.session,
+    }
+    for name, value in where.items():
+        assert OPTION_BY_NAME[name].default == value, name
+
+
+@pytest.mark.parametrize("name", sorted(MODES))
+def test_a_value_outside_a_modes_literal_is_one_usage_line(pytester: pytest.Pytester, name: str) -> None:
+    option = OPTION_BY_NAME[name]
+    result = pytester.runpytest(f"{option.flag}=bogus")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "must be one of " + ", ".join(option.choices) in result.stderr.str()
