@@ -44,8 +44,7 @@ def _load_reports(paths: list[str], *, summaries: bool = False) -> list[dict[str
 
 def _merge(args: argparse.Namespace) -> int:
     """Exit by the merged verdict, as the run would have: 2 interrupted, else 1 by the gate, else 0."""
-    from pytest_recall.reporting.document import SHARED_KEYS
-    from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.reporting.document import write_report
     from pytest_recall.reporting.merge import case_scalars, close_files, merge_report_files, merged_exit_status
     from pytest_recall.reporting.summary import format_summary
 
@@ -54,7 +53,7 @@ def _merge(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise BadInput(str(exc).splitlines()) from None
     try:
-        write_json_atomic(Path(args.output), merged, line_each="cases", shared=SHARED_KEYS)
+        write_report(Path(args.output), merged)
         count = len(args.reports)
         print(f"merged {count} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
         print(format_summary(merged, case_scalars(merged))[0])

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.reporting.compare import compare_reports
-from pytest_recall.reporting.document import SHARED_KEYS, build_report, load_report
-from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.document import build_report, load_report, write_report
 from pytest_recall.reporting.report_file import summarized_report
 from pytest_recall.reporting.spool import CaseSummary
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
@@ -17,7 +16,7 @@ from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 def write(path: Path, records: list[dict[str, Any]], *, one_a_line: bool = True) -> Path:
     report = build_report(records, threshold=0.5, command=COMMAND, run_mode={"home": "case"})
     if one_a_line:
-        write_json_atomic(path, report, line_each="cases", shared=SHARED_KEYS)
+        write_report(path, report)
     else:  # as another tool might write it: read whole, then summarized
         path.write_text(json.dumps(report), encoding="utf-8")
     return path

@@ -3,7 +3,9 @@
 A run's every case shares its run mode; written in each, it was a quarter of
 a passing case's bytes. The report now holds it once at the top, a case only
 where its own differs (a merge of different runs), and every reader
-(``load_report``, the streamed reader, merge) puts it back in each case.
+(``load_report``, the streamed reader, merge) puts it back in each case. A
+step's fields that hold what a plain session records (no signal, no token
+counts, no memory listing: ``step_defaults`` at the top) are left out the same way.
 """
 
 from __future__ import annotations
@@ -12,8 +14,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.reporting.document import SCHEMA_VERSION, SHARED_KEYS, build_report, load_report
-from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.document import (
+    SCHEMA_VERSION,
+    STEP_DEFAULTS,
+    STEP_ORDER,
+    build_report,
+    load_report,
+    write_report,
+)
 from pytest_recall.reporting.merge import close_files, merge_report_files
 from pytest_recall.reporting.report_file import streamed_report
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
@@ -24,7 +32,7 @@ OTHER = {**MODE, "sandbox": "bwrap"}
 
 def write(path: Path, records: list[dict[str, Any]], *, run_mode: dict[str, Any] | None) -> Path:
     report = build_report(records, threshold=0.5, command=COMMAND, run_mode=run_mode)
-    write_json_atomic(path, report, line_each="cases", shared=SHARED_KEYS)
+    write_report(path, report)
     return path
 
 
@@ -70,7 +78,7 @@ def test_reports_of_version_1_still_read_and_merge_with_version_2(tmp_path: Path
     merged = merge_report_files([path_old, path_new])
     try:
         out = tmp_path / "merged.json"
-        write_json_atomic(out, merged, line_each="cases", shared=SHARED_KEYS)
+        write_report(out, merged)
     finally:
         close_files(merged)
     again = load_report(out)
@@ -92,3 +100,33 @@ def test_resume_from_a_version_2_report_finds_its_cases_with_their_mode_and_comm
         taken = resumed.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
         assert taken is not None
         assert taken["run_mode"] == MODE and taken["command"] == COMMAND
+
+
+def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in_place(tmp_path: Path) -> None:
+    from pytest_recall.plugin.runlog import ResumeIndex
+
+    records = [{**synthetic_record(i), "run_mode": MODE} for i in range(1, 4)]
+    for record in records:
+        for step in record["steps"]:
+            step.update({**dict.fromkeys(STEP_DEFAULTS), **step, "killed_leftovers": 0})
+    # What is not the default stays, whatever its neighbours: a signal, a leftover, a count of 0 tokens.
+    records[1]["steps"][1].update({"signal": 9, "timed_out": True, "killed_leftovers": 2, "tokens_in": 0})
+    for record in records:
+        record["steps"] = [{key: step[key] for key in STEP_ORDER if key in step} for step in record["steps"]]
+    path = write(tmp_path / "report.json", records, run_mode=MODE)
+
+    raw = raw_cases(path)
+    assert json.loads(path.read_text(encoding="utf-8"))["step_defaults"] == STEP_DEFAULTS
+    assert not {"signal", "timed_out", "truncated", "killed_leftovers", "tokens_in"} & set(raw[0]["steps"][1])
+    assert "memory" in raw[0]["steps"][0] and "memory" not in raw[0]["steps"][1]
+    assert {"signal": 9, "timed_out": True, "killed_leftovers": 2, "tokens_in": 0}.items() <= raw[1]["steps"][1].items()
+    streamed = streamed_report(path)
+    assert streamed is not None
+    index = ResumeIndex.load(path)
+    handed = ResumeIndex.from_handoff(index.handoff(same_host=False))
+    resumed = [handed.take(str(r["nodeid"]), str(r["content_hash"]), COMMAND, MODE) for r in records]
+    for cases in (load_report(path)["cases"], list(streamed["cases"]), resumed):
+        assert cases == records
+        assert [list(step) for case in cases for step in case["steps"]] == [
+            list(step) for record in records for step in record["steps"]
+        ]

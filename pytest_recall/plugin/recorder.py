@@ -22,8 +22,8 @@ from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
-from pytest_recall.reporting.document import SHARED_KEYS, build_report, sort_records
-from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
+from pytest_recall.reporting.document import build_report, sort_records, write_report
+from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
@@ -146,7 +146,7 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
         if self.outputs.report_path is not None:
             try:
-                write_json_atomic(self.outputs.report_path, self.report, line_each="cases", shared=SHARED_KEYS)
+                write_report(self.outputs.report_path, self.report)
             except OSError as exc:
                 self.write_error = f"could not write the report to {self.outputs.report_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases import strict_json
+from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.schema import report_problem
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
@@ -15,19 +16,98 @@ from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
 from pytest_recall.scoring.stats import summarize
 
-# 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs
-# (version 1 had them in each).
+# 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs;
+# a step leaves out a field equal to the report's ``step_defaults`` (version 1 had every field in each).
 SCHEMA_VERSION = 2
 # Keys a report holds once at the top for every case that shares the value; a reader puts them back.
 SHARED_KEYS = ("run_mode", "command")
+# The top-level key of the values a step has unless it says otherwise, and the values this version writes:
+# what a session that ended plainly, with no token counts and no memory listing, records.
+STEP_DEFAULTS_KEY = "step_defaults"
+STEP_DEFAULTS: Mapping[str, Any] = {
+    "signal": None,
+    "timed_out": False,
+    "truncated": False,
+    "killed_leftovers": 0,
+    "tokens_in": None,
+    "tokens_out": None,
+    "memory": None,
+    "memory_files": None,
+    "memory_bytes": None,
+}
+# A step's fields in the order a record is made with (``reporting.records``): a field put back goes to its place.
+STEP_ORDER = (
+    "step",
+    "exit_code",
+    "signal",
+    "timed_out",
+    "duration_s",
+    "prompt",
+    "stdout",
+    "stderr",
+    "stdout_bytes",
+    "stderr_bytes",
+    "truncated",
+    "killed_leftovers",
+    "cost_usd",
+    "tokens_in",
+    "tokens_out",
+    "memory",
+    "memory_files",
+    "memory_bytes",
+    "terminal",
+)
 
 
 def with_shared(record: dict[str, Any], header: Mapping[str, Any]) -> dict[str, Any]:
-    """A case record as it was recorded: the values it shares with its report put back (version 2 on)."""
+    """A case record as it was recorded: what it shares with its report put back (version 2 on)."""
     for key in SHARED_KEYS:
         if key not in record and key in header:
             record[key] = header[key]
+    defaults = header.get(STEP_DEFAULTS_KEY)
+    steps = record.get("steps")
+    if isinstance(defaults, Mapping) and defaults and isinstance(steps, list):
+        record["steps"] = [_step_with_defaults(step, defaults) for step in steps]
     return record
+
+
+def _step_with_defaults(step: Any, defaults: Mapping[str, Any]) -> Any:
+    if not isinstance(step, dict) or all(key in step for key in defaults):
+        return step
+    whole = {**defaults, **step}
+    placed = {key: whole.pop(key) for key in STEP_ORDER if key in whole}
+    placed.update(whole)
+    return placed
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Equal and of one type: 0 is no stand-in for false, nor 1.0 for 1."""
+    return type(value) is type(default) and value == default
+
+
+def case_compactor(report: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """How a case of ``report`` is written: without what :func:`with_shared` puts back from the report's top."""
+    tops = {key: report[key] for key in SHARED_KEYS if key in report}
+    defaults = report.get(STEP_DEFAULTS_KEY) or {}
+
+    def compact(record: Mapping[str, Any]) -> Mapping[str, Any]:
+        kept = {key: value for key, value in record.items() if key not in tops or value != tops[key]}
+        steps = record.get("steps")
+        if defaults and isinstance(steps, list):
+            kept["steps"] = [
+                {key: value for key, value in step.items() if key not in defaults or not _same(value, defaults[key])}
+                if isinstance(step, Mapping)
+                else step
+                for step in steps
+            ]
+        return kept
+
+    return compact
+
+
+def write_report(path: Path, report: Mapping[str, Any]) -> None:
+    """A report file, one case a line, each without what it shares with the report (see :func:`case_compactor`)."""
+    write_json_atomic(path, report, line_each="cases", compact=case_compactor(report))
 
 
 def sort_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -46,7 +126,8 @@ def build_report(
     """The whole report document: the verdict first, then how far to trust it, the case records last.
 
     ``run_mode``, the run's, is written once above the cases; a case whose own
-    differs (a merge of different runs) keeps its own.
+    differs (a merge of different runs) keeps its own. So are the values a
+    step has unless it says otherwise (``step_defaults``).
     """
     ordered = sort_records(records)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -62,6 +143,7 @@ def build_report(
     report["interrupted"] = interrupted
     if run_mode is not None:
         report["run_mode"] = dict(run_mode)
+    report[STEP_DEFAULTS_KEY] = dict(STEP_DEFAULTS)
     report["cases"] = list(ordered)
     return report
 

@@ -12,23 +12,29 @@ from typing import Any, TextIO
 from pytest_recall.reporting.schema import without_non_finite
 
 
-def write_json_atomic(path: Path, document: Any, *, line_each: str | None = None, shared: tuple[str, ...] = ()) -> None:
+def write_json_atomic(
+    path: Path,
+    document: Any,
+    *,
+    line_each: str | None = None,
+    compact: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+) -> None:
     """Write, fsync and rename, so a reader never sees half a file.
 
     The document is streamed into the file rather than built as one string
-    first: for 10,000 cases that string is some 50 MB held twice over. Each
-    key of ``shared`` that the document has at its top is left out of every
-    element of a streamed list whose value for it is the same.
+    first: for 10,000 cases that string is some 50 MB held twice over.
+    ``compact`` gives what each element of a streamed list is written as
+    (a case without what it shares with its report, say).
     """
 
     def fill(handle: TextIO) -> None:
         try:
-            dump_streaming(document, handle, line_each=line_each, shared=shared)
+            dump_streaming(document, handle, line_each=line_each, compact=compact)
         except ValueError:
             # A NaN somewhere (an agent's cost, a judge's score): JSON has none, so it is written as null.
             handle.seek(0)
             handle.truncate()
-            dump_streaming(without_non_finite(document), handle, line_each=line_each, shared=shared)
+            dump_streaming(without_non_finite(document), handle, line_each=line_each, compact=compact)
         handle.write("\n")
 
     _write_atomic(path, fill)
@@ -40,7 +46,11 @@ def _streamed(value: Any) -> bool:
 
 
 def dump_streaming(
-    document: Any, handle: TextIO, *, line_each: str | None = None, shared: tuple[str, ...] = ()
+    document: Any,
+    handle: TextIO,
+    *,
+    line_each: str | None = None,
+    compact: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
 ) -> None:
     """``json.dump(document, handle, indent=2)``, except that a streamed list is written one element a line.
 
@@ -49,7 +59,7 @@ def dump_streaming(
     each element (a case record) is one compact line, which a report of
     100,000 cases needs to stay near 1 KB a case, and which ``grep`` reads.
     The list under the top-level key ``line_each`` is written the same way.
-    An element leaves out each key of ``shared`` whose value is the top's.
+    A mapping element is written as ``compact`` gives it, where given.
     """
 
     def one_a_line(key: Any, value: Any) -> bool:
@@ -68,10 +78,9 @@ def dump_streaming(
             handle.write(json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n  "))
             continue
         empty = True
-        tops = {name: document[name] for name in shared if name in document}
         for element in value:
-            if tops and isinstance(element, Mapping) and any(n in element and element[n] == v for n, v in tops.items()):
-                element = {n: v for n, v in element.items() if n not in tops or v != tops[n]}
+            if compact is not None and isinstance(element, Mapping):
+                element = compact(element)
             text = json.dumps(element, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
             handle.write(("[\n    " if empty else ",\n    ") + text)
             empty = False

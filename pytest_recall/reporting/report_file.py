@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases import strict_json
-from pytest_recall.reporting.document import SHARED_KEYS, load_report, with_shared
+from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS_KEY, load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary
@@ -227,11 +227,11 @@ def summarized_report(path: Path) -> dict[str, Any]:
 
 
 def report_shared_values(path: Path) -> dict[str, Any]:
-    """The values a report holds once for its cases (``run_mode``, ``command``); none for a log or another file."""
+    """The values a report holds once for its cases (``run_mode``, ``command``, ``step_defaults``); none for a log."""
     try:
         file = open_report(path)
     except (OSError, ValueError):
         return {}
     if file is None:
         return {}
-    return {key: file.header[key] for key in SHARED_KEYS if key in file.header}
+    return {key: file.header[key] for key in (*SHARED_KEYS, STEP_DEFAULTS_KEY) if key in file.header}
