@@ -395,11 +395,10 @@ def report_size_row(count: int) -> Row:
 # The merge as it was before it streamed: every report loaded whole, then merged in memory.
 WHOLE_MERGE = """import sys
 from pathlib import Path
-from pytest_recall.reporting.document import load_report
-from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.document import load_report, write_report
 from pytest_recall.reporting.merge import merge_reports
 merged = merge_reports([load_report(Path(p)) for p in sys.argv[2:]])
-write_json_atomic(Path(sys.argv[1]), merged, line_each="cases")
+write_report(Path(sys.argv[1]), merged)
 """
 
 

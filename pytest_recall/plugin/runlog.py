@@ -28,7 +28,7 @@ import pytest
 
 from pytest_recall.cases import strict_json
 from pytest_recall.plugin.xdist_handoff import is_worker
-from pytest_recall.reporting.document import with_shared
+from pytest_recall.reporting.document import SHARED_KEYS, with_shared
 from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
 from pytest_recall.reporting.schema import json_line, record_problem
 
@@ -133,9 +133,11 @@ class ResumeIndex:
         try:
             found = False
             index.shared = report_shared_values(path)
+            # The key needs the case's command and mode; its steps are put back only for a case taken.
+            keys = {key: value for key, value in index.shared.items() if key in SHARED_KEYS}
             for offset, record in _records_by_line(path):
                 found = True
-                index._consider(with_shared(record, index.shared), offset)
+                index._consider(with_shared(record, keys), offset)
             if not found:
                 # A report not written one case a line (by another tool): read whole, kept as lines.
                 for record in load_records(path):

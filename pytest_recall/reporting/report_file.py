@@ -42,15 +42,15 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
     if not text.startswith(b"{"):
         return None
     try:
-        record = json.loads(text)
+        # One parse: a key twice (json would keep the last) is refused, not read as either.
+        record = strict_json.record_loads(text)
     except RecursionError:
         raise ValueError("a line nests too deep to be a record") from None
+    except strict_json.DuplicateKey:
+        raise
     except ValueError:
         return None
-    if isinstance(record, dict):
-        strict_json.loads(text)  # a key twice (json kept the last) is refused, not read as either
-        return record
-    return None
+    return record if isinstance(record, dict) else None
 
 
 def line_at(fd: int, offset: int) -> bytes:
@@ -89,7 +89,7 @@ class ReportFile:
                     return
                 record = parse_line(raw)
                 if record is not None:
-                    with_shared(record, self.header)
+                    with_shared(record, self.header, ordered=False)
                 problem = "not JSON on one line" if record is None else record_problem(record)
                 if problem is not None:
                     raise ValueError(f"{self.path}: not a pytest-recall report: case at byte {offset}: {problem}")

@@ -84,6 +84,8 @@ class _Compiler:
                 part = part[name.replace("~1", "/").replace("~0", "~")]
             compiled = self.node(part)
             self.refs[target] = compiled
+            return compiled
+        # A reference met again: its check itself when finished, else (a recursion) looked up when called.
         return lambda value: self.refs[target](value)
 
 
@@ -123,11 +125,11 @@ def _const(_: _Compiler, option: Any, __: Mapping[str, Any]) -> Check:
 
 
 def _minimum(_: _Compiler, bound: float, __: Mapping[str, Any]) -> Check:
-    return lambda value: not _TYPES["number"](value) or value >= bound
+    return lambda value: not isinstance(value, (int, float)) or isinstance(value, bool) or value >= bound
 
 
 def _maximum(_: _Compiler, bound: float, __: Mapping[str, Any]) -> Check:
-    return lambda value: not _TYPES["number"](value) or value <= bound
+    return lambda value: not isinstance(value, (int, float)) or isinstance(value, bool) or value <= bound
 
 
 def _pattern(_: _Compiler, pattern: str, __: Mapping[str, Any]) -> Check:
@@ -164,12 +166,30 @@ def _additional(compiler: _Compiler, extra: Any, schema: Mapping[str, Any]) -> C
 
 def _items(compiler: _Compiler, part: Any, __: Mapping[str, Any]) -> Check:
     inner = compiler.node(part)
-    return lambda value: not isinstance(value, list) or all(inner(item) for item in value)
+
+    def check(value: Any) -> bool:
+        if isinstance(value, list):
+            for item in value:  # noqa: SIM110 - a plain loop: all() over a generator costs a frame a value
+                if not inner(item):
+                    return False
+        return True
+
+    return check
 
 
 def _one_of(compiler: _Compiler, parts: list[Any], __: Mapping[str, Any]) -> Check:
     checks = [compiler.node(part) for part in parts]
-    return lambda value: sum(check(value) for check in checks) == 1
+
+    def check(value: Any) -> bool:
+        matched = 0
+        for part in checks:
+            if part(value):
+                matched += 1
+                if matched > 1:
+                    return False
+        return matched == 1
+
+    return check
 
 
 def _any_of(compiler: _Compiler, parts: list[Any], __: Mapping[str, Any]) -> Check:
