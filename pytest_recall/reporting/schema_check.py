@@ -169,7 +169,7 @@ def _items(compiler: _Compiler, part: Any, __: Mapping[str, Any]) -> Check:
 
     def check(value: Any) -> bool:
         if isinstance(value, list):
-            for item in value:  # noqa: SIM110 - a plain loop: all() over a generator costs a frame a value
+            for item in value:  # a plain loop: all() over a generator costs a frame a value
                 if not inner(item):
                     return False
         return True
