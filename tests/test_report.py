@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.plugin.junit import parse_figures_block
-from pytest_recall.reporting.document import SHARED_KEYS, build_report, load_report
+from pytest_recall.reporting.document import SHARED_KEYS, build_report, load_report, step_order
 from pytest_recall.reporting.files import write_json_atomic
 
 REPORT_KEYS = [
@@ -57,26 +57,8 @@ RECORD_KEYS = [
     "run_mode",
     "steps",
 ]
-STEP_KEYS = [
-    "step",
-    "exit_code",
-    "signal",
-    "timed_out",
-    "duration_s",
-    "prompt",
-    "stdout",
-    "stderr",
-    "stdout_bytes",
-    "stderr_bytes",
-    "truncated",
-    "killed_leftovers",
-    "cost_usd",
-    "tokens_in",
-    "tokens_out",
-    "memory",
-    "memory_files",
-    "memory_bytes",
-]
+# The documented order of a step's fields is the schema's; a live session's last step adds "terminal".
+STEP_KEYS = [key for key in step_order() if key != "terminal"]
 JUNIT_PROPERTIES = [
     "recall_score",
     "recall_category",

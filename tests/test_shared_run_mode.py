@@ -17,9 +17,9 @@ from typing import Any
 from pytest_recall.reporting.document import (
     SCHEMA_VERSION,
     STEP_DEFAULTS,
-    STEP_ORDER,
     build_report,
     load_report,
+    step_order,
     write_report,
 )
 from pytest_recall.reporting.merge import close_files, merge_report_files
@@ -112,7 +112,7 @@ def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in
     # What is not the default stays, whatever its neighbours: a signal, a leftover, a count of 0 tokens.
     records[1]["steps"][1].update({"signal": 9, "timed_out": True, "killed_leftovers": 2, "tokens_in": 0})
     for record in records:
-        record["steps"] = [{key: step[key] for key in STEP_ORDER if key in step} for step in record["steps"]]
+        record["steps"] = [{key: step[key] for key in step_order() if key in step} for step in record["steps"]]
     path = write(tmp_path / "report.json", records, run_mode=MODE)
 
     raw = raw_cases(path)

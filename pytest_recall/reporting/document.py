@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases import strict_json
 from pytest_recall.reporting.files import write_json_atomic
-from pytest_recall.reporting.schema import report_problem
+from pytest_recall.reporting.schema import report_problem, report_schema
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.figures import control_figures, run_figures
@@ -35,28 +36,12 @@ STEP_DEFAULTS: Mapping[str, Any] = {
     "memory_files": None,
     "memory_bytes": None,
 }
-# A step's fields in the order a record is made with (``reporting.records``): a field put back goes to its place.
-STEP_ORDER = (
-    "step",
-    "exit_code",
-    "signal",
-    "timed_out",
-    "duration_s",
-    "prompt",
-    "stdout",
-    "stderr",
-    "stdout_bytes",
-    "stderr_bytes",
-    "truncated",
-    "killed_leftovers",
-    "cost_usd",
-    "tokens_in",
-    "tokens_out",
-    "memory",
-    "memory_files",
-    "memory_bytes",
-    "terminal",
-)
+
+
+@functools.cache
+def step_order() -> tuple[str, ...]:
+    """A step's fields in the schema's order, which is the order a record is made with: a field put back goes there."""
+    return tuple(report_schema()["$defs"]["step"]["properties"])
 
 
 def with_shared(record: dict[str, Any], header: Mapping[str, Any], *, ordered: bool = True) -> dict[str, Any]:
@@ -86,7 +71,7 @@ def _step_with_defaults(step: Any, defaults: Mapping[str, Any]) -> Any:
     if not isinstance(step, dict) or all(key in step for key in defaults):
         return step
     whole = {**defaults, **step}
-    placed = {key: whole.pop(key) for key in STEP_ORDER if key in whole}
+    placed = {key: whole.pop(key) for key in step_order() if key in whole}
     placed.update(whole)
     return placed
 
