@@ -1,9 +1,8 @@
 """Sessions started without forking the harness look exactly like the forked ones to the agent.
 
-The runner starts agents through the spawner where a session has a cgroup (see
-``pytest_recall/sessions/spawner_main.py``), with ``posix_spawn`` where it can (see
+The runner starts agents with ``posix_spawn`` where it can (see
 ``pytest_recall/sessions/spawn.py``) and falls back to ptyprocess's fork elsewhere;
-every path is run here against one probe agent, so they cannot drift apart.
+both paths are run here against one probe agent, so they cannot drift apart.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.cases.runs import SessionResult
-from pytest_recall.sessions import spawn, spawner
-from pytest_recall.sessions.cgroup import available as cgroups_available
+from pytest_recall.sessions import spawn
 from pytest_recall.sessions.driver import run_session
 from pytest_recall.sessions.reaper import pids_allocated_since
 from pytest_recall.sessions.session import SessionSpec
@@ -45,17 +43,10 @@ print(json.dumps({
 """
 
 
-@pytest.fixture(params=["spawner", "posix_spawn", "fork"])
+@pytest.fixture(params=["posix_spawn", "fork"])
 def spawn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if request.param != "fork" and not spawn.POSIX_SPAWN_GIVES_A_TERMINAL:
+    if request.param == "posix_spawn" and not spawn.POSIX_SPAWN_GIVES_A_TERMINAL:
         pytest.skip("posix_spawn cannot give a controlling terminal on this platform")
-    if request.param == "spawner":
-        if not cgroups_available():
-            pytest.skip("no writable cgroup v2 here: sessions have no cgroup to be born in")
-        # Every session must go through the spawner: the fallback would hide a spawner that broke.
-        monkeypatch.setattr(spawn.SessionCgroup, "entered", None)
-    else:
-        monkeypatch.setattr(spawner, "get", lambda: None)
     if request.param == "fork":
         monkeypatch.setattr(spawn, "POSIX_SPAWN_GIVES_A_TERMINAL", False)
     yield request.param

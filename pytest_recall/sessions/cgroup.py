@@ -9,18 +9,19 @@ cgroups (root, or a delegated subtree), every session gets one:
    harness's own cgroup, or ``mkdir`` one when every slot is in use: as many
    slots as sessions ever ran at once (the folder of a harness that was
    killed is swept by the next run);
-2. start the agent in it: born there through the spawner
-   (:mod:`pytest_recall.sessions.spawner`, ``clone3`` into the cgroup), or,
-   where the kernel refuses that, by moving the harness into it for the
-   instant of a ``posix_spawn`` and back, which costs a kernel
-   synchronisation each time;
+2. start the agent in it: the harness moves itself into it for the instant
+   of a ``posix_spawn`` and back. (A spawner process that cloned agents
+   straight into their cgroups with ``clone3(CLONE_INTO_CGROUP)`` was
+   measured against this and lost: its clone of itself cost some 3 ms of CPU
+   a session more than the ``vfork`` under ``posix_spawn``, and the move's
+   wait it saved did not show; see bench/README.md.)
 3. at the session's end, when anything still runs in it, write 1 to
    ``cgroup.kill`` and wait for ``cgroup.events`` to say it is empty. A slot
    that emptied by itself is free for the next session; a killed one is
-   removed, since on recent kernels (6.14 on) a child cloned into a cgroup
-   that was ever killed is killed at birth (the cgroup's kill count differs
-   from the spawner's); one that does not empty in time is left for the
-   exit's sweep.
+   removed, since on recent kernels (6.14 on) a child born into a cgroup
+   that was ever killed may be killed at birth (the cgroup's kill count
+   differs from its parent's); one that does not empty in time is left for
+   the exit's sweep.
 
 Elsewhere the reaper falls back to killing the session's process group and
 every process that carries the session token (:mod:`pytest_recall.sessions.reaper`).
@@ -73,7 +74,6 @@ class SessionCgroup:
     def __init__(self, path: Path, home: Path) -> None:
         self.path = path
         self._home = home
-        self._fd: int | None = None
         self._taken = True
         self._killed = False
 
@@ -94,12 +94,6 @@ class SessionCgroup:
         except OSError:
             return None
         return cls(path, home)
-
-    def fd(self) -> int:
-        """A descriptor of the cgroup's folder, for ``clone3``; opened once per slot."""
-        if self._fd is None:
-            self._fd = os.open(self.path, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
-        return self._fd
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
@@ -136,9 +130,6 @@ class SessionCgroup:
         if emptied and not self._killed:
             _free_slots.append(self)
             return
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
         if emptied:
             with contextlib.suppress(OSError):
                 self.path.rmdir()

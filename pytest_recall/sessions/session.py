@@ -93,7 +93,7 @@ class RunningSession:
             if self.cgroup is not None:
                 self.cgroup.remove()
             raise
-        # The agent's time starts when it does: the first session of a run may have waited for the spawner.
+        # The agent's time starts when it does, not when the harness began to set it up.
         self.started = self._last_output = time.monotonic()
         self.deadline = self.started + spec.timeout_s
         self.pidfd = self.child.pidfd

@@ -13,14 +13,9 @@ starts. It reads top to bottom:
    controlling terminal exactly as ``pty.fork`` would. Where that does not
    hold (outside Linux), ptyprocess's public ``spawn`` starts it instead.
    The child is born in the session's cgroup where there is one
-   (:mod:`pytest_recall.sessions.cgroup`): the spawner
-   (:mod:`pytest_recall.sessions.spawner`) starts it there with ``clone3``,
-   so that no move into the cgroup stalls the run loop; where the kernel
-   refuses that, the harness steps into the cgroup for the instant of the
-   ``posix_spawn``. It has no kernel keyring
-   (:mod:`pytest_recall.sessions.seccomp`: the spawner is started on the
-   filtered thread and passes the filter on; where that filter cannot be
-   installed, a new session keyring, :mod:`pytest_recall.sessions.keyring`);
+   (:mod:`pytest_recall.sessions.cgroup`), with no kernel keyring
+   (:mod:`pytest_recall.sessions.seccomp`; where that filter cannot be
+   installed, with a new session keyring, :mod:`pytest_recall.sessions.keyring`);
 5. hand the terminal to pexpect's ``fdspawn``, through which live turns
    are sent, and watch the process through a pidfd.
 
@@ -50,7 +45,6 @@ import pexpect
 import pexpect.fdpexpect
 import ptyprocess  # type: ignore[import-untyped]
 
-from pytest_recall.sessions import spawner
 from pytest_recall.sessions.cgroup import SessionCgroup
 from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
 from pytest_recall.sessions.seccomp import run_confined, unavailable_reason
@@ -87,8 +81,6 @@ class AgentProcess:
         self.signal: int | None = None
         # The session keyring this process was started with, cleared when the session ends.
         self.keyring: int | None = None
-        # Who clears it: the harness, or the spawner that made it.
-        self.clear_keyring: Callable[[int | None], None] = clear_keyring
         self._exited = False
         self._reaped = False
 
@@ -144,7 +136,7 @@ class AgentProcess:
     def close(self) -> None:
         """Close every descriptor and empty the session keyring; the caller has made sure the process is gone."""
         self.close_stdin()
-        self.clear_keyring(self.keyring)
+        clear_keyring(self.keyring)
         self.keyring = None
         self.terminal.close()
         os.close(self.stderr_fd)
@@ -178,21 +170,16 @@ def spawn_agent(
     os.set_blocking(stderr_read, False)
     if stdin_write is not None:
         os.set_blocking(stdin_write, False)
-    clear: Callable[[int | None], None] = clear_keyring
+    # No keyring for the child where the filter holds; else the harness's session keyring, a new one each time.
+    keyring = join_fresh_session_keyring() if unavailable_reason() is not None else None
     try:
-        started = _spawner_start(program, argv, cwd, env, stderr_write, live, stdin_read, cgroup)
-        if started is not None:
-            pid, terminal_fd, keyring, clear = started
-        else:
-            # No keyring for the child where the filter holds; else the harness's session keyring, a new one each time.
-            keyring = join_fresh_session_keyring() if unavailable_reason() is not None else None
-            with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
-                if POSIX_SPAWN_GIVES_A_TERMINAL:
-                    pid, terminal_fd = run_confined(
-                        lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
-                    )
-                else:
-                    pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
+        with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
+            if POSIX_SPAWN_GIVES_A_TERMINAL:
+                pid, terminal_fd = run_confined(
+                    lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
+                )
+            else:
+                pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
     except BaseException as exc:
         for fd in (stderr_read, stdin_write):
             if fd is not None:
@@ -207,7 +194,6 @@ def spawn_agent(
                 os.close(fd)
     process = AgentProcess(pid, terminal_fd, stderr_read, stdin_write)
     process.keyring = keyring
-    process.clear_keyring = clear
     if not live:
         # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
         # ("press enter"); end of file there too, or it waits for a person until the timeout.
@@ -215,45 +201,6 @@ def spawn_agent(
     # Non-blocking both ways: reads drain a flood, and a live prompt goes in as the agent takes it.
     os.set_blocking(terminal_fd, False)
     return process
-
-
-def _spawner_start(
-    program: str,
-    argv: Sequence[str],
-    cwd: str,
-    env: Mapping[str, str],
-    stderr_fd: int,
-    live: bool,
-    stdin_fd: int | None,
-    cgroup: SessionCgroup | None,
-) -> tuple[int, int, int | None, Callable[[int | None], None]] | None:
-    """(pid, terminal, keyring, its clearer) of an agent the spawner started in ``cgroup``; None to fall back."""
-    helper = spawner.get() if cgroup is not None and POSIX_SPAWN_GIVES_A_TERMINAL else None
-    if helper is None or cgroup is None:
-        return None
-    master, slave = _open_terminal()
-    try:
-        pid, keyring = helper.spawn(
-            program,
-            list(argv),
-            dict(env),
-            cwd,
-            terminal=slave,
-            stderr=stderr_fd,
-            stdin=stdin_fd,
-            live=live,
-            cgroup_fd=cgroup.fd(),
-        )
-    except spawner.SpawnerGone:
-        os.close(master)
-        spawner.refuse()
-        return None
-    except BaseException:
-        os.close(master)
-        raise
-    finally:
-        os.close(slave)
-    return pid, master, keyring, helper.end_keyring
 
 
 # (name, PATH) -> the program it found: every session of a run asks the same, and a search stats each folder.
@@ -435,8 +382,6 @@ def _pidfd(pid: int) -> int | None:
 
 
 def _start_error_text(command: str, program: str, exc: OSError) -> str:
-    if isinstance(exc, spawner.ChildSetupError):
-        return f"agent command {command!r} could not start: setting up its process failed: {exc.strerror}"
     if isinstance(exc, PermissionError) or exc.errno == errno.EACCES:
         return f"agent command {command!r} is not executable; check its permissions or --recall-cmd"
     if exc.errno == errno.ENOENT and os.path.isfile(program):
