@@ -26,6 +26,24 @@ SEED_SUITE = REPO_DIR / "cases" / "session-memory-recall"
 INNER_RUN_TIMEOUT_S = 120.0
 # The agents are programs the inner runs start, never tests.
 collect_ignore = ["agents"]
+# The tests that drive real agent CLIs run longest of all (minutes each on a shared machine).
+REAL_CLI_FILES = frozenset({"test_adapters.py", "test_mcp_clis.py", "test_live_clis.py", "test_coding_cli.py"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest first, so xdist's workers end together on short tests rather than one waiting out a long one.
+
+    xdist hands out tests in collection order; a real-CLI run that starts last keeps the whole job waiting
+    for it while the other workers idle. The order is a stable sort of collection order, the same on every
+    worker, as xdist requires.
+    """
+
+    def rank(item: pytest.Item) -> int:
+        if item.path.name in REAL_CLI_FILES:
+            return 0
+        return 1 if item.get_closest_marker("slow") else 2
+
+    items.sort(key=rank)
 
 
 class RecallSuite:

@@ -43,6 +43,9 @@ from pytest_recall.testing import FakeModelServer, Mode
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_CASES = 8
+# Runs that check a mechanism (a fixed workdir, the sandbox, a plain model) rather than a score take two cases:
+# case_01 and case_02 store one name with different values, at once. The memory runs keep all eight.
+TWO_CASES = ("-k", "case_01 or case_02")
 STEPS = 2
 INNER_RUN_TIMEOUT_S = 900.0
 # The CLI behind each preset, as the adapters name it.
@@ -136,10 +139,10 @@ def is_title_request(entry: dict[str, Any]) -> bool:
     return isinstance(text, dict) and (text.get("format") or {}).get("type") == "json_schema"
 
 
-def assert_each_step_was_one_request(requests: list[dict[str, Any]]) -> None:
+def assert_each_step_was_one_request(requests: list[dict[str, Any]], cases: int = SEED_CASES) -> None:
     turns = turn_requests(requests)
     kinds = Counter(entry["kind"] for entry in turns)
-    assert kinds == {"learn": SEED_CASES, "recall": SEED_CASES}, f"turn requests by kind: {dict(kinds)}"
+    assert kinds == {"learn": cases, "recall": cases}, f"turn requests by kind: {dict(kinds)}"
     # Each holds its whole step, from its first line to its last: no step was cut into several turns.
     for entry in turns:
         part, last_line = ("PART 1 of 2", "result is the point of this step.")
@@ -180,11 +183,11 @@ def test_claude_trusts_the_fixed_workdir_of_recall_workdir_case(live_run):
     """With one path per case, the launcher's trust entry is for that path: the TUI starts and remembers."""
     run = live_run("claude", "memory")
 
-    result, report = run.run("--recall-workdir=case")
+    result, report = run.run("--recall-workdir=case", *TWO_CASES)
 
-    assert report["score"] == 1.0, result.stdout.str()[-4000:]
+    assert report["score"] == 1.0 and report["n_total"] == 2, result.stdout.str()[-4000:]
     assert all(record["run_mode"]["workdir"] == "case" for record in report["cases"])
-    assert_each_step_was_one_request(run.requests())
+    assert_each_step_was_one_request(run.requests(), cases=2)
 
 
 @pytest.mark.slow
@@ -193,11 +196,13 @@ def test_claude_tui_remembers_under_bwrap_with_its_install_bound(live_run):
     """Sandboxed, with a network of its own: the TUI still reaches the loopback model, and nothing else."""
     run = live_run("claude", "memory")
 
-    result, report = run.run("--recall-sandbox=bwrap", f"--recall-sandbox-bind={install_root(real_cli(run.adapter))}")
+    result, report = run.run(
+        "--recall-sandbox=bwrap", f"--recall-sandbox-bind={install_root(real_cli(run.adapter))}", *TWO_CASES
+    )
 
-    assert report["score"] == 1.0, result.stdout.str()[-4000:]
+    assert report["score"] == 1.0 and report["n_total"] == 2, result.stdout.str()[-4000:]
     assert all(record["run_mode"]["sandbox"] == "bwrap" for record in report["cases"])
-    assert_each_step_was_one_request(run.requests())
+    assert_each_step_was_one_request(run.requests(), cases=2)
 
 
 @pytest.mark.slow
@@ -205,12 +210,12 @@ def test_claude_tui_remembers_under_bwrap_with_its_install_bound(live_run):
 def test_plain_model_scores_zero_with_every_step_one_turn(live_run, preset):
     run = live_run(preset, "plain")
 
-    result, report = run.run()
+    result, report = run.run(*TWO_CASES)
 
     assert report["score"] == 0.0, result.stdout.str()[-4000:]
-    assert report["n_total"] == SEED_CASES and report["n_errors"] == 0
+    assert report["n_total"] == 2 and report["n_errors"] == 0
     requests = run.requests()
-    assert_each_step_was_one_request(requests)
+    assert_each_step_was_one_request(requests, cases=2)
     assert_screen_answers_are_what_the_model_said(report, requests)
     assert all(record["steps"][-1]["stdout"].strip() == "UNKNOWN" for record in report["cases"])
     assert not any(entry["tool"] for entry in requests), "a plain model asked to write memory"

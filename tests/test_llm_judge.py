@@ -39,6 +39,9 @@ TABLE = [
     ("abstention", "not mentioned", "I don't know; that was never mentioned.", "yes", "yes"),
     ("abstention", "not mentioned", "It was Paris.", "no", "no"),
     ("money", "12345.67", "UNKNOWN", "no", "no"),
+    # A shotgun: the gold among other guesses. Only the lenient judge takes it.
+    ("money", "12345.67", "12345.67 or 23456.78", "no", "yes"),
+    ("temporal-reasoning", "14 days", "14 or 20 days", "no", "yes"),
 ]
 
 

@@ -13,6 +13,7 @@ from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
+from pytest_recall.scoring.judge_scope import FreeFormJudge
 from pytest_recall.scoring.retrieval_judge import AnswerJudge
 from pytest_recall.sessions.network import Network
 from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode
@@ -32,6 +33,7 @@ MODES = {
     "recall_session": SessionMode,
     "recall_paste": PasteMode,
     "recall_answer_judge": AnswerJudge,
+    "recall_free_form_judge": FreeFormJudge,
 }
 
 

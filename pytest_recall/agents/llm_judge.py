@@ -13,9 +13,13 @@ error, never a verdict.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from pytest_recall.agents.adapters.common import Outcome, find_cli, finish, run_cli
 from pytest_recall.agents.adapters.llm import ADAPTER, read_json
@@ -38,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not isinstance(request, dict) or "answer" not in request:
         print(f"recall-judge: stdin must be a JSON object with an 'answer'; {USAGE}", file=sys.stderr)
         return 2
-    done = run_cli([find_cli(ADAPTER), "prompt", "--no-log", "--json", *extra, "--", judge_prompt(request)])
+    with _first_use_lock():
+        done = run_cli([find_cli(ADAPTER), "prompt", "--no-log", "--json", *extra, "--", judge_prompt(request)])
     outcome = read_json(done.stdout)
     if outcome.ok:
         reply = read_judge_reply(outcome.answer)
@@ -51,6 +56,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             failure=f"the model's verdict could not be read: {reply.error}",
         )
     return finish(outcome, done.returncode)
+
+
+def llm_user_dir() -> Path:
+    """Where ``llm`` keeps its files: ``LLM_USER_PATH``, else its folder under ``XDG_CONFIG_HOME`` or ``~/.config``."""
+    given = os.environ.get("LLM_USER_PATH")
+    if given:
+        return Path(given)
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return Path(config) / "io.datasette.llm"
+
+
+@contextlib.contextmanager
+def _first_use_lock() -> Iterator[None]:
+    """Judges started at once must not race to create llm's ``logs.db``.
+
+    ``llm`` migrates ``logs.db`` on start, ``--no-log`` or not, and two
+    processes creating it together fail ("table already exists"): a run's
+    first judges, all at once under ``--recall-concurrency``. The first to
+    find no database creates it alone (an exclusive lock); the others wait
+    (a shared lock) until it is whole, then run side by side.
+    """
+    folder = llm_user_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / ".recall-judge.lock", "a")  # noqa: SIM115 - held for the call below
+    except OSError:
+        yield  # a folder we cannot write: llm will say so itself
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_SH if (folder / "logs.db").exists() else fcntl.LOCK_EX)
+        yield
 
 
 if __name__ == "__main__":

@@ -157,11 +157,21 @@ class CaseOutline:
     ingest_steps: int
     steps: int
     prompt_bytes: int
+    answer_kind: str = "money"
 
     @classmethod
     def of(cls, case: Case) -> CaseOutline:
         size = sum(len(step.prompt.encode("utf-8")) for step in case.steps)
-        return cls(case.case_id, case.suite, case.category, case.group, case.ingest_steps, len(case.steps), size)
+        return cls(
+            case.case_id,
+            case.suite,
+            case.category,
+            case.group,
+            case.ingest_steps,
+            len(case.steps),
+            size,
+            case.answer_kind,
+        )
 
 
 def plain_data(value: Any) -> Any:

@@ -96,6 +96,31 @@ class StepRun:
 
 
 @dataclass(frozen=True, slots=True)
+class LlmJudgement:
+    """What the judge command (``--recall-judge-cmd``) said of a run's last answer, and what that cost.
+
+    ``score`` is None when it gave no verdict (``error`` says why: a timeout,
+    a non-zero exit, an unreadable reply), a judge error and never the
+    agent's failure. ``decides`` is whether this verdict is the case's score.
+    A ``cached`` verdict was given earlier in the run for the same request:
+    it cost nothing this time. ``key`` names the request (see
+    ``scoring.judge_scope.judge_cache_key``).
+    """
+
+    score: float | None
+    reason: str | None = None
+    error: str | None = None
+    decides: bool = False
+    attempts: int = 1
+    duration_s: float = 0.0
+    cost_usd: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cached: bool = False
+    key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class CaseRun:
     """What happened when a case ran: its steps, or why it could not run."""
 
@@ -114,6 +139,8 @@ class CaseRun:
     # What the agent left (in its scope, HOME, workdir or cost file) that the harness could not handle
     # plainly: a tree too deep, a FIFO, a swapped link. The agent's doing: the case scores 0 for it.
     agent_fault: str | None = None
+    # The judge command's verdict on the last answer, when --recall-judge-cmd applies to this case.
+    llm_judge: LlmJudgement | None = None
 
     @property
     def judged_stdout(self) -> str:

@@ -104,7 +104,7 @@ def check_suite_scope(config: pytest.Config, run: RunConfig) -> None:
 SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl")
 
 
-def check_command_starts(argv: tuple[str, ...]) -> None:
+def check_command_starts(argv: tuple[str, ...], flag: str = "--recall-cmd") -> None:
     """One clear line up front beats the same start error in every case."""
     __tracebackhide__ = True
     program = argv[0]
@@ -117,12 +117,12 @@ def check_command_starts(argv: tuple[str, ...]) -> None:
             hint = f"; it is in {beside}, which is not on PATH: activate that environment (. {beside}/activate)"
         if os.path.isfile(program):
             hint = f"; to run the file here, write ./{program}"
-        raise pytest.UsageError(f"--recall-cmd: {program!r} was not found on PATH{hint}")
+        raise pytest.UsageError(f"{flag}: {program!r} was not found on PATH{hint}")
     for word in argv[1:]:
         if not os.path.isabs(word) and word.endswith(SCRIPT_SUFFIXES) and not word.startswith("-"):
             raise pytest.UsageError(
-                f"--recall-cmd: {word!r} does not exist in {os.getcwd()}; sessions run in directories of their own, "
+                f"{flag}: {word!r} does not exist in {os.getcwd()}; sessions run in directories of their own, "
                 "so name the script by a path that exists from here"
             )
     if not os.access(found, os.X_OK) or Path(found).is_dir():
-        raise pytest.UsageError(f"--recall-cmd: {found!r} is not an executable file; check its permissions")
+        raise pytest.UsageError(f"{flag}: {found!r} is not an executable file; check its permissions")

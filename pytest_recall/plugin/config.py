@@ -24,6 +24,7 @@ from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.retrieval_judge import AnswerJudge
+from pytest_recall.sessions.llm_judging import LlmJudgeSettings
 from pytest_recall.sessions.rooms import Isolation
 from pytest_recall.sessions.sandbox import SandboxSettings
 from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits, SessionSettings, Wrapper
@@ -80,6 +81,7 @@ class RunConfig:
     live: LiveSettings = field(default_factory=LiveSettings)
     scale_out: ScaleOut = field(default_factory=ScaleOut)
     outputs: Outputs = field(default_factory=Outputs)
+    llm_judge: LlmJudgeSettings = field(default_factory=LlmJudgeSettings)
     preflight: bool = False
 
     def sessions(self, base_env: Mapping[str, str], wrap_argv: Wrapper | None) -> SessionSettings:
@@ -122,6 +124,7 @@ class RunConfig:
             # Only when set, so a run without them keeps the mode key older run logs resume by.
             **({"mcp_servers": sorted(isolation.mcp_servers)} if isolation.mcp_servers else {}),
             **({"answer_judge": self.outputs.answer_judge} if self.outputs.answer_judge != "answer" else {}),
+            **self.llm_judge.run_mode(),
         }
 
 

@@ -36,6 +36,7 @@ from pytest_recall.plugin.options import flag_of
 from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
 from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed
 from pytest_recall.reporting.shard import AUTO, ShardError, parse_shard, shard_from_environment
+from pytest_recall.sessions.llm_judging import LlmJudgeSettings
 from pytest_recall.sessions.rooms import Isolation
 from pytest_recall.sessions.sandbox import SandboxSettings
 from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits
@@ -59,6 +60,7 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         live=read_live(read, preset),
         scale_out=read_scale_out(read),
         outputs=read_outputs(read),
+        llm_judge=read_llm_judge(read),
         preflight=read.switch("recall_preflight"),
     )
     check_suite_scope(config, run)
@@ -84,16 +86,22 @@ def read_command(read: OptionReader, preset: LivePreset | None) -> AgentCommand:
     text = read.text("recall_cmd")
     if text is None and preset is not None:
         text = shlex.join(preset.command)
-    try:
-        argv = tuple(shlex.split(text)) if text else ()
-    except ValueError as exc:
-        raise pytest.UsageError(f"--recall-cmd cannot be split like a shell command line: {exc}") from None
-    if text is not None and not argv:
-        raise pytest.UsageError("--recall-cmd is empty: give the command that starts your agent")
-    argv, resolved = resolve_command_paths(argv)
+    argv, resolved = resolve_command_paths(split_command(text, "--recall-cmd", "the command that starts your agent"))
     if preset is not None and text is not None and (conflict := preset_conflict(preset, text, argv)):
         raise pytest.UsageError(conflict)
     return AgentCommand(text=text, argv=argv, prompt=read.choice("recall_prompt"), resolved_paths=resolved)
+
+
+def split_command(text: str | None, flag: str, what: str) -> tuple[str, ...]:
+    """A command given as text, in words as a shell splits it; unsplittable or empty, one usage line."""
+    __tracebackhide__ = True
+    try:
+        argv = tuple(shlex.split(text)) if text else ()
+    except ValueError as exc:
+        raise pytest.UsageError(f"{flag} cannot be split like a shell command line: {exc}") from None
+    if text is not None and not argv:
+        raise pytest.UsageError(f"{flag} is empty: give {what}")
+    return argv
 
 
 def read_limits(read: OptionReader) -> SessionLimits:
@@ -233,4 +241,19 @@ def read_outputs(read: OptionReader) -> Outputs:
         transcripts=handed(read.config, TRANSCRIPTS_INPUT) or transcripts,
         estimate_from=read.path("recall_estimate_from"),
         answer_judge=read.choice("recall_answer_judge"),
+    )
+
+
+def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
+    """``--recall-judge-cmd`` and its companions; a flag that needs the command and lacks it is one usage line."""
+    __tracebackhide__ = True
+    text = read.text("recall_judge_cmd")
+    argv = split_command(text, "--recall-judge-cmd", "the judge command, e.g. 'recall-judge -m MODEL'")
+    both, free_form = read.switch("recall_judge_both"), read.choice("recall_free_form_judge")
+    if not argv and (both or free_form == "llm"):
+        given = "--recall-judge-both" if both else "--recall-free-form-judge=llm"
+        raise pytest.UsageError(f"{given} needs a judge: add --recall-judge-cmd='recall-judge -m MODEL' (or your own)")
+    argv, _resolved = resolve_command_paths(argv)
+    return LlmJudgeSettings(
+        text=text, argv=argv, both=both, free_form=free_form, timeout_s=read.seconds("recall_judge_timeout")
     )

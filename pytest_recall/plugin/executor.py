@@ -26,6 +26,7 @@ from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
 from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
+from pytest_recall.sessions.llm_judging import LlmJudging, judged_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.settings import SessionSettings
@@ -62,6 +63,7 @@ class CaseExecutor:
         *,
         concurrency: int,
         resume: ResumeIndex | None = None,
+        judge_cache_dir: Path | None = None,
     ) -> None:
         self.config = config
         self.spread = run.scale_out
@@ -80,6 +82,17 @@ class CaseExecutor:
         self.resume = resume
         self.pool = CasePool()
         self.ingests = GroupIngests()
+        self.judging = (
+            LlmJudging(
+                run.llm_judge,
+                retries=run.scale_out.retries,
+                retry_delay_s=run.scale_out.retry_delay_s,
+                workers=concurrency,
+                cache_dir=judge_cache_dir,
+            )
+            if run.llm_judge.on
+            else None
+        )
         self._queue: list[RunnableItem] = []
         self._position: dict[str, int] = {}
         self._started: set[str] = set()
@@ -120,7 +133,8 @@ class CaseExecutor:
                 epoch=item.epoch,
             )
 
-        self.pool.submit(item.nodeid, retrying(attempt, self.spread.retries, self.spread.retry_delay_s))
+        flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s)
+        self.pool.submit(item.nodeid, judged_flow(flow, self.judging))
 
     def budget_spent(self) -> str | None:
         """Why no more case may start (--recall-max-cost reached), or None."""
@@ -165,6 +179,8 @@ class CaseExecutor:
     def close(self) -> None:
         self.pool.close()
         self.ingests.close()
+        if self.judging is not None:
+            self.judging.close()
         if self.sessions.shared_scope is not None:
             remove_tree(self.sessions.shared_scope)
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.agents.adapters.advice import bare_cli_advice, command_line_trap
-from pytest_recall.cases.answer_forms import BUILTIN_KINDS
+from pytest_recall.cases.answer_forms import BUILTIN_KINDS, KIND_FREE
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.plugin import hookspecs
@@ -27,7 +27,7 @@ from pytest_recall.plugin.items import (
     seeded_order,
 )
 from pytest_recall.plugin.judge_fixture import RecallJudge
-from pytest_recall.plugin.options import NO_COMMAND, OPTIONS, add_options
+from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, OPTIONS, add_options
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
 from pytest_recall.plugin.recorder import Recorder
@@ -35,7 +35,14 @@ from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.plugin.sandbox_setup import check_sandbox
 from pytest_recall.plugin.signals import TerminationSignals
 from pytest_recall.plugin.task_graders import TaskGraders
-from pytest_recall.plugin.xdist_handoff import RESUME_INPUT, WorkerHandoff, dealt_batch, handed, is_worker
+from pytest_recall.plugin.xdist_handoff import (
+    JUDGE_CACHE_INPUT,
+    RESUME_INPUT,
+    WorkerHandoff,
+    dealt_batch,
+    handed,
+    is_worker,
+)
 from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
 from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.scoring.judge import judge_answer
@@ -74,6 +81,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # Decided once, on the controller; workers take the outcome from workerinput.
         if run.command.argv:
             check_command_starts(run.command.argv)
+        if run.llm_judge.on:
+            check_command_starts(run.llm_judge.argv, "--recall-judge-cmd")
         check_sandbox(config, run)
         recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
@@ -208,10 +217,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             # A worker cannot stop the run cleanly; each case errors with this line instead.
             return
         raise pytest.UsageError(NO_COMMAND)
+    free = next((item for item in case_items if item.outline.answer_kind == KIND_FREE), None)
+    if free is not None and not run.llm_judge.on and not is_worker(config):
+        # A worker cannot stop the run cleanly; each free case errors with this line instead (CaseItem.setup).
+        raise pytest.UsageError(FREE_NEEDS_JUDGE.format(case=free.reportinfo()[2]))
     sessions = session_settings(config, run, (item.path for item in case_items))
     planned, concurrency = _planned_here(session, case_items, run.scale_out.concurrency)
     resume = config.stash.get(RESUME_KEY, None)
-    executor = CaseExecutor(config, run, sessions, concurrency=concurrency, resume=resume)
+    shared_verdicts = handed(config, JUDGE_CACHE_INPUT)
+    executor = CaseExecutor(
+        config,
+        run,
+        sessions,
+        concurrency=concurrency,
+        resume=resume,
+        judge_cache_dir=Path(shared_verdicts) if shared_verdicts else None,
+    )
     executor.plan(planned)
     session.config.stash[EXECUTOR_KEY] = executor
 

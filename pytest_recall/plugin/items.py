@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.cases.answer_forms import KIND_FREE
 from pytest_recall.cases.model import LAZY_PROMPT_BYTES, Case, CaseError, CaseOutline, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
-from pytest_recall.plugin.options import NO_COMMAND
+from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND
 from pytest_recall.reporting.failure import CaseFailed, verdict_report
 from pytest_recall.reporting.records import (
     RECORD_PROPERTY,
@@ -93,6 +94,8 @@ class CaseItem(pytest.Item):
         if EXECUTOR_KEY not in self.config.stash:
             pytest.fail(NO_COMMAND, pytrace=False)
         executor = self._executor()
+        if self.outline.answer_kind == KIND_FREE and executor.judging is None:
+            pytest.fail(FREE_NEEDS_JUDGE.format(case=self.reportinfo()[2]), pytrace=False)
         stored = executor.stored(self)
         if stored is not None:
             # Resumed: an earlier run paid for this verdict; report it as it stands.
@@ -119,6 +122,9 @@ class CaseItem(pytest.Item):
             raise CaseFailed(
                 verdict_report(record, self.case.expected, record["steps"], title=self.case.case_id, compact=compact)
             )
+        if record.get("error") and not record.get("control"):
+            # No score, for a reason found after the agent ran (its judge command failed): never a silent pass.
+            pytest.fail(f"{self.case.case_id}: {record['error']}", pytrace=False)
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None

@@ -22,11 +22,12 @@ from typing import Any
 import pytest
 
 from pytest_recall.reporting.failure import fold_repeated_stderr, verdict_report
+from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
 from pytest_recall.reporting.records import JUNIT_CASE_FIELDS, property_text
 
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
 FIGURES_HEADER = "[pytest-recall]"
-CASE_PROPERTY_NAMES = frozenset(f"recall_{name}" for name in JUNIT_CASE_FIELDS)
+CASE_PROPERTY_NAMES = frozenset(f"recall_{name}" for name in JUNIT_CASE_FIELDS).union(JUNIT_JUDGE_PROPERTIES)
 # Characters XML 1.0 cannot hold at all; an agent may print them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -62,6 +63,7 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
     for category, score in sorted((report.get("by_category") or {}).items()):
         properties.append((f"recall_category_{category}", score))
+    properties += judge_run_properties(report)
     return [(name, text) for name, value in properties if (text := property_text(value)) is not None]
 
 
@@ -76,13 +78,17 @@ def figures_block(properties: list[tuple[str, object]]) -> str:
     """The per-case figures as the xunit2 ``<system-out>`` block: a header, then ``name=value`` lines.
 
     Every field is always there, in a fixed order, empty when the record has
-    no value, so a CI script can read it with a line split.
+    no value, so a CI script can read it with a line split; a case the judge
+    command judged (``--recall-judge-cmd``) has its verdict's lines after them.
     """
     given = {str(name): str(value) for name, value in properties}
+    names = [f"recall_{name}" for name in JUNIT_CASE_FIELDS]
+    if given.keys() & set(JUNIT_JUDGE_PROPERTIES):
+        names += JUNIT_JUDGE_PROPERTIES
     lines = [FIGURES_HEADER]
-    for name in JUNIT_CASE_FIELDS:
-        value = given.get(f"recall_{name}", "")
-        lines.append(f"recall_{name}={_NOT_XML.sub('?', value).replace(chr(10), ' ').replace(chr(13), ' ')}")
+    for name in names:
+        value = given.get(name, "")
+        lines.append(f"{name}={_NOT_XML.sub('?', value).replace(chr(10), ' ').replace(chr(13), ' ')}")
     return "\n".join(lines) + "\n"
 
 

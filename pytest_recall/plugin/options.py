@@ -25,8 +25,10 @@ from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
+from pytest_recall.scoring.judge_scope import FreeFormJudge
 from pytest_recall.scoring.retrieval_judge import AnswerJudge
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
+from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S
 from pytest_recall.sessions.network import Network
 from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode
 from pytest_recall.sessions.sandbox import SandboxMode
@@ -35,6 +37,10 @@ from pytest_recall.sessions.settings import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S, 
 NO_COMMAND = (
     "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "
     "(or set recall_cmd in your pytest configuration)"
+)
+FREE_NEEDS_JUDGE = (
+    "case {case} has answer_kind 'free', which only a judge command can score: pass "
+    "--recall-judge-cmd='recall-judge -m MODEL' (or set recall_judge_cmd in your pytest configuration)"
 )
 OptionKind = Literal["string", "list", "bool"]
 
@@ -135,6 +141,36 @@ OPTIONS = (
         "the output, for agents that return what a memory found rather than an answer (recall-mcp). Its reason "
         "gives the bytes returned, since returning everything finds everything.",
         choices=AnswerJudge,
+    ),
+    Option(
+        "recall_judge_cmd",
+        "An LLM judge: a command run once per judged case, outside the agent's sandbox, given one JSON object on stdin "
+        "(question, gold, answer, kind, case_id) and printing yes/no or a JSON object with a score and a reason, "
+        "e.g. 'recall-judge -m gpt-4o-mini'. It judges the free-form kinds (longmemeval, locomo, free); its "
+        "verdict, cost and errors go in each record's llm_judge, apart from the agent's. Retried as agents are "
+        "(--recall-retries); the same question, gold and answer is judged once per run.",
+    ),
+    Option(
+        "recall_judge_both",
+        "With --recall-judge-cmd: also put every kind that has a deterministic judge and a text answer (money, "
+        "voucher, abstain, ...) to the judge command, so the report gives the two judges' agreement rate and "
+        "Cohen's kappa, per kind, and lists the cases where they disagree. The deterministic score stays the score.",
+        "false",
+        kind="bool",
+    ),
+    Option.mode(
+        "recall_free_form_judge",
+        "Whose verdict is the score of a free-form case (longmemeval, locomo): 'deterministic' (default) the "
+        "built-in judge's, with the judge command's recorded beside it; 'llm' the --recall-judge-cmd verdict, as "
+        "LongMemEval's official metric does, the built-in score kept beside it. A 'free' case has no built-in "
+        "judge: the judge command always scores it, and a run with one needs --recall-judge-cmd.",
+        choices=FreeFormJudge,
+    ),
+    Option(
+        "recall_judge_timeout",
+        f"Seconds one call of the judge command may take before it is killed and counted a judge error "
+        f"(default {DEFAULT_JUDGE_TIMEOUT_S:g}).",
+        str(DEFAULT_JUDGE_TIMEOUT_S),
     ),
     Option.mode(
         "recall_prompt",

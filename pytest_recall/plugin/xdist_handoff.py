@@ -13,7 +13,10 @@ case group whole to one worker, with or without concurrency. Every
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -28,6 +31,8 @@ SHARD_INPUT = "recall_shard"
 TRANSCRIPTS_INPUT = "recall_transcripts"
 # The batch size a worker was dealt in; absent, it runs one case at a time.
 BATCH_INPUT = "recall_batch"
+# The folder where workers on this host share the judge command's verdicts (--recall-judge-cmd); see llm_judging.
+JUDGE_CACHE_INPUT = "recall_judge_cache"
 _WORKER_ID = re.compile(r"^gw(\d+)$")
 
 
@@ -81,6 +86,7 @@ class WorkerHandoff:
     def __init__(self, config: pytest.Config, resume: Callable[[], ResumeHandoff | None]) -> None:
         self.config = config
         self.resume = resume
+        self._judge_cache: Path | None = None
 
     def pytest_configure_node(self, node: Any) -> None:
         run = self.config.stash[CONFIG_KEY]
@@ -91,6 +97,16 @@ class WorkerHandoff:
         node.workerinput[TRANSCRIPTS_INPUT] = run.outputs.transcripts
         if self._batch() is not None:
             node.workerinput[BATCH_INPUT] = self._batch()
+        if run.llm_judge.on and same_host:
+            # A worker on another host cannot see this folder; it keeps a cache of its own.
+            node.workerinput[JUDGE_CACHE_INPUT] = str(self._judge_cache_dir())
+
+    def _judge_cache_dir(self) -> Path:
+        """One folder for the run, made when the first worker starts and removed when the run ends."""
+        if self._judge_cache is None:
+            self._judge_cache = Path(tempfile.mkdtemp(prefix="recall-judge-cache-"))
+            self.config.add_cleanup(lambda: shutil.rmtree(str(self._judge_cache), ignore_errors=True))
+        return self._judge_cache
 
     def _batch(self) -> int | None:
         """The batch each worker is dealt: --recall-concurrency, when above 1 and xdist balances load."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
 from pytest_recall.scoring.stats import (
     CaseFold,
     PairedTest,
@@ -62,6 +63,7 @@ def compare_reports(
         "changed": _listing(
             b.key for b, n in pairs if b.content_hash and n.content_hash and b.content_hash != n.content_hash
         ),
+        **judge_comparison(base, new),
     }
 
 
@@ -121,6 +123,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
         header,
         *(_row(name, entry, width) for name, entry in rows),
         *_unpaired_lines(result),
+        *judge_comparison_lines(result),
         _verdict(result),
     ]
     return "\n".join(lines)

@@ -29,12 +29,14 @@ from typing import Any
 from markupsafe import Markup
 
 from pytest_recall.reporting.html_cases import case_table_section, data_blocks
+from pytest_recall.reporting.html_judge import judge_html_section
 from pytest_recall.reporting.html_script import SCRIPT, SCRIPT_HASH
 from pytest_recall.reporting.html_text import clean
 from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import status as _status
+from pytest_recall.reporting.html_text import table_row as _row
 from pytest_recall.reporting.html_text import usd as _usd
 from pytest_recall.reporting.summary import BENCHMARK_METRICS, benchmark_lines, counted, run_unit
 from pytest_recall.scoring.stats import summarize
@@ -68,6 +70,7 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
         _category_section(report, stats, benchmark_lines(feeds)),
         _lift_section(stats),
         _help_harm_section(report),
+        judge_html_section(report),
         _latency_section(report, durations),
         _epoch_section(stats),
         case_table_section("Cases", CASES_HINT, runs, control=False),
@@ -526,12 +529,6 @@ def _epoch_section(stats: Mapping[str, Any]) -> Markup:
     )
     table = Markup("<table>\n<thead>{}</thead>\n<tbody>{}</tbody>\n</table>").format(head, body)
     return _section("Consistency across epochs", summary, table)
-
-
-def _row(cell: str, contents: Sequence[Markup | str]) -> Markup:
-    """A table row; a plain string among the contents is escaped, markup is kept."""
-    cells = Markup("").join(Markup("<{0}>{1}</{0}>").format(cell, content) for content in contents)
-    return Markup("<tr>{}</tr>\n").format(cells)
 
 
 def _case_cell(record: Mapping[str, Any]) -> Markup:

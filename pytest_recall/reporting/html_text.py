@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -90,3 +91,9 @@ def status(score: float | None, error: Any) -> tuple[str, str]:
     if scored_a_pass(score):
         return ("PASS", "good")
     return ("PARTIAL", "warn") if score > 0 else ("FAIL", "bad")
+
+
+def table_row(cell: str, contents: Sequence[Markup | str]) -> Markup:
+    """A table row; a plain string among the contents is escaped, markup is kept."""
+    cells = Markup("").join(Markup("<{0}>{1}</{0}>").format(cell, content) for content in contents)
+    return Markup("<tr>{}</tr>\n").format(cells)

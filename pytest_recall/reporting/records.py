@@ -18,6 +18,7 @@ from typing import Any
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, StepRun
 from pytest_recall.cases.traptask import TASK_KEY
+from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field
 from pytest_recall.reporting.transcripts import prompt_field
 from pytest_recall.scoring.verdict import Verdict, scored_a_pass
 
@@ -85,6 +86,8 @@ class CaseRecord:
     locomo_category: int | None = None
     sessions_per_step: int | None = None
     group: str | None = None
+    # Only when a judge command (--recall-judge-cmd) judged the last answer: its verdict and cost.
+    llm_judge: Mapping[str, Any] | None = None
     steps: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
@@ -140,6 +143,7 @@ class CaseRecord:
             locomo_category=case.expected.get("locomo_category"),
             sessions_per_step=case.expected.get("sessions_per_step"),
             group=case.group,
+            llm_judge=llm_judge_field(run.llm_judge, verdict),
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
         )
 
@@ -202,6 +206,7 @@ OPTIONAL_FIELDS = (
     "locomo_category",
     "sessions_per_step",
     "group",
+    "llm_judge",
 )
 # Scalar properties every case's JUnit testcase carries, from its record.
 JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
@@ -266,9 +271,8 @@ def property_text(value: Any) -> str | None:
 
 def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The JUnit-visible fields of a record, named ``recall_*``; a missing value has no property."""
-    return [
-        (f"recall_{name}", text) for name in JUNIT_CASE_FIELDS if (text := property_text(record.get(name))) is not None
-    ]
+    given = [(f"recall_{name}", record.get(name)) for name in JUNIT_CASE_FIELDS] + judge_case_properties(record)
+    return [(name, text) for name, value in given if (text := property_text(value)) is not None]
 
 
 # Records published in this process, by the id of their JSON text (which is kept, so the id stays its own):

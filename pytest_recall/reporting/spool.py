@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.reporting.judge_section import llm_judge_summary
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
 from pytest_recall.scoring.abstain import says_not_given
@@ -47,6 +48,7 @@ SUMMARY_KEYS = (
     "tokens_out",
     "memory_bytes",
     "workspace",
+    "llm_judge",
     *DERIVED_SUMMARY_KEYS,
 )
 # Values that repeat across cases; one shared string each instead of one per case.
@@ -76,6 +78,8 @@ class CaseSummary(Mapping[str, Any]):
             if isinstance(record.get("run_mode"), Mapping)
             else None,
             "failure_text": failure_text(record) if record.get("outcome") in FAILURE_OUTCOMES_SHOWN else None,
+            # The judge command's verdict, without its reason: what the agreement figures read.
+            "llm_judge": llm_judge_summary(record.get("llm_judge")),
         }
         for key in SUMMARY_KEYS:
             value = derived[key] if key in derived else record.get(key)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_recall.reporting.judge_section import judge_summary_lines
+from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
+
 
 def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
@@ -15,6 +18,7 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     lines += benchmark_lines(listed)
+    lines += judge_summary_lines(report)
     categories = report.get("by_category") or {}
     intervals = report.get("by_category_confidence") or {}
     if categories:
@@ -40,18 +44,27 @@ BENCHMARK_METRICS = {
     "locomo": "LoCoMo, scored by the paper's token F1: per category, the mean F1 (adversarial: declined)",
 }
 
+# Said instead when --recall-free-form-judge=llm made the judge command's verdict the score.
+LLM_SCORED = "{name}, scored by the judge command (--recall-judge-cmd; the built-in judge's score is in each record)"
+
 
 def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
     """For imported public-benchmark cases: the metric, and how many haystack sessions each step was told."""
     feeds: dict[str, set[Any]] = {}
+    by_llm: set[str] = set()
     for record in records:
         kind = record.get("answer_kind")
         if kind in BENCHMARK_METRICS and not record.get("control"):
             feeds.setdefault(str(kind), set()).add(record.get("sessions_per_step"))
+            if isinstance(record.get("llm_judge"), Mapping) and record["llm_judge"].get("decides"):
+                by_llm.add(str(kind))
     lines = []
     for kind, per_step in sorted(feeds.items()):
         told = ", ".join(str(n) for n in sorted(n for n in per_step if n is not None)) or "?"
-        lines.append(f"  {BENCHMARK_METRICS[kind]}; haystack sessions per step: {told}")
+        metric = BENCHMARK_METRICS[kind]
+        if kind in by_llm:
+            metric = LLM_SCORED.format(name=metric.split(",")[0])
+        lines.append(f"  {metric}; haystack sessions per step: {told}")
     return lines
 
 
@@ -168,9 +181,14 @@ def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         if record.get("error"):
             counts[str(record["error"])] = counts.get(str(record["error"]), 0) + 1
     return [
-        f"  {counted(count, 'case')} could not run: {reason}"
+        f"  {counted(count, 'case')} {_what_stopped(reason)}: {reason}"
         for reason, count in sorted(counts.items(), key=lambda item: -item[1])
     ]
+
+
+def _what_stopped(reason: str) -> str:
+    """A judge error comes after the agent ran, so its case did run: only its score is missing."""
+    return "ran but got no score" if reason.startswith(JUDGE_ERROR_PREFIX) else "could not run"
 
 
 def _interval_brackets(interval: Mapping[str, Any] | None) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from pytest_recall.cases.model import Case, changed_files
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
+from pytest_recall.scoring.llm_verdict import settle
 from pytest_recall.scoring.verdict import AnswerJudge, Verdict, decide
 
 # Runs a trap task's own judge on (case, last stdout, last exit code); returns what it printed as
@@ -48,4 +49,6 @@ def case_verdict(
         # A trap task that ships its own judge is scored by it, on what it reads from disk.
         changed += changed_on_disk(run.case)
         task_judge = partial(task_judge_runner, run.case)
-    return decide(run, answer_judge=answer_judge, changed_on_disk=changed, task_judge=task_judge)
+    verdict = decide(run, answer_judge=answer_judge, changed_on_disk=changed, task_judge=task_judge)
+    # The judge command's word on the answer (--recall-judge-cmd) is the score only where it decides.
+    return verdict if changed or task_judge is not None else settle(verdict, run.llm_judge)

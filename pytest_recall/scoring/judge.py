@@ -26,6 +26,7 @@ from pytest_recall.cases.answer_forms import (
     KIND_ABSTAIN,
     KIND_EVIDENCE_JSON,
     KIND_FILES,
+    KIND_FREE,
     KIND_LOCOMO,
     KIND_LONGMEMEVAL,
     KIND_MONEY,
@@ -160,6 +161,10 @@ def judge_answer(
         from pytest_recall.scoring.evidence_judge import score_evidence_json
 
         return score_evidence_json(stdout, expected)
+    if kind == KIND_FREE:
+        # No rule of ours can read an open answer; the judge command's verdict replaces this (scoring/llm_verdict.py).
+        reason = "a free answer is scored by the judge command (--recall-judge-cmd) only"
+        return {"score": None, "reason": reason, "category": expected.get("category"), "reported": final_line(stdout)}
     if kind == KIND_ABSTAIN:
         return score_abstain(final_line(stdout), expected)
     if kind == KIND_LONGMEMEVAL:

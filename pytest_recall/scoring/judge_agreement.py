@@ -82,17 +82,29 @@ def agreement_report(judged: Sequence[JudgedTwice]) -> dict[str, Any]:
 
 
 def judged_twice_from(records: Iterable[Mapping[str, Any]]) -> list[JudgedTwice]:
-    """The records whose last step both judges scored: the deterministic score and the LLM judge's."""
+    """The records whose last answer both judges scored: the built-in judge's score and the LLM judge's.
+
+    A record's ``llm_judge`` carries the built-in score as ``deterministic_score``
+    (the record's own score may be the LLM judge's, by the user's choice); a
+    ``free`` case has none, and is not compared. An epoch and a control run
+    are named as such, since each is an answer of its own.
+    """
     judged = []
     for record in records:
         llm = record.get("llm_judge")
-        if not isinstance(llm, Mapping) or llm.get("score") is None or record.get("score") is None:
+        if not isinstance(llm, Mapping) or llm.get("score") is None:
             continue
+        deterministic = llm["deterministic_score"] if "deterministic_score" in llm else record.get("score")
+        if deterministic is None:
+            continue
+        name = f"{record.get('suite')}/{record.get('id')}"
+        if int(record.get("epoch") or 1) > 1:
+            name += f"[epoch{record.get('epoch')}]"
         judged.append(
             JudgedTwice(
-                case=f"{record.get('suite')}/{record.get('id')}",
+                case=name + (" (control)" if record.get("control") else ""),
                 kind=str(record.get("answer_kind") or "unknown"),
-                deterministic=float(record["score"]) >= 1.0,
+                deterministic=float(deterministic) >= 1.0,
                 llm=float(llm["score"]) >= 1.0,
             )
         )

@@ -1,6 +1,7 @@
 """Where a score is decided: every rule of a case's verdict, in order, in one function.
 
-:func:`decide` is the only place a run becomes a score. It is pure: the facts
+:func:`decide` is the only place a run becomes a score (where a judge command's
+verdict is the score instead, :func:`~pytest_recall.scoring.llm_verdict.settle` says so after it). It is pure: the facts
 that need I/O (which case files changed on disk, what a trap task's own judge
 printed, what a user's judge hook says) are handed to it, the last two as
 callables that it calls only when their rule is reached.

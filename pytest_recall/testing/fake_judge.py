@@ -4,8 +4,10 @@
 the fake model reads them back and answers ``yes`` or ``no`` by rule, so a
 test knows every verdict in advance. The strict rules follow the prompt's own
 rules: the gold answer's words in the response (a temporal count may be off by
-one), an abstention answered only by declining, a preference judged on most of
-the gold rubric's content words. The lenient mode accepts any response that does
+one), no other candidate beside a gold that is one number (a shotgun answer;
+a knowledge update may name the old value beside the new),
+an abstention answered only by declining, a preference judged on most of the
+gold rubric's content words. The lenient mode accepts any response that does
 not decline, as a lenient LLM judge does with vague and shotgun answers.
 """
 
@@ -13,11 +15,12 @@ from __future__ import annotations
 
 import re
 
-from pytest_recall.agents.judge_prompts import ABSTENTION, FIELDS, PREFERENCE, TEMPORAL
+from pytest_recall.agents.judge_prompts import ABSTENTION, FIELDS, KNOWLEDGE_UPDATE, PREFERENCE, TEMPORAL
 from pytest_recall.scoring.abstain import says_not_given
 
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _NUMBER = re.compile(r"^\d+$")
+_VALUE = re.compile(r"^\d+(?:\.\d+)?$")
 _DECLINING = re.compile(
     r"\b(?:i don'?t know|do not know|not mentioned|no information|not (?:been )?(?:given|provided|told)|unknown|"
     r"cannot (?:say|tell|answer)|can'?t (?:say|tell|answer))\b",
@@ -71,7 +74,21 @@ def judge_verdict(prompt: str, *, lenient: bool) -> str:
         wanted = [word for word in _words(gold) if word not in _STOP]
         have = set(_words(response))
         return "yes" if wanted and sum(word in have for word in wanted) * 2 >= len(wanted) else "no"
-    return "yes" if _contains(_words(response), _words(gold), off_by_one=kind == TEMPORAL) else "no"
+    off_by_one = kind == TEMPORAL
+    words = _words(response)
+    shotgun = kind != KNOWLEDGE_UPDATE and _shotgun(words, gold)
+    return "yes" if _contains(words, _words(gold), off_by_one=off_by_one) and not shotgun else "no"
+
+
+def _shotgun(response: list[str], gold: str) -> bool:
+    """Other values offered beside a gold that is one number: several guesses, which the prompt says are wrong."""
+    values = [word for word in _words(gold) if _VALUE.match(word)]
+    if len(values) != 1:
+        return False
+    allowed = {values[0]}
+    if _NUMBER.match(values[0]):
+        allowed |= {str(int(values[0]) - 1), str(int(values[0]) + 1)}
+    return any(_VALUE.match(word) and word not in allowed for word in response)
 
 
 def _contains(response: list[str], gold: list[str], *, off_by_one: bool) -> bool:

@@ -1,0 +1,193 @@
+"""The LLM judge in records and reports: each case's verdict, and the run's agreement with the built-in judge.
+
+A record's ``llm_judge`` says what the judge command (``--recall-judge-cmd``)
+said of the case's last answer, what that cost, and the built-in judge's
+score beside it. The report's ``llm_judge`` section counts the verdicts, the
+judge errors (apart from the agent's failures), the judge's own cost and
+tokens, and, for every answer both judges scored, the agreement rate and
+Cohen's kappa overall and per kind, with the disagreements listed. The
+terminal summary, the HTML page, JUnit and ``compare`` read that section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_recall.cases.runs import LlmJudgement
+from pytest_recall.scoring.judge_agreement import agreement_report, judged_twice_from
+from pytest_recall.scoring.verdict import Verdict, scored_a_pass
+
+# The terminal names this many disagreements; the report and the page list them all.
+SHOWN_DISAGREEMENTS = 5
+
+
+def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[str, Any] | None:
+    """A record's ``llm_judge``: the judge command's verdict, the built-in score beside it, and the judge's cost."""
+    if judgement is None:
+        return None
+    # Where the judge command decided, the built-in score waits in the details (see scoring/llm_verdict.py).
+    deterministic = verdict.details.get("deterministic_score") if judgement.decides else verdict.score
+    return {
+        "score": judgement.score,
+        "passed": None if judgement.score is None else scored_a_pass(judgement.score),
+        "reason": judgement.reason,
+        "error": judgement.error,
+        "decides": judgement.decides,
+        "deterministic_score": deterministic,
+        "cost_usd": judgement.cost_usd,
+        "tokens_in": judgement.tokens_in,
+        "tokens_out": judgement.tokens_out,
+        "attempts": judgement.attempts,
+        "cached": judgement.cached,
+        "duration_s": judgement.duration_s,
+    }
+
+
+# What the report's aggregates read of a record's llm_judge; its reason stays in the full record.
+SUMMARY_FIELDS = ("score", "error", "decides", "deterministic_score", "cost_usd", "tokens_in", "tokens_out", "cached")
+
+
+def llm_judge_summary(value: Any) -> dict[str, Any] | None:
+    """The few scalars of a record's ``llm_judge`` that the report section needs."""
+    if not isinstance(value, Mapping):
+        return None
+    return {name: value.get(name) for name in SUMMARY_FIELDS}
+
+
+def judge_section(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The report's ``llm_judge`` section, or nothing for a run without a judge command."""
+    listed = list(records)
+    judged = [record["llm_judge"] for record in listed if isinstance(record.get("llm_judge"), Mapping)]
+    if not judged:
+        return {}
+    errors = [verdict for verdict in judged if verdict.get("score") is None]
+    costs = [verdict["cost_usd"] for verdict in judged if isinstance(verdict.get("cost_usd"), (int, float))]
+    return {
+        "llm_judge": {
+            "n_judged": len(judged),
+            "n_errors": len(errors),
+            "n_cached": sum(1 for verdict in judged if verdict.get("cached")),
+            "n_decided": sum(1 for verdict in judged if verdict.get("decides")),
+            "cost_usd": round(sum(costs), 6) if costs else None,
+            "tokens_in": _total(verdict.get("tokens_in") for verdict in judged),
+            "tokens_out": _total(verdict.get("tokens_out") for verdict in judged),
+            "agreement": agreement_report(judged_twice_from(listed)),
+        }
+    }
+
+
+def _total(values: Iterable[Any]) -> int | None:
+    known = [value for value in values if isinstance(value, int) and not isinstance(value, bool)]
+    return sum(known) if known else None
+
+
+def judge_summary_lines(report: Mapping[str, Any]) -> list[str]:
+    """The judge at a glance: verdicts, errors, cost, agreement with kappa, per kind, and the disagreements."""
+    section = report.get("llm_judge")
+    if not isinstance(section, Mapping):
+        return []
+    cost = section.get("cost_usd")
+    tokens = section.get("tokens_in"), section.get("tokens_out")
+    spent = "cost not reported" if cost is None else f"cost ${cost:.4f}"
+    if tokens != (None, None):
+        spent += f", tokens {tokens[0] or 0} in / {tokens[1] or 0} out"
+    lines = [
+        f"  LLM judge: {section['n_judged']} answers judged ({section['n_cached']} cached), "
+        f"{section['n_errors']} judge errors (not agent failures); {spent}"
+    ]
+    agreement = section.get("agreement") or {}
+    if agreement.get("n"):
+        lines.append(f"  judges agree on {agreement_text(agreement)}")
+        kinds = agreement.get("by_kind") or {}
+        if len(kinds) > 1:
+            lines.append("    " + "; ".join(f"{kind} {agreement_text(entry)}" for kind, entry in kinds.items()))
+        disagreements = agreement.get("disagreements") or []
+        for entry in disagreements[:SHOWN_DISAGREEMENTS]:
+            lines.append(f"    disagree: {disagreement_text(entry)}")
+        if len(disagreements) > SHOWN_DISAGREEMENTS:
+            lines.append(f"    ... and {len(disagreements) - SHOWN_DISAGREEMENTS} more (see the report)")
+    return lines
+
+
+def agreement_text(entry: Mapping[str, Any]) -> str:
+    """``7/8 answers (0.875), kappa 0.600``; a kappa with no meaning (both judges constant) says so."""
+    kappa = entry.get("kappa")
+    kappa_text = "kappa undefined (a judge gave one verdict only)" if kappa is None else f"kappa {kappa:.3f}"
+    return f"{entry['agreed']}/{entry['n']} answers ({entry['rate']:.3f}), {kappa_text}"
+
+
+def disagreement_text(entry: Mapping[str, Any]) -> str:
+    """``suite/case_03 (money): built-in judge fail, LLM judge pass``."""
+    return (
+        f"{entry['case']} ({entry['kind']}): built-in judge {_word(entry['deterministic'])}, "
+        f"LLM judge {_word(entry['llm'])}"
+    )
+
+
+def _word(passed: Any) -> str:
+    return "pass" if passed else "fail"
+
+
+def judge_run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """The judge's run-level figures for the JUnit ``<testsuite>``: agreement, kappa, errors."""
+    section = report.get("llm_judge")
+    if not isinstance(section, Mapping):
+        return []
+    agreement = section.get("agreement") or {}
+    return [
+        ("recall_llm_judge_n_judged", section.get("n_judged")),
+        ("recall_llm_judge_n_errors", section.get("n_errors")),
+        ("recall_llm_judge_agreement", agreement.get("rate")),
+        ("recall_llm_judge_kappa", agreement.get("kappa")),
+        ("recall_llm_judge_n_disagreements", len(agreement.get("disagreements") or []) if agreement else None),
+    ]
+
+
+# A judged case's JUnit properties, from its record's llm_judge.
+JUNIT_JUDGE_FIELDS = ("score", "passed", "error")
+JUNIT_JUDGE_PROPERTIES = tuple(f"recall_llm_judge_{name}" for name in JUNIT_JUDGE_FIELDS)
+
+
+def judge_case_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """A case's judge verdict for its JUnit testcase: score, pass, and the judge error when there was one."""
+    verdict = record.get("llm_judge")
+    if not isinstance(verdict, Mapping):
+        return []
+    return [(name, verdict.get(field)) for name, field in zip(JUNIT_JUDGE_PROPERTIES, JUNIT_JUDGE_FIELDS, strict=True)]
+
+
+def judge_comparison(base: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """For ``compare``: each report's LLM judge figures side by side, when either run had a judge command."""
+    sides = {name: report.get("llm_judge") for name, report in (("base", base), ("new", new))}
+    if not any(isinstance(section, Mapping) for section in sides.values()):
+        return {}
+    return {
+        "llm_judge": {
+            name: {
+                "n_judged": section.get("n_judged"),
+                "n_errors": section.get("n_errors"),
+                **{key: (section.get("agreement") or {}).get(key) for key in ("n", "agreed", "rate", "kappa")},
+            }
+            if isinstance(section, Mapping)
+            else None
+            for name, section in sides.items()
+        }
+    }
+
+
+def judge_comparison_lines(result: Mapping[str, Any]) -> list[str]:
+    """The judges' agreement in each report, one line: a judge that drifted shows beside the score's change."""
+    sides = result.get("llm_judge")
+    if not isinstance(sides, Mapping):
+        return []
+    said = []
+    for name in ("base", "new"):
+        side = sides.get(name)
+        if not isinstance(side, Mapping):
+            said.append(f"{name}: no judge command")
+        elif side.get("n"):
+            said.append(f"{name}: {agreement_text(side)}, {side.get('n_errors')} judge errors")
+        else:
+            said.append(f"{name}: {side.get('n_judged')} judged, none scored both ways")
+    return [f"LLM judge agreement with the built-in judge: {'; '.join(said)}"]

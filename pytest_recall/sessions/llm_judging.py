@@ -1,0 +1,198 @@
+"""The judge command in a run: each judged case's last answer put to it on a thread, while other cases run on.
+
+A case's flow (:func:`judged_flow`) ends, when the run has a judge command
+that applies to its kind, by handing the request to a thread and pausing
+(a :class:`~pytest_recall.sessions.pool.Pause`) until the verdict is in: the
+event loop keeps every other case's sessions moving meanwhile. The judge runs
+outside the agent's sandbox, in a folder of its own, and sees only the
+request (:mod:`pytest_recall.sessions.judge_command`), never the agent's memory.
+
+Verdicts are cached per run by (judge command, question, gold, answer, kind):
+an answer given twice (by two epochs, say, or a control that answers as the
+run did) is judged once. In one process a request already in flight is
+waited for, not asked again; across xdist workers on one host the verdicts
+are shared through files in a folder the controller makes
+(``cache_dir``), so two workers asking the very same thing at the very same
+moment may both pay. A judge error is never cached: the next asking tries again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import time
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.cases.runs import CaseRun, LlmJudgement
+from pytest_recall.scoring.judge_scope import (
+    FreeFormJudge,
+    judge_cache_key,
+    judge_request,
+    judged_by_llm,
+    llm_decides,
+)
+from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, run_judge_command
+from pytest_recall.sessions.pool import Flow, Pause
+
+# How often a case waiting for its verdict looks again; a judge takes seconds, other cases run meanwhile.
+VERDICT_POLL_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class LlmJudgeSettings:
+    """``--recall-judge-cmd`` and the flags beside it: the command, which kinds it judges, whose score counts."""
+
+    text: str | None = None
+    argv: tuple[str, ...] = ()
+    both: bool = False
+    free_form: FreeFormJudge = "deterministic"
+    timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S
+
+    @property
+    def on(self) -> bool:
+        return bool(self.argv)
+
+    def run_mode(self) -> dict[str, Any]:
+        """What a record says of its judge, so a resumed run reuses only verdicts of this judge and choice."""
+        if not self.on:
+            return {}
+        return {"llm_judge": {"cmd": self.text, "both": self.both, "free_form": self.free_form}}
+
+
+class LlmJudging:
+    """One per process: the judge command's threads and the run's cache of its verdicts."""
+
+    def __init__(
+        self,
+        settings: LlmJudgeSettings,
+        *,
+        retries: int,
+        retry_delay_s: float,
+        workers: int,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.retries = retries
+        self.retry_delay_s = retry_delay_s
+        self.cache_dir = cache_dir
+        self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="recall-judge")
+        self._verdicts: dict[str, Future[LlmJudgement]] = {}
+
+    def applies(self, run: CaseRun) -> bool:
+        """A run with an answer to judge, of a kind the judge sees; an agent failure has none."""
+        if not self.settings.on or run.error or run.agent_fault or not run.steps:
+            return False
+        if any(step.result.failed for step in run.steps) or not run.judged_stdout.strip():
+            return False
+        return judged_by_llm(run.case.expected, both=self.settings.both)
+
+    def submit(self, run: CaseRun) -> Future[LlmJudgement]:
+        """The verdict on a run's last answer: from the cache, or asked of the judge on a thread."""
+        request = judge_request(run.case, run.judged_stdout)
+        key = judge_cache_key(self.settings.argv, request)
+        decides = llm_decides(run.case.answer_kind, self.settings.free_form)
+        earlier = self._verdicts.get(key)
+        if earlier is not None and not (earlier.done() and earlier.result().error):
+            return self._after(earlier, request, decides)
+        stored = self._stored(key)
+        if stored is not None:
+            done: Future[LlmJudgement] = Future()
+            done.set_result(replace(stored, decides=decides))
+            return done
+        future = self._threads.submit(self._ask, request, key, decides)
+        self._verdicts[key] = future
+        return future
+
+    def _after(self, earlier: Future[LlmJudgement], request: Mapping[str, Any], decides: bool) -> Future[LlmJudgement]:
+        """The verdict of a request already asked: the earlier one, marked cached, once it is in;
+        asked again if it turns out a judge error, which is never cached."""
+        mine: Future[LlmJudgement] = Future()
+
+        def settle(done: Future[LlmJudgement]) -> None:
+            try:
+                verdict = done.result()
+                if verdict.error is None:
+                    mine.set_result(replace(cached_copy(verdict), decides=decides))
+                else:
+                    mine.set_result(self._ask(request, verdict.key, decides))
+            except BaseException as exc:  # the case's flow raises it, as its own error
+                mine.set_exception(exc)
+
+        # Run on a thread of the pool, not in the one that finished ``earlier``: asking again takes a while.
+        earlier.add_done_callback(lambda done: self._threads.submit(settle, done))
+        return mine
+
+    def _ask(self, request: Mapping[str, Any], key: str, decides: bool) -> LlmJudgement:
+        call = run_judge_command(
+            self.settings.argv,
+            request,
+            timeout_s=self.settings.timeout_s,
+            retries=self.retries,
+            retry_delay_s=self.retry_delay_s,
+        )
+        reply = call.reply
+        judgement = LlmJudgement(
+            score=reply.score,
+            reason=reply.reason,
+            error=reply.error,
+            decides=decides,
+            attempts=call.attempts,
+            duration_s=round(call.duration_s, 4),
+            cost_usd=call.cost_usd,
+            tokens_in=call.tokens_in,
+            tokens_out=call.tokens_out,
+            key=key,
+        )
+        if judgement.error is None:
+            self._store(judgement)
+        return judgement
+
+    def _stored(self, key: str) -> LlmJudgement | None:
+        """A verdict another xdist worker of this run wrote, taken as cached."""
+        if self.cache_dir is None:
+            return None
+        try:
+            data = json.loads((self.cache_dir / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        score = data.get("score") if isinstance(data, dict) else None
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            return None
+        reason = data.get("reason")
+        return cached_copy(LlmJudgement(float(score), reason if isinstance(reason, str) else None, key=key))
+
+    def _store(self, judgement: LlmJudgement) -> None:
+        if self.cache_dir is None:
+            return
+        final = self.cache_dir / f"{judgement.key}.json"
+        partial = final.with_name(f"{final.name}.{os.getpid()}.part")
+        try:
+            partial.write_text(json.dumps({"score": judgement.score, "reason": judgement.reason}), encoding="utf-8")
+            os.replace(partial, final)
+        except OSError:
+            pass  # a shared verdict is a saving, not a result: this worker keeps its own
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def cached_copy(judgement: LlmJudgement) -> LlmJudgement:
+    """A verdict given earlier, as this case reports it: the same words, no new cost, no attempt made."""
+    return replace(judgement, cached=True, attempts=0, duration_s=0.0, cost_usd=None, tokens_in=None, tokens_out=None)
+
+
+def judged_flow(flow: Flow, judging: LlmJudging | None) -> Flow:
+    """A case's flow, then its last answer judged by the judge command when it applies; the loop runs on meanwhile."""
+    run = yield from flow
+    if judging is None or not judging.applies(run):
+        return run
+    future = judging.submit(run)
+    concurrent.futures.wait([future], timeout=0.0)
+    while not future.done():
+        yield Pause(time.monotonic() + VERDICT_POLL_S)
+    return replace(run, llm_judge=future.result())
