@@ -137,10 +137,12 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def run_checked(argv: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
-    """Run a command that must succeed; its output is shown only when it does not."""
+def run_checked(
+    argv: Sequence[str], *, ok_codes: tuple[int, ...] = (0,), **kwargs: object
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a command that must succeed (exit with one of ``ok_codes``); its output is shown only when it does not."""
     done = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False, **kwargs)  # type: ignore[call-overload]
-    if done.returncode != 0:
+    if done.returncode not in ok_codes:
         sys.stdout.write(done.stdout.decode(errors="replace")[-4000:])
         raise SystemExit(f"benchmark step failed (exit {done.returncode}): {' '.join(argv)}")
     return done
