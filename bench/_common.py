@@ -54,6 +54,8 @@ class Row:
 
 
 def goal_text(ratio: float, *, at_most: float | None = None, at_least: float | None = None) -> str:
+    if (at_most is not None or at_least is not None) and not ratio > 0:
+        return "noise: no cost measured (more cases: drop --quick)"
     if at_most is not None:
         return f"<= {at_most:g}x {'met' if ratio <= at_most else 'NOT MET'}"
     if at_least is not None:
@@ -78,7 +80,8 @@ def _times(ratio: float) -> str:
 
 
 def ratio_of(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator > 0 else math.nan
+    """A ratio of two costs; none (NaN) when either is not above zero, which is noise, not a measurement."""
+    return numerator / denominator if denominator > 0 and numerator > 0 else math.nan
 
 
 def ms(seconds: float) -> str:
@@ -137,10 +140,12 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def run_checked(argv: Sequence[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
-    """Run a command that must succeed; its output is shown only when it does not."""
+def run_checked(
+    argv: Sequence[str], *, ok_codes: tuple[int, ...] = (0,), **kwargs: object
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a command that must succeed (exit with one of ``ok_codes``); its output is shown only when it does not."""
     done = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False, **kwargs)  # type: ignore[call-overload]
-    if done.returncode != 0:
+    if done.returncode not in ok_codes:
         sys.stdout.write(done.stdout.decode(errors="replace")[-4000:])
         raise SystemExit(f"benchmark step failed (exit {done.returncode}): {' '.join(argv)}")
     return done

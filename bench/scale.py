@@ -56,7 +56,7 @@ from _common import (
 sys.path.insert(0, str(ROOT))
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
-from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.document import build_report, write_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.records import CaseRecord
@@ -168,6 +168,26 @@ def judge_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
     return rows
 
 
+# A default run's mode (Settings.run_mode() with no --recall-* option), as every record of a run states it.
+RUN_MODE: dict[str, Any] = {
+    "sandbox": "none",
+    "sandbox_binds": [],
+    "sandbox_net": None,
+    "home": "case",
+    "home_copy": [],
+    "workdir": "fresh",
+    "prompt": "argv",
+    "env": [],
+    "session": "fresh",
+    "ready_pattern": None,
+    "ready_idle_s": None,
+    "live_preset": None,
+    "turn_protocol": None,
+    "ok_exit_codes": None,
+    "scope": "case",
+}
+
+
 def realistic_records(count: int) -> list[dict[str, Any]]:
     """Records as a run writes them: real ledger prompts, a transcript per step, every field filled."""
     cases: list[Case] = ledger.generate(SEED, min(count, 1_000))
@@ -194,7 +214,8 @@ def realistic_records(count: int) -> list[dict[str, Any]]:
         run = CaseRun(case, tuple(steps), epoch=1, duration_s=24.69)
         verdict = decide(run, answer_judge=judge_answer)
         nodeid = f"cases/ledger/{case.case_id}-{index}::recall"
-        records.append(CaseRecord.of_run(run, verdict, nodeid=nodeid, command="my-agent --model x").as_json())
+        record = CaseRecord.of_run(run, verdict, nodeid=nodeid, command="my-agent --model x").as_json()
+        records.append({**record, "run_mode": RUN_MODE})
     return records
 
 
@@ -361,9 +382,9 @@ def report_size_row(count: int) -> Row:
     passing = [dict(view(record)) for record in realistic_records(1_000) if record["score"] == 1.0]
     with scratch("report-size") as root:
         path = root / "report.json"
-        report = build_report(passing, threshold=0.5, command="my-agent --model x")
+        report = build_report(passing, threshold=0.5, command="my-agent --model x", run_mode=RUN_MODE)
         report["cases"] = PassingCases(passing, count)
-        spent = timed(lambda: write_json_atomic(path, report, line_each="cases"))
+        spent = timed(lambda: write_report(path, report))
         size_mb = path.stat().st_size / 1e6
     goal = f"<= 100 MB at 100,000 {'met' if size_mb * 100_000 / count <= 100 else 'NOT MET'}"
     return Row(
@@ -374,11 +395,10 @@ def report_size_row(count: int) -> Row:
 # The merge as it was before it streamed: every report loaded whole, then merged in memory.
 WHOLE_MERGE = """import sys
 from pathlib import Path
-from pytest_recall.reporting.document import load_report
-from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.document import load_report, write_report
 from pytest_recall.reporting.merge import merge_reports
 merged = merge_reports([load_report(Path(p)) for p in sys.argv[2:]])
-write_json_atomic(Path(sys.argv[1]), merged, line_each="cases")
+write_report(Path(sys.argv[1]), merged)
 """
 
 

@@ -23,14 +23,18 @@ class BadInput(Exception):
         self.lines = lines
 
 
-def _load_reports(paths: list[str]) -> list[dict[str, Any]]:
-    """Every report, or :class:`BadInput` naming every one that is not, not only the first."""
+def _load_reports(paths: list[str], *, summaries: bool = False) -> list[dict[str, Any]]:
+    """Every report, or :class:`BadInput` naming every one that is not, not only the first.
+
+    With ``summaries``, each case is read one at a time and kept as its scalars only.
+    """
     from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting.report_file import summarized_report
 
     reports, problems = [], []
     for path in paths:
         try:
-            reports.append(load_report(Path(path)))
+            reports.append(summarized_report(Path(path)) if summaries else load_report(Path(path)))
         except (OSError, ValueError) as exc:
             problems.append(str(exc))
     if problems:
@@ -40,7 +44,7 @@ def _load_reports(paths: list[str]) -> list[dict[str, Any]]:
 
 def _merge(args: argparse.Namespace) -> int:
     """Exit by the merged verdict, as the run would have: 2 interrupted, else 1 by the gate, else 0."""
-    from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.reporting.document import write_report
     from pytest_recall.reporting.merge import case_scalars, close_files, merge_report_files, merged_exit_status
     from pytest_recall.reporting.summary import format_summary
 
@@ -49,7 +53,7 @@ def _merge(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise BadInput(str(exc).splitlines()) from None
     try:
-        write_json_atomic(Path(args.output), merged, line_each="cases")
+        write_report(Path(args.output), merged)
         count = len(args.reports)
         print(f"merged {count} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
         print(format_summary(merged, case_scalars(merged))[0])
@@ -86,7 +90,8 @@ def _compare(args: argparse.Namespace) -> int:
     from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare
     from pytest_recall.reporting.files import write_json_atomic
 
-    base, new = _load_reports([args.base, args.new])
+    # Streamed like merge: a case's scalars are all a comparison reads.
+    base, new = _load_reports([args.base, args.new], summaries=True)
     result = compare_reports(base, new, alpha=args.alpha, seed=args.seed)
     why_not = nothing_to_compare(new, result, new_name=args.new)
     if why_not is not None:

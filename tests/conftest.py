@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.document import with_shared
+
 TESTS_DIR = Path(__file__).resolve().parent
 AGENTS_DIR = TESTS_DIR / "agents"
 REPO_DIR = TESTS_DIR.parent
@@ -108,7 +110,10 @@ class RecallSuite:
         return self.pytester.runpytest_subprocess(*full, timeout=timeout)
 
     def report(self) -> dict[str, Any]:
+        """The report as a reader sees it: each case with the values it shares with the report put back."""
         loaded: dict[str, Any] = json.loads(self.report_path.read_text(encoding="utf-8"))
+        for record in loaded["cases"]:
+            with_shared(record, loaded)
         return loaded
 
     def records(self) -> dict[str, dict[str, Any]]:

@@ -13,8 +13,6 @@ import shlex
 import sys
 from pathlib import Path
 
-import pytest
-
 from pytest_recall.suites.audit_v2 import generate_one
 
 BUNDLED = Path(__file__).resolve().parents[1] / "cases" / "agent-supermemory"
@@ -79,14 +77,3 @@ def test_a_wrong_rehearsal_answer_is_told_so_in_the_next_fresh_session(recall_su
         + case.steps[1].prompt
     )
     assert record["score"] == 0.0 and record["reason"].startswith("wrong value")
-
-
-@pytest.mark.slow
-def test_the_full_bundled_suite_scores_one_with_the_notebook(recall_suite):
-    bundled_suite(recall_suite)
-
-    # 512 sessions: more than the default safety net of a run allows on a shared machine.
-    result = recall_suite.run("--recall-concurrency=8", command=console_script("recall-notebook"), timeout=900.0)
-
-    result.assert_outcomes(passed=256)
-    assert recall_suite.report()["score"] == 1.0

@@ -1,10 +1,12 @@
 """How much of the audit suite (v3) can be guessed: every baseline agent through the real harness.
 
 Each baseline is a real agent program (``python -m pytest_recall.agents.baselines
-NAME``) run over the whole eval split, 256 cases in fresh sessions with rehearsal
-feedback, exactly as a user's agent would be. None may score above 0.10 overall
-or in any family. The in-process figures the README tables come from
-must be the harness's figures.
+NAME``). None may score above 0.10 overall or in any family, by the in-process
+figures the README tables come from. Two of them (the null answer and the prompt
+injection) also run over the whole eval split through the harness, 256 cases in
+fresh sessions with rehearsal feedback, exactly as a user's agent would be: the
+harness's figures must be the in-process ones. The other three are the same
+program with another rule, so their harness runs would only cost CI minutes.
 """
 
 from __future__ import annotations
@@ -51,9 +53,16 @@ def run(recall_suite: Any, command: str, *args: str) -> Any:
     )
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", list(baselines.BASELINES))
-def test_no_baseline_guesses_the_v3_eval_split(recall_suite: Any, name: str) -> None:
+def test_no_baseline_guesses_the_v3_eval_split_in_process(name: str) -> None:
+    table = v3_table()[name]
+    assert table["overall"] <= OVERALL_BOUND, (name, table)
+    assert max(score for family, score in table.items() if family != "overall") <= FAMILY_BOUND, (name, table)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["null", "injection"])
+def test_the_harness_gives_a_baseline_its_in_process_figures(recall_suite: Any, name: str) -> None:
     audit_suite(recall_suite, version=3, size=256)
 
     run(recall_suite, shlex.join([sys.executable, "-m", "pytest_recall.agents.baselines", name]))

@@ -95,7 +95,8 @@ def audit_table(tmp_path: Path, mode: str) -> dict[str, dict[str, object]]:
         judge = f"{Path(sys.executable).with_name('recall-judge')} {' '.join(wiring.extra_args)}"
         out = tmp_path / f"{mode}.json"
         done = subprocess.run(
-            [*AUDIT, str(suite_path("session-memory-recall")), f"--judge-cmd={judge}", "--json", str(out)],
+            # Three questions, twelve answers: each is a real llm process; the note's table has all eight.
+            [*AUDIT, str(suite_path("session-memory-recall")), "--limit=3", f"--judge-cmd={judge}", "--json", str(out)],
             capture_output=True,
             text=True,
             env=env,

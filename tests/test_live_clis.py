@@ -37,6 +37,7 @@ from cli_wiring import WIRINGS, Wiring, install_root, model_requests, real_cli
 from pytest_recall.agents.adapters import claude
 from pytest_recall.agents.adapters.common import Adapter, merge_json_file
 from pytest_recall.agents.adapters.presets import PRESETS
+from pytest_recall.reporting.document import with_shared
 from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
 
@@ -92,6 +93,8 @@ class LiveRun:
         )
         assert report_path.exists(), result.stdout.str()[-3000:] + result.stderr.str()[-3000:]
         report: dict[str, Any] = json.loads(report_path.read_text(encoding="utf-8"))
+        for record in report["cases"]:
+            with_shared(record, report)
         return result, report
 
     def requests(self) -> list[dict[str, Any]]:

@@ -102,12 +102,13 @@ def test_server_memory_search_with_the_question_finds_nothing_and_read_graph_fin
 def test_recall_mcp_measures_each_server_with_no_agent_failure(pytester, server):
     server_command(server)
 
-    result, report = run_recall_mcp(pytester, server)
+    # basic-memory starts as a Python program in every session: four cases show it serves with no failure.
+    result, report = run_recall_mcp(pytester, server, count=4)
 
     assert report["n_errors"] == 0, result.stdout.str()[-3000:]
-    assert len(report["cases"]) == 7
+    assert len(report["cases"]) == 4
     assert all(record["score"] in (0.0, 1.0) and returned_bytes(record) >= 0 for record in report["cases"])
-    assert report["score"] <= sum(ceiling(pytester.path / "abilities-small").values()) / 7
+    assert report["score"] <= sum(ceiling(pytester.path / "abilities-small").values()) / 4
 
 
 @pytest.mark.parametrize(

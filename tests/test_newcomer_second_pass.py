@@ -321,7 +321,8 @@ def test_the_node_ci_installs_is_the_one_the_pinned_claude_code_declares(tmp_pat
     assert major is not None and pinned is not None
     assert f"Claude Code {pinned[1]} declares `engines: node >={major[1]}`" in install_node
     assert f"Claude Code {pinned[1]} needs Node {major[1]} or newer" in (REPO_DIR / "README.md").read_text("utf-8")
-    assert 'eval "$(.ci/install-node)"' in (REPO_DIR / ".ci" / "run").read_text(encoding="utf-8")
+    ci_run = (REPO_DIR / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'eval "$node_env"' in ci_run and ci_run.index(".ci/install-node") < ci_run.index(".ci/install-clis;")
     # A node new enough is left alone: nothing to eval.
     fake = fake_node(tmp_path, f"v{major[1]}.1.0")
     done = subprocess.run(

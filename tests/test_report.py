@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.plugin.junit import parse_figures_block
-from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.document import SHARED_KEYS, build_report, load_report, step_order
 from pytest_recall.reporting.files import write_json_atomic
 
 REPORT_KEYS = [
@@ -57,26 +57,8 @@ RECORD_KEYS = [
     "run_mode",
     "steps",
 ]
-STEP_KEYS = [
-    "step",
-    "exit_code",
-    "signal",
-    "timed_out",
-    "duration_s",
-    "prompt",
-    "stdout",
-    "stderr",
-    "stdout_bytes",
-    "stderr_bytes",
-    "truncated",
-    "killed_leftovers",
-    "cost_usd",
-    "tokens_in",
-    "tokens_out",
-    "memory",
-    "memory_files",
-    "memory_bytes",
-]
+# The documented order of a step's fields is the schema's; a live session's last step adds "terminal".
+STEP_KEYS = [key for key in step_order() if key != "terminal"]
 JUNIT_PROPERTIES = [
     "recall_score",
     "recall_category",
@@ -169,9 +151,16 @@ def test_the_written_report_has_a_stable_key_order_and_sorted_cases(recall_suite
     assert [case["id"] for case in report["cases"]] == ["case_01", "case_02"]
     # Every record, and every step in it, has its keys in one order, the documented one.
     assert len({tuple(case) for case in report["cases"]}) == 1
-    assert len({tuple(step) for case in report["cases"] for step in case["steps"]}) == 1
-    assert_documented_order(list(report["cases"][0]), RECORD_KEYS)
-    assert_documented_order(list(report["cases"][0]["steps"][0]), STEP_KEYS)
+    # A step leaves out what equals the report's step_defaults; a reader puts it back, in its place.
+    for step in (step for case in report["cases"] for step in case["steps"]):
+        assert [key for key in STEP_KEYS if key in step] == [key for key in step if key in STEP_KEYS]
+        assert not any(key in step and step[key] == value for key, value in report["step_defaults"].items())
+    read = load_report(nested)
+    assert {tuple(step) for case in read["cases"] for step in case["steps"]} == {tuple(STEP_KEYS)}
+    # The run's mode and command are written once, above the cases, and in no case that shares them.
+    assert list(report)[-3:-1] == ["run_mode", "step_defaults"] and report["run_mode"]["home"] == "case"
+    assert report["command"]
+    assert_documented_order(list(report["cases"][0]), [key for key in RECORD_KEYS if key not in SHARED_KEYS])
     # Indented as json.dump writes it, but one case record a line: a big report stays small and greps well.
     cases = ",\n    ".join(json.dumps(case, ensure_ascii=False, separators=(",", ":")) for case in report["cases"])
     assert text == json.dumps({**report, "cases": []}, indent=2, ensure_ascii=False)[: -len("[]\n}")] + (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -538,20 +539,24 @@ def write_case_folders(cases: Iterable[Case], out_dir: Path) -> list[Path]:
 
 
 def folder_digests(folder: Path) -> dict[str, str]:
-    """A digest of every regular file directly in a case folder, taken before the case runs.
+    """A signature of every regular file directly in a case folder, taken before the case runs.
 
     Compared after the run by :func:`changed_files`: an agent that rewrites its
-    case (or another's) on disk is reported, never silently believed.
+    case (or another's) on disk is reported, never silently believed. The
+    signature is the file's inode, size, and modification and change times, so
+    no file is read: any write, rename over it, ``chmod`` or ``touch`` moves its
+    change time, which no process can set back.
     """
     digests = {}
     try:
-        entries = sorted(folder.iterdir())
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError:
         return {}
     for entry in entries:
         try:
             if entry.is_file():
-                digests[entry.name] = hashlib.sha256(entry.read_bytes()).hexdigest()
+                info = entry.stat()
+                digests[entry.name] = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
         except OSError:
             digests[entry.name] = "unreadable"
     return digests

@@ -19,13 +19,24 @@ from typing import IO, Any
 MAX_LINE_BYTES = 64 << 20
 
 
+class DuplicateKey(ValueError):
+    """An object names one key twice."""
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key[:80]!r}")
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"duplicate key {key[:80]!r}")
+            seen.add(key)
     return result
+
+
+def record_loads(text: str | bytes) -> Any:
+    """One parse that refuses a key twice (:class:`DuplicateKey`); any other error is json's or RecursionError."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
 
 
 def loads(text: str | bytes) -> Any:

@@ -32,13 +32,24 @@ CASE_PROPERTY_NAMES = frozenset(f"recall_{name}" for name in JUNIT_CASE_FIELDS).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
+_WRITERS = pytest.StashKey[list[Any]]()
+
+
 def junit_writers(config: pytest.Config) -> list[Any]:
-    """pytest's JUnit writer, found by what it can do rather than by importing it."""
-    return [
-        plugin
-        for plugin in config.pluginmanager.get_plugins()
-        if not isinstance(plugin, type) and callable(getattr(plugin, "add_global_property", None))
-    ]
+    """pytest's JUnit writer, found by what it can do rather than by importing it; looked up once per run.
+
+    Every report asks, and a walk over every plugin costs more than the rest of
+    what a report does here; the writer is registered at configure time, before any.
+    """
+    writers = config.stash.get(_WRITERS, None)
+    if writers is None:
+        writers = [
+            plugin
+            for plugin in config.pluginmanager.get_plugins()
+            if not isinstance(plugin, type) and callable(getattr(plugin, "add_global_property", None))
+        ]
+        config.stash[_WRITERS] = writers
+    return writers
 
 
 def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -22,8 +22,8 @@ from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
-from pytest_recall.reporting.document import build_report, sort_records
-from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
+from pytest_recall.reporting.document import build_report, sort_records, write_report
+from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
@@ -37,6 +37,8 @@ class Recorder:
         self.outputs = run.outputs
         self.max_cost_usd = run.scale_out.max_cost_usd
         self.command = run.command
+        # Written once at the top of the report; a case whose own differs keeps its own.
+        self.run_mode = run.run_mode()
         self.spool = RecordSpool()
         config.add_cleanup(self.spool.close)
         # Per case only the scalars the aggregates read; the full records wait in the spool.
@@ -108,7 +110,13 @@ class Recorder:
         lost = [lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()]
         summaries = [*self.records.values(), *(summary_of(record) for record in lost)]
         self.summaries = summaries
-        report = build_report(summaries, threshold=self.outputs.threshold, command=command, interrupted=interrupted)
+        report = build_report(
+            summaries,
+            threshold=self.outputs.threshold,
+            command=command,
+            interrupted=interrupted,
+            run_mode=self.run_mode,
+        )
         lost_by_node = {str(record["nodeid"]): record for record in lost}
         order = (str(summary["nodeid"]) for summary in sort_records(summaries))
         entries = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
@@ -138,7 +146,7 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
         if self.outputs.report_path is not None:
             try:
-                write_json_atomic(self.outputs.report_path, self.report, line_each="cases")
+                write_report(self.outputs.report_path, self.report)
             except OSError as exc:
                 self.write_error = f"could not write the report to {self.outputs.report_path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

@@ -28,7 +28,8 @@ import pytest
 
 from pytest_recall.cases import strict_json
 from pytest_recall.plugin.xdist_handoff import is_worker
-from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line
+from pytest_recall.reporting.document import SHARED_KEYS, with_shared
+from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
 from pytest_recall.reporting.schema import json_line, record_problem
 
 ResumeKey = tuple[str, str, str, str]
@@ -56,7 +57,7 @@ def load_records(path: Path) -> list[dict[str, Any]]:
             strict_json.loads(text)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
-        return [record for record in whole["cases"] if isinstance(record, dict)]
+        return [with_shared(record, whole) for record in whole["cases"] if isinstance(record, dict)]
     records = []
     for number, line in enumerate(lines, 1):
         try:
@@ -99,6 +100,8 @@ class ResumeIndex:
 
     def __init__(self, records: Iterable[Mapping[str, Any]], source: Path | None = None) -> None:
         self.source = source
+        # What a report (schema version 2) holds once at its top for its cases: put back in each read.
+        self.shared: dict[str, Any] = {}
         self._done: dict[ResumeKey, int | str] = {}
         # One line per stored record that does not fit the report's schema; its case runs again.
         self.refused: list[str] = []
@@ -129,9 +132,12 @@ class ResumeIndex:
             return index
         try:
             found = False
+            index.shared = report_shared_values(path)
+            # The key needs the case's command and mode; its steps are put back only for a case taken.
+            keys = {key: value for key, value in index.shared.items() if key in SHARED_KEYS}
             for offset, record in _records_by_line(path):
                 found = True
-                index._consider(record, offset)
+                index._consider(with_shared(record, keys), offset)
             if not found:
                 # A report not written one case a line (by another tool): read whole, kept as lines.
                 for record in load_records(path):
@@ -149,11 +155,12 @@ class ResumeIndex:
         """
         entries = [[*key, place if same_host else self._line(place)] for key, place in self._done.items()]
         source = os.path.abspath(self.source) if self.source is not None else None
-        return {"source": source, "entries": entries}
+        return {"source": source, "entries": entries, "shared": self.shared}
 
     @classmethod
     def from_handoff(cls, data: Mapping[str, Any]) -> ResumeIndex:
         index = cls((), source=Path(data["source"]) if data.get("source") else None)
+        index.shared = dict(data.get("shared") or {})
         for nodeid, content_hash, command, mode, place in data["entries"]:
             index._done[(nodeid, content_hash, sys.intern(command), sys.intern(mode))] = place
         return index
@@ -171,7 +178,7 @@ class ResumeIndex:
         if place is None:
             return None
         record = parse_line(self._line(place).encode("utf-8"))
-        return dict(record) if record is not None else None
+        return with_shared(dict(record), self.shared) if record is not None else None
 
     def take(self, nodeid: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> dict[str, Any] | None:
         """The stored record of this very case, command and run mode, or None to run it."""

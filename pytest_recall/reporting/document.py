@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases import strict_json
+from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.judge_section import judge_section
-from pytest_recall.reporting.schema import report_problem
+from pytest_recall.reporting.schema import report_problem, report_schema
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.figures import control_figures, run_figures
@@ -16,7 +18,93 @@ from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
 from pytest_recall.scoring.stats import summarize
 
-SCHEMA_VERSION = 1
+# 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs;
+# a step leaves out a field equal to the report's ``step_defaults`` (version 1 had every field in each).
+SCHEMA_VERSION = 2
+# Keys a report holds once at the top for every case that shares the value; a reader puts them back.
+SHARED_KEYS = ("run_mode", "command")
+# The top-level key of the values a step has unless it says otherwise, and the values this version writes:
+# what a session that ended plainly, with no token counts and no memory listing, records.
+STEP_DEFAULTS_KEY = "step_defaults"
+STEP_DEFAULTS: Mapping[str, Any] = {
+    "signal": None,
+    "timed_out": False,
+    "truncated": False,
+    "killed_leftovers": 0,
+    "tokens_in": None,
+    "tokens_out": None,
+    "memory": None,
+    "memory_files": None,
+    "memory_bytes": None,
+}
+
+
+@functools.cache
+def step_order() -> tuple[str, ...]:
+    """A step's fields in the schema's order, which is the order a record is made with: a field put back goes there."""
+    return tuple(report_schema()["$defs"]["step"]["properties"])
+
+
+def with_shared(record: dict[str, Any], header: Mapping[str, Any], *, ordered: bool = True) -> dict[str, Any]:
+    """A case record as it was recorded: what it shares with its report put back (version 2 on).
+
+    A step's fields go back to their places; where only the values matter
+    (a pass over every case of a report to check and sum it), ``ordered=False``
+    appends them, which costs a third as much.
+    """
+    for key in SHARED_KEYS:
+        if key not in record and key in header:
+            record[key] = header[key]
+    defaults = header.get(STEP_DEFAULTS_KEY)
+    steps = record.get("steps")
+    if isinstance(defaults, Mapping) and defaults and isinstance(steps, list):
+        if ordered:
+            record["steps"] = [_step_with_defaults(step, defaults) for step in steps]
+        else:
+            for step in steps:
+                if isinstance(step, dict):
+                    for key, value in defaults.items():
+                        step.setdefault(key, value)
+    return record
+
+
+def _step_with_defaults(step: Any, defaults: Mapping[str, Any]) -> Any:
+    if not isinstance(step, dict) or all(key in step for key in defaults):
+        return step
+    whole = {**defaults, **step}
+    placed = {key: whole.pop(key) for key in step_order() if key in whole}
+    placed.update(whole)
+    return placed
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Equal and of one type: 0 is no stand-in for false, nor 1.0 for 1."""
+    return type(value) is type(default) and value == default
+
+
+def case_compactor(report: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """How a case of ``report`` is written: without what :func:`with_shared` puts back from the report's top."""
+    tops = {key: report[key] for key in SHARED_KEYS if key in report}
+    defaults = report.get(STEP_DEFAULTS_KEY) or {}
+
+    def compact(record: Mapping[str, Any]) -> Mapping[str, Any]:
+        kept = {key: value for key, value in record.items() if key not in tops or value != tops[key]}
+        steps = record.get("steps")
+        if defaults and isinstance(steps, list):
+            kept["steps"] = [
+                {key: value for key, value in step.items() if key not in defaults or not _same(value, defaults[key])}
+                if isinstance(step, Mapping)
+                else step
+                for step in steps
+            ]
+        return kept
+
+    return compact
+
+
+def write_report(path: Path, report: Mapping[str, Any]) -> None:
+    """A report file, one case a line, each without what it shares with the report (see :func:`case_compactor`)."""
+    write_json_atomic(path, report, line_each="cases", compact=case_compactor(report))
 
 
 def sort_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -30,8 +118,14 @@ def build_report(
     threshold: float,
     command: str | None,
     interrupted: bool = False,
+    run_mode: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The whole report document: the verdict first, then how far to trust it, the case records last."""
+    """The whole report document: the verdict first, then how far to trust it, the case records last.
+
+    ``run_mode``, the run's, is written once above the cases; a case whose own
+    differs (a merge of different runs) keeps its own. So are the values a
+    step has unless it says otherwise (``step_defaults``).
+    """
     ordered = sort_records(records)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     report.update(aggregate(ordered, threshold))
@@ -45,6 +139,9 @@ def build_report(
     report.update(judge_section(ordered))
     report["command"] = command
     report["interrupted"] = interrupted
+    if run_mode is not None:
+        report["run_mode"] = dict(run_mode)
+    report[STEP_DEFAULTS_KEY] = dict(STEP_DEFAULTS)
     report["cases"] = list(ordered)
     return report
 
@@ -63,4 +160,6 @@ def load_report(path: Path) -> dict[str, Any]:
     problem = report_problem(data)
     if problem is not None:
         raise ValueError(f"{path}: not a pytest-recall report: {problem}")
+    for record in data["cases"]:
+        with_shared(record, data)
     return data

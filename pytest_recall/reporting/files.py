@@ -12,21 +12,29 @@ from typing import Any, TextIO
 from pytest_recall.reporting.schema import without_non_finite
 
 
-def write_json_atomic(path: Path, document: Any, *, line_each: str | None = None) -> None:
+def write_json_atomic(
+    path: Path,
+    document: Any,
+    *,
+    line_each: str | None = None,
+    compact: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+) -> None:
     """Write, fsync and rename, so a reader never sees half a file.
 
     The document is streamed into the file rather than built as one string
     first: for 10,000 cases that string is some 50 MB held twice over.
+    ``compact`` gives what each element of a streamed list is written as
+    (a case without what it shares with its report, say).
     """
 
     def fill(handle: TextIO) -> None:
         try:
-            dump_streaming(document, handle, line_each=line_each)
+            dump_streaming(document, handle, line_each=line_each, compact=compact)
         except ValueError:
             # A NaN somewhere (an agent's cost, a judge's score): JSON has none, so it is written as null.
             handle.seek(0)
             handle.truncate()
-            dump_streaming(without_non_finite(document), handle, line_each=line_each)
+            dump_streaming(without_non_finite(document), handle, line_each=line_each, compact=compact)
         handle.write("\n")
 
     _write_atomic(path, fill)
@@ -37,7 +45,13 @@ def _streamed(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (list, tuple, str, bytes))
 
 
-def dump_streaming(document: Any, handle: TextIO, *, line_each: str | None = None) -> None:
+def dump_streaming(
+    document: Any,
+    handle: TextIO,
+    *,
+    line_each: str | None = None,
+    compact: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+) -> None:
     """``json.dump(document, handle, indent=2)``, except that a streamed list is written one element a line.
 
     A top-level value that is a lazy sequence is written one element at a
@@ -45,6 +59,7 @@ def dump_streaming(document: Any, handle: TextIO, *, line_each: str | None = Non
     each element (a case record) is one compact line, which a report of
     100,000 cases needs to stay near 1 KB a case, and which ``grep`` reads.
     The list under the top-level key ``line_each`` is written the same way.
+    A mapping element is written as ``compact`` gives it, where given.
     """
 
     def one_a_line(key: Any, value: Any) -> bool:
@@ -64,6 +79,8 @@ def dump_streaming(document: Any, handle: TextIO, *, line_each: str | None = Non
             continue
         empty = True
         for element in value:
+            if compact is not None and isinstance(element, Mapping):
+                element = compact(element)
             text = json.dumps(element, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
             handle.write(("[\n    " if empty else ",\n    ") + text)
             empty = False

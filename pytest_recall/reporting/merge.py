@@ -28,12 +28,22 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, threshold: float | No
             by_node[(record.get("nodeid"), record.get("epoch"), record.get("control"))] = record
     commands = {report.get("command") for report in reports}
     pass_mark = threshold if threshold is not None else float(reports[0].get("threshold", 0.5))
+    records = list(by_node.values())
     return build_report(
-        list(by_node.values()),
+        records,
         threshold=pass_mark,
         command=commands.pop() if len(commands) == 1 else None,
         interrupted=any(bool(report.get("interrupted")) for report in reports),
+        run_mode=_first_run_mode(reports[0], records[:1]),
     )
+
+
+def _first_run_mode(header: Mapping[str, Any], first: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The run mode a merged report holds at its top: the first report's, else its first case's (version 1)."""
+    mode = header.get("run_mode")
+    if mode is None and first:
+        mode = first[0].get("run_mode")
+    return mode if isinstance(mode, Mapping) else None
 
 
 def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None) -> dict[str, Any]:
@@ -51,6 +61,7 @@ def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None)
     whole: list[dict[str, Any]] = []
     latest: dict[CaseKey, tuple[tuple[int, int], CaseSummary]] = {}
     problems = []
+    first_mode: Mapping[str, Any] | None = None
     for path in paths:
         try:
             file = open_report(Path(path))
@@ -58,6 +69,8 @@ def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None)
                 whole.append(load_report(Path(path)))
                 continue
             for offset, record in file.records():
+                if first_mode is None:
+                    first_mode = _first_run_mode(file.header, [record])
                 key = (record.get("nodeid"), record.get("epoch"), record.get("control"))
                 latest.pop(key, None)  # a later shard's record wins
                 latest[key] = ((len(opened), offset), summary_of(record))
@@ -77,6 +90,7 @@ def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None)
         threshold=pass_mark,
         command=commands.pop() if len(commands) == 1 else None,
         interrupted=any(bool(header.get("interrupted")) for header in headers),
+        run_mode=first_mode,
     )
     ordered = sorted(latest.values(), key=lambda entry: (str(entry[1]["nodeid"] or ""), int(entry[1]["epoch"] or 1)))
     merged["cases"] = FileCases(opened, [place for place, _ in ordered], [summary for _, summary in ordered])

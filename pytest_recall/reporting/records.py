@@ -8,6 +8,7 @@ that is what crosses xdist intact.
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -274,16 +275,31 @@ def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(name, text) for name, value in given if (text := property_text(value)) is not None]
 
 
+# Records published in this process, by the id of their JSON text (which is kept, so the id stays its own):
+# the recorder of a run without xdist takes the record itself instead of parsing the text again. Bounded,
+# since under xdist the text travels to the controller and the entry here is never taken.
+_PUBLISHED: collections.OrderedDict[int, tuple[str, dict[str, Any]]] = collections.OrderedDict()
+_PUBLISHED_KEPT = 64
+
+
 def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
-    """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record."""
+    """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record (as JSON, for xdist)."""
     scalars: list[tuple[str, object]] = list(case_properties(record))
-    scalars.append((RECORD_PROPERTY, json.dumps(record, ensure_ascii=False)))
+    text = json.dumps(record, ensure_ascii=False)
+    _PUBLISHED[id(text)] = (text, dict(record))
+    while len(_PUBLISHED) > _PUBLISHED_KEPT:
+        _PUBLISHED.popitem(last=False)
+    scalars.append((RECORD_PROPERTY, text))
     return scalars
 
 
 def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str, Any] | None:
+    """The record a report carries: the one published in this process when it is, else its JSON parsed."""
     for name, value in properties:
         if name == RECORD_PROPERTY and isinstance(value, str):
+            published = _PUBLISHED.pop(id(value), None)
+            if published is not None and published[0] is value:
+                return published[1]
             loaded: dict[str, Any] = json.loads(value)
             return loaded
     return None

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases import strict_json
+from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS_KEY, load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary
@@ -41,15 +42,15 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
     if not text.startswith(b"{"):
         return None
     try:
-        record = json.loads(text)
+        # One parse: a key twice (json would keep the last) is refused, not read as either.
+        record = strict_json.record_loads(text)
     except RecursionError:
         raise ValueError("a line nests too deep to be a record") from None
+    except strict_json.DuplicateKey:
+        raise
     except ValueError:
         return None
-    if isinstance(record, dict):
-        strict_json.loads(text)  # a key twice (json kept the last) is refused, not read as either
-        return record
-    return None
+    return record if isinstance(record, dict) else None
 
 
 def line_at(fd: int, offset: int) -> bytes:
@@ -87,6 +88,8 @@ class ReportFile:
                     check_report_tail(handle, self.path, more_fields=raw.strip() == b"],")
                     return
                 record = parse_line(raw)
+                if record is not None:
+                    with_shared(record, self.header, ordered=False)
                 problem = "not JSON on one line" if record is None else record_problem(record)
                 if problem is not None:
                     raise ValueError(f"{self.path}: not a pytest-recall report: case at byte {offset}: {problem}")
@@ -100,7 +103,7 @@ class ReportFile:
         record = parse_line(line_at(self._fd, offset))
         if record is None:
             raise ValueError(f"{self.path}: changed while it was read (no case at byte {offset})")
-        return record
+        return with_shared(record, self.header)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -205,3 +208,30 @@ def streamed_report(path: Path) -> dict[str, Any] | None:
         entries.append((0, offset))
         summaries.append(CaseSummary(record))
     return {**file.header, "cases": FileCases([file], entries, summaries)}
+
+
+def summarized_report(path: Path) -> dict[str, Any]:
+    """The report at ``path`` with each case as its scalars (``CaseSummary``), read one case at a time.
+
+    What ``compare`` needs of two reports: a few hundred bytes a case rather
+    than every record. A report not one case a line is read whole first.
+    """
+    file = open_report(path)
+    if file is None:
+        report = load_report(path)
+        return {**report, "cases": [CaseSummary(record) for record in report["cases"]]}
+    try:
+        return {**file.header, "cases": [CaseSummary(record) for _, record in file.records()]}
+    finally:
+        file.close()
+
+
+def report_shared_values(path: Path) -> dict[str, Any]:
+    """The values a report holds once for its cases (``run_mode``, ``command``, ``step_defaults``); none for a log."""
+    try:
+        file = open_report(path)
+    except (OSError, ValueError):
+        return {}
+    if file is None:
+        return {}
+    return {key: file.header[key] for key in (*SHARED_KEYS, STEP_DEFAULTS_KEY) if key in file.header}

@@ -5,7 +5,9 @@ Everything that reads a report or a log record written elsewhere (``merge``,
 schema first, so a malformed file is one line naming what is wrong and where,
 never a traceback from deep inside the statistics. JSON has no NaN or
 infinity, though Python's parser accepts them; those are refused too, and
-never written.
+never written. The schema is compiled once into plain checks
+(:mod:`pytest_recall.reporting.schema_check`); ``jsonschema`` only writes the
+message for a document they refuse.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.reporting.schema_check import Check, UnknownKeyword, all_finite, compile_schema
+
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 # A bad value is quoted in the message; a whole record quoted would not be one readable line.
 MAX_MESSAGE_CHARS = 200
@@ -26,6 +30,16 @@ MAX_MESSAGE_CHARS = 200
 def report_schema() -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     return loaded
+
+
+@functools.cache
+def _compiled(definition: str | None) -> Check | None:
+    """The schema (or one of its definitions) as a compiled check; None if it uses a keyword the compiler lacks."""
+    schema = report_schema()
+    try:
+        return compile_schema(schema if definition is None else schema["$defs"][definition], schema)
+    except UnknownKeyword:
+        return None
 
 
 @functools.cache
@@ -51,6 +65,10 @@ def record_problem(record: Any) -> str | None:
 def _problem(document: Any, definition: str | None) -> str | None:
     import jsonschema.exceptions
 
+    finite = all_finite(document)
+    check = _compiled(definition)
+    if finite and check is not None and check(document):
+        return None
     for where, number in _non_finite(document, ""):
         return f"at {where or 'the top'}: {_number_name(number)} is not a JSON number"
     error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(document))

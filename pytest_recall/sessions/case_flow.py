@@ -37,7 +37,14 @@ from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
 from pytest_recall.sessions.memory_listing import MemoryListing, start_listing
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
-from pytest_recall.sessions.rooms import CaseArea, SessionRooms, prepare_memory, private_dir
+from pytest_recall.sessions.rooms import (
+    COST_FILE_NAME,
+    PROMPT_FILE_NAME,
+    CaseArea,
+    SessionRooms,
+    prepare_memory,
+    private_dir,
+)
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.settings import DEFAULT_TIMEOUT_S, SessionSettings
 from pytest_recall.sessions.spawn import AgentStartError
@@ -46,7 +53,6 @@ from pytest_recall.terminal_text import clean_terminal_text, decode
 
 # The trap-task manifests name the expected answers; an agent must never see them.
 SCRUBBED_VARS = frozenset({"TRAP_MANIFEST", "TRAPTASK_MANIFEST"})
-PROMPT_FILE_NAME = "prompt.txt"
 # Linux's MAX_ARG_STRLEN: one argv string, its terminating NUL included.
 MAX_ARGUMENT_BYTES = 32 * 4096
 ARGV_FEEDBACK_MARGIN = 4096
@@ -241,7 +247,7 @@ def _session_in_rooms(
         assert result is not None
         if keeper is not None:
             keeper.leave(step_number, rooms.workdir)
-        cost, fault = read_cost(rooms.harness / "cost.json")
+        cost, fault = read_cost(rooms.harness / COST_FILE_NAME)
         if fault is not None:
             area.faults.append(fault)
         return result, cost

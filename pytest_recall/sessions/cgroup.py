@@ -5,13 +5,23 @@ uid or by dropping its environment, and ``cgroup.kill`` kills every member at
 once, including the ones forked while it runs. So where the harness may make
 cgroups (root, or a delegated subtree), every session gets one:
 
-1. ``mkdir`` a cgroup under ``recall-<harness pid>``, beside the harness's own
-   cgroup (the folder of a harness that was killed is swept by the next run);
-2. move the harness into it for the instant of the spawn, and back
-   (``posix_spawn`` cannot place a child in a cgroup; the child stays where it
-   was born);
-3. at the session's end, write 1 to ``cgroup.kill``, wait for
-   ``cgroup.events`` to say it is empty, and remove it.
+1. take a free slot cgroup under ``recall-<harness pid>``, beside the
+   harness's own cgroup, or ``mkdir`` one when every slot is in use: as many
+   slots as sessions ever ran at once (the folder of a harness that was
+   killed is swept by the next run);
+2. start the agent in it: the harness moves itself into it for the instant
+   of a ``posix_spawn`` and back. (A spawner process that cloned agents
+   straight into their cgroups with ``clone3(CLONE_INTO_CGROUP)`` was
+   measured against this and lost: its clone of itself cost some 3 ms of CPU
+   a session more than the ``vfork`` under ``posix_spawn``, and the move's
+   wait it saved did not show; see bench/README.md.)
+3. at the session's end, when anything still runs in it, write 1 to
+   ``cgroup.kill`` and wait for ``cgroup.events`` to say it is empty. A slot
+   that emptied by itself is free for the next session; a killed one is
+   removed, since on recent kernels (6.14 on) a child born into a cgroup
+   that was ever killed may be killed at birth (the cgroup's kill count
+   differs from its parent's); one that does not empty in time is left for
+   the exit's sweep.
 
 Elsewhere the reaper falls back to killing the session's process group and
 every process that carries the session token (:mod:`pytest_recall.sessions.reaper`).
@@ -22,6 +32,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import itertools
 import os
 import select
 import time
@@ -58,20 +69,26 @@ def cgroup2_home() -> Path | None:
 
 
 class SessionCgroup:
-    """One session's cgroup; made with :meth:`create`, ended with :meth:`kill` and :meth:`remove`."""
+    """One session's cgroup; taken with :meth:`create`, ended with :meth:`kill` and :meth:`remove`."""
 
     def __init__(self, path: Path, home: Path) -> None:
         self.path = path
         self._home = home
+        self._taken = True
+        self._killed = False
 
     @classmethod
-    def create(cls, name: str) -> SessionCgroup | None:
-        """A new, empty cgroup for one session; None where cgroups cannot be made or used here."""
+    def create(cls, name: str = "") -> SessionCgroup | None:
+        """An empty cgroup for one session (a free slot, else a new one); None where cgroups cannot be used here."""
+        if _free_slots:
+            slot = _free_slots.pop()
+            slot._taken = True
+            return slot
         home = cgroup2_home()
         parent = _run_cgroup()
         if home is None or parent is None:
             return None
-        path = parent / name
+        path = parent / f"slot-{next(_slot_numbers)}"
         try:
             path.mkdir()
         except OSError:
@@ -87,22 +104,40 @@ class SessionCgroup:
         finally:
             _write(self._home / "cgroup.procs", "0")
 
-    def pids(self) -> list[int]:
+    def pids(self) -> list[int] | None:
+        """The processes in the cgroup now; None when it cannot be read."""
         try:
             return [int(line) for line in (self.path / "cgroup.procs").read_text(encoding="ascii").split()]
         except (OSError, ValueError):
-            return []
+            return None
 
     def kill(self) -> None:
         """SIGKILL to every process in the cgroup, those forked while it happens included."""
+        self._killed = True
         with contextlib.suppress(OSError):
             _write(self.path / "cgroup.kill", "1")
 
     def remove(self) -> None:
-        """Wait until the killed cgroup is empty, then remove it."""
-        _wait_empty(self.path / "cgroup.events", EMPTY_TIMEOUT_S)
-        with contextlib.suppress(OSError):
-            self.path.rmdir()
+        """Wait until the killed cgroup is empty, then free the slot for the next session.
+
+        A cgroup still populated after :data:`EMPTY_TIMEOUT_S` (a process stuck
+        in the kernel) is never handed out again; the exit's sweep tries it once more.
+        """
+        if not self._taken:
+            return
+        self._taken = False
+        emptied = _wait_empty(self.path / "cgroup.events", EMPTY_TIMEOUT_S)
+        if emptied and not self._killed:
+            _free_slots.append(self)
+            return
+        if emptied:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+
+
+# Slots free now: emptied by themselves, awaiting their next session.
+_free_slots: list[SessionCgroup] = []
+_slot_numbers = itertools.count()
 
 
 @functools.cache
@@ -138,31 +173,35 @@ def _remove_tree(parent: Path) -> None:
     with contextlib.suppress(OSError):
         for session in parent.iterdir():
             if session.is_dir():
-                ended = SessionCgroup(session, parent)
-                ended.kill()
-                ended.remove()
+                with contextlib.suppress(OSError):
+                    _write(session / "cgroup.kill", "1")
+                _wait_empty(session / "cgroup.events", EMPTY_TIMEOUT_S)
+                with contextlib.suppress(OSError):
+                    session.rmdir()
         parent.rmdir()
 
 
-def _wait_empty(events: Path, timeout_s: float) -> None:
-    """Until ``populated 0``; the kernel wakes a poller of cgroup.events (POLLPRI) when it changes."""
+def _wait_empty(events: Path, timeout_s: float) -> bool:
+    """Until ``populated 0`` (True), or the timeout (False); the kernel wakes a poller of cgroup.events."""
     deadline = time.monotonic() + timeout_s
     try:
         fd = os.open(events, os.O_RDONLY)
     except OSError:
-        return
+        return False
     try:
+        if b"populated 0" in os.pread(fd, 4096, 0):
+            return True
         poller = select.poll()
         poller.register(fd, select.POLLPRI)
         while True:
-            if b"populated 0" in os.pread(fd, 4096, 0):
-                return
             left = deadline - time.monotonic()
             if left <= 0:
-                return
+                return False
             poller.poll(min(left, 0.1) * 1000)
+            if b"populated 0" in os.pread(fd, 4096, 0):
+                return True
     except OSError:
-        return
+        return False
     finally:
         os.close(fd)
 

@@ -106,7 +106,7 @@ def process_group(pid: str) -> int | None:
 
 
 def cgroup_name(pid: str) -> str | None:
-    """The last part of a process's cgroup v2 path (a session cgroup is named by its token), or None."""
+    """The last part of a process's cgroup v2 path (a session's slot cgroup, say), or None."""
     try:
         with open(f"/proc/{pid}/cgroup", encoding="utf-8", errors="replace") as handle:
             for line in handle:

@@ -20,6 +20,7 @@ The whole area is removed when the case ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -40,6 +41,9 @@ SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
 STEP_VAR = "RECALL_STEP"
 PROMPT_FILE_VAR = "RECALL_PROMPT_FILE"
+# What the harness itself puts in a step folder: the agent's cost file, the prompt of --recall-prompt=file.
+COST_FILE_NAME = "cost.json"
+PROMPT_FILE_NAME = "prompt.txt"
 TEMP_VARS = ("TMPDIR", "TMP", "TEMP")
 XDG_DIRS = {
     "XDG_CONFIG_HOME": ".config",
@@ -127,7 +131,10 @@ class CaseArea:
 
     def close_step(self, rooms: SessionRooms) -> None:
         self._remove(rooms.workdir, "the step's workdir")
-        self._remove(rooms.harness)
+        # What the harness put there, by name: a few rmdir and unlink calls, no walk unless the agent added to it.
+        fault = remove_made(rooms.harness, ("tmp",), (COST_FILE_NAME, PROMPT_FILE_NAME, MCP_CONFIG_FILE))
+        if fault is not None:
+            self.faults.append(fault)
 
     def close(self) -> None:
         self._remove(self.root, "the case's area")
@@ -157,7 +164,7 @@ class CaseArea:
         """
         env = dict(base)
         env[SCOPE_VAR] = str(self.scope)
-        env[COST_VAR] = str(rooms.harness / "cost.json")
+        env[COST_VAR] = str(rooms.harness / COST_FILE_NAME)
         env[STEP_VAR] = str(step)
         env.update(dict.fromkeys(TEMP_VARS, str(rooms.harness / "tmp")))
         if prompt_file is not None:
@@ -227,3 +234,25 @@ def remove_tree(path: Path) -> str | None:
     except OSError:
         pass  # not empty, not a plain directory, or not removable as it is: the full walk below
     return remove_agent_tree(path)
+
+
+def remove_made(path: Path, folders: tuple[str, ...], files: tuple[str, ...]) -> str | None:
+    """Remove a folder the harness made, with the entries it may hold: a few ``rmdir`` and ``unlink`` calls.
+
+    The careful walk of :func:`remove_tree` is left for a folder that holds
+    anything else (an agent wrote into it, or put something in a name's place).
+    Returns what :func:`remove_tree` says, None when it went plainly.
+    """
+    try:
+        for name in folders:
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(path / name)
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path / name)
+        os.rmdir(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return remove_tree(path)
+    return None

@@ -73,8 +73,6 @@ class RunningSession:
         self._stderr = HeadTailBuffer(spec.max_output_bytes)
         # A live (continue) session's turns; None for a fresh session, which only runs.
         self.turns = LiveTurns(spec.turns, spec.protocol, spec.compose_turn) if spec.turns else None
-        self.started = time.monotonic()
-        self.deadline = self.started + spec.timeout_s
         self.kill_at: float | None = None
         self.timed_out = False
         self.finished: SessionResult | None = None
@@ -95,6 +93,9 @@ class RunningSession:
             if self.cgroup is not None:
                 self.cgroup.remove()
             raise
+        # The agent's time starts when it does, not when the harness began to set it up.
+        self.started = self._last_output = time.monotonic()
+        self.deadline = self.started + spec.timeout_s
         self.pidfd = self.child.pidfd
         self.stdout_fd: int | None = self.child.terminal_fd
         self.stderr_fd: int | None = self.child.stderr_fd
@@ -178,15 +179,18 @@ class RunningSession:
         uncounted_group = self.child.pid if self.timed_out else None
         leftovers = 0
         if self.cgroup is not None:
-            leftovers = self._cgroup_leftovers(uncounted_group)
-            self.cgroup.kill()
+            members = self.cgroup.pids()
+            leftovers = self._cgroup_leftovers(members, uncounted_group)
+            if members != []:
+                # Only a cgroup with something still in it is killed; an empty one is reused as it is.
+                self.cgroup.kill()
         # After cgroup.kill too: a root agent can move a process into another cgroup, where that kill
         # cannot reach it; it still carries the token (what it can do beyond is in docs/sandbox.md).
         leftovers += kill_tagged_processes(
             self.token,
             uncounted_group=uncounted_group,
             candidates=pids_allocated_since(self.child.pid, self.started),
-            uncounted_cgroup=self.token if self.cgroup is not None else None,
+            uncounted_cgroup=self.cgroup.path.name if self.cgroup is not None else None,
         )
         # The main process is a zombie until reaped below, so the group's id is still this session's.
         signal_group(self.child.pid, signal.SIGKILL)
@@ -234,10 +238,9 @@ class RunningSession:
             self.cgroup.kill()
         kill_tagged_processes(self.token)
 
-    def _cgroup_leftovers(self, uncounted_group: int | None) -> int:
+    def _cgroup_leftovers(self, members: list[int] | None, uncounted_group: int | None) -> int:
         """The processes still in the session's cgroup besides the main one, counted before they are killed."""
-        assert self.cgroup is not None
-        pids = [pid for pid in self.cgroup.pids() if pid != self.child.pid]
+        pids = [pid for pid in members or () if pid != self.child.pid]
         if uncounted_group is None:
             return len(pids)
         return sum(process_group(str(pid)) != uncounted_group for pid in pids)

@@ -156,7 +156,7 @@ def spawn_agent(
 ) -> AgentProcess:
     """Start one agent session, in ``cgroup`` if given; raises :class:`AgentStartError` with a line for the user."""
     _refuse_nul_bytes(argv, env)
-    program = pexpect.which(argv[0], env=dict(env))
+    program = _which(argv[0], env.get("PATH"))
     if program is None:
         if os.sep in argv[0] and os.path.isfile(argv[0]):
             raise AgentStartError(f"agent command {argv[0]!r} is not executable; check its permissions or --recall-cmd")
@@ -201,6 +201,21 @@ def spawn_agent(
     # Non-blocking both ways: reads drain a flood, and a live prompt goes in as the agent takes it.
     os.set_blocking(terminal_fd, False)
     return process
+
+
+# (name, PATH) -> the program it found: every session of a run asks the same, and a search stats each folder.
+_FOUND: dict[tuple[str, str | None], str] = {}
+
+
+def _which(name: str, path: str | None) -> str | None:
+    """The program ``name`` names, as the agent's PATH finds it; found once per run, still executable each time."""
+    known = _FOUND.get((name, path))
+    if known is not None and os.access(known, os.X_OK):
+        return known
+    found: str | None = pexpect.which(name, env={} if path is None else {"PATH": path})
+    if found is not None:
+        _FOUND[(name, path)] = found
+    return found
 
 
 def _posix_spawn_on_terminal(

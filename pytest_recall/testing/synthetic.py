@@ -58,6 +58,9 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
                 "stdout": ("I do not remember.\n" if number == 2 else "Noted.\n") if failed else "",
                 "stderr": "",
                 "truncated": False,
+                "killed_leftovers": 0,
+                "tokens_in": None,
+                "tokens_out": None,
                 "memory": [{"path": "notes.txt", "size": record["memory_bytes"], "sha256": f"{index:064x}"}]
                 if number == 1
                 else None,
