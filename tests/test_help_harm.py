@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from test_html_report import section_rows
+
 from conftest import RecallSuite
 from pytest_recall.cases.model import write_case_folders
 from pytest_recall.reporting.document import build_report
@@ -52,7 +54,9 @@ def test_the_summary_names_harmed_cases_and_the_page_lists_both() -> None:
     assert any("memory helped 2 cases" in line and "harmed 1 case" in line for line in lines)
     assert "  harmed in scoped: s/d" in lines
     page = render_html(report)
-    assert "Helped and harmed" in page and "<code>s/d</code>" in page and "<code>s/a</code>" in page
+    assert "Helped and harmed" in page
+    listed = section_rows(page, "help-harm")
+    assert listed == [["recall", ["s/a", "s/b"], [], "0.500"], ["scoped", [], ["s/d"], "1.000"]]
 
 
 def test_a_memory_that_ignores_scope_is_named_where_it_harms(recall_suite: RecallSuite) -> None:

@@ -389,3 +389,80 @@ def test_a_page_of_100000_cases_draws_its_first_page_of_rows(chromium: Chromium,
     assert state["shown"] == "1–100 of 100,000 runs" and state["page"] == "page 1 of 1,000"
     assert state["labels"][0] == "ERROR" and state["ids"][0] == "ledger_000000", "the worst cases come first"
     assert state["firstContentfulPaint"] is not None and state["firstRows"] is not None
+
+
+EPOCHS_STATE = """JSON.stringify((() => {
+    const section = document.querySelector('section.epoch-table');
+    const rows = [...section.querySelectorAll('tbody > tr')];
+    return {
+        total: section.dataset.total, rendered: section.dataset.rendered,
+        shown: section.querySelector('.shown').textContent,
+        page: section.querySelector('.pager .page').textContent,
+        ids: rows.map(r => r.cells[0].querySelector('b').textContent),
+        cells: rows.map(r => [...r.cells].slice(1, 6).map(c => c.textContent)),
+        pills: rows.map(r => [...r.cells[6].querySelectorAll('.pill')].map(p => p.textContent + ' ' + p.className)),
+    };
+})())"""
+# Opens every folded list of names, then reads the helped and harmed table as a reader sees it.
+HELP_HARM_STATE = """(() => {
+    const section = document.querySelector('section.help-harm');
+    const read = () => JSON.stringify([...section.querySelectorAll('tbody > tr')].map(r => ({
+        category: r.cells[0].textContent, p: r.cells[3].textContent,
+        lead: [r.cells[1].firstChild.textContent, r.cells[2].firstChild.textContent],
+        more: [...r.querySelectorAll('details.more > summary')].map(s => s.textContent),
+        helped: [...r.cells[1].querySelectorAll('code')].map(c => c.textContent),
+        harmed: [...r.cells[2].querySelectorAll('code')].map(c => c.textContent),
+    })));
+    const folded = read();
+    const opened = [...section.querySelectorAll('details.more')].map(d => new Promise(done => {
+        d.addEventListener('toggle', () => setTimeout(done, 0), {once: true});
+        d.open = true;
+    }));
+    return Promise.all(opened).then(() => JSON.stringify({folded: JSON.parse(folded), opened: JSON.parse(read())}));
+})()"""
+
+
+@needs_chromium
+def test_the_epochs_table_and_the_helped_and_harmed_lists_are_drawn_from_data(
+    chromium: Chromium, tmp_path: Path
+) -> None:
+    records = []
+    for case in range(150):
+        harmed = case % 10 == 3  # memory fails where the control passes
+        for epoch in (1, 2):
+            records.append(record(case, epoch, 0.0 if harmed else (0.5 if case == 7 and epoch == 2 else 1.0)))
+            records.append(record(case, epoch, 1.0 if harmed else 0.0, control=True))
+    report = build_report(records, threshold=0.7, command="pytest cases --recall-cmd=recall-notebook")
+    page = tmp_path / "epochs.html"
+    html = render_html(report)
+    assert html.count("<code>") == 1 and "<b>case_07" not in html, "no list or row is markup, only the command"
+    page.write_text(html, encoding="utf-8")
+    loaded = load_page(chromium, page)
+    assert loaded.errors == []
+    assert loaded.layout["overflowing"] == []
+
+    epochs = evaluate(chromium, EPOCHS_STATE)
+    assert (epochs["total"], epochs["rendered"]) == ("150", "100")
+    assert epochs["shown"] == "1–100 of 150 cases" and epochs["page"] == "page 1 of 2"
+    assert epochs["ids"][:8] == [f"case_{i:02d}" for i in range(8)]
+    assert epochs["cells"][7] == ["a_rather_long_category_name_for_layout", "75.0%", "yes", "no", "50%"]
+    assert epochs["pills"][7] == ["1.00 pill good", "0.50 pill warn"]
+    assert epochs["pills"][3] == ["0.00 pill bad", "0.00 pill bad"]
+    search = """(() => { const input = document.querySelector('section.epoch-table input.search');
+        input.value = 'CASE_14'; input.dispatchEvent(new Event('input')); })()"""
+    evaluate(chromium, search)
+    found = evaluate(chromium, EPOCHS_STATE)
+    assert found["ids"] == ["case_14", *(f"case_{i}" for i in range(140, 150))]
+    assert found["shown"] == "1–11 of 11 cases (filtered from 150)"
+
+    lists = evaluate(chromium, HELP_HARM_STATE)
+    by_category = report["help_harm"]["by_category"]
+    assert [row["category"] for row in lists["opened"]] == sorted(by_category)
+    for folded, opened in zip(lists["folded"], lists["opened"], strict=True):
+        entry = by_category[opened["category"]]
+        helped, harmed = entry["helped"], entry["harmed"]
+        assert len(helped) > 20, "enough names that some are folded"
+        assert folded["lead"] == [f"{len(helped)}: ", f"{len(harmed)}: " if harmed else "–"]
+        assert folded["helped"] == helped[:20] and folded["more"] == [f"and {len(helped) - 20} more"]
+        assert opened["helped"] == helped and opened["harmed"] == harmed
+        assert opened["p"] == f"{entry['p_value']:.3f}"

@@ -261,8 +261,23 @@ def test_memory_lift_is_shown_only_when_there_was_a_control_run() -> None:
     assert "Memory lift" not in render_html(make_report(control=False))
 
 
-def test_epochs_get_a_consistency_table() -> None:
-    assert "pass@3" in render_html(make_report(epochs=3))
+def section_rows(page: str, kind: str) -> list[Any]:
+    """The rows a section carries for the page's script to draw."""
+    found = re.search(f'<section class="{kind}">(.*?)</section>', page, re.S)
+    assert found is not None, f"no {kind} section"
+    assert "<tr><td" not in found.group(1), "the rows are data, not markup"
+    block = re.search(r'<script type="application/json" class="rows">(.*?)</script>', found.group(1), re.S)
+    assert block is not None
+    rows: list[Any] = json.loads(block.group(1))
+    return rows
+
+
+def test_epochs_get_a_consistency_table_drawn_from_data() -> None:
+    page = render_html(make_report(epochs=3))
+    assert "pass@3" in page
+    rows = section_rows(page, "epoch-table")
+    assert [row[0] for row in rows] == [f"case_{i:02d}" for i in range(6)]
+    assert rows[2][3:] == ["25.0%", "no", "no", "0%", [["0.25", "warn"]] * 3]
     assert "pass@" not in render_html(make_report(epochs=1))
 
 
@@ -287,8 +302,8 @@ def test_escaping_is_a_type_so_plain_text_is_escaped_wherever_it_lands():
 
     from pytest_recall.reporting import html
 
-    row = html._row("td", ["<script>alert(1)</script>", Markup("<b>kept</b>")])
-    assert isinstance(row, Markup)
-    assert "&lt;script&gt;" in row and "<b>kept</b>" in row
+    section = html._section("<script>alert(1)</script>", "hint", Markup("<b>kept</b>"))
+    assert isinstance(section, Markup)
+    assert "&lt;script&gt;" in section and "<b>kept</b>" in section
     label = html._tag("text", "<tspan onload=x>")
     assert "<tspan" not in label and "&lt;tspan" in label

@@ -141,14 +141,13 @@ class Case:
         return hashlib.sha256(blob).hexdigest()
 
 
-# A case whose prompts pass this many bytes is read from its folder when it runs, not kept from collection:
-# an imported LongMemEval_m suite holds hundreds of megabytes of prompts.
-LAZY_PROMPT_BYTES = 256 * 1024
-
-
 @dataclass(frozen=True, slots=True)
 class CaseOutline:
-    """What collection, sharding and the count of sessions need of a case, without its prompts."""
+    """What collection, sharding and the count of sessions need of a case, without its prompts.
+
+    A collected case keeps this and a way to read itself again (see
+    :mod:`pytest_recall.cases.case_refs`), so its text is in memory only while it runs.
+    """
 
     case_id: str
     suite: str
@@ -156,21 +155,12 @@ class CaseOutline:
     group: str | None
     ingest_steps: int
     steps: int
-    prompt_bytes: int
     answer_kind: str = "money"
 
     @classmethod
     def of(cls, case: Case) -> CaseOutline:
-        size = sum(len(step.prompt.encode("utf-8")) for step in case.steps)
         return cls(
-            case.case_id,
-            case.suite,
-            case.category,
-            case.group,
-            case.ingest_steps,
-            len(case.steps),
-            size,
-            case.answer_kind,
+            case.case_id, case.suite, case.category, case.group, case.ingest_steps, len(case.steps), case.answer_kind
         )
 
 

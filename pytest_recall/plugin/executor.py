@@ -8,6 +8,7 @@ still come out in collection order.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from pytest_recall.cases.model import Case
+from pytest_recall.cases.model import Case, CaseError
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
@@ -96,18 +97,45 @@ class CaseExecutor:
         self._queue: list[RunnableItem] = []
         self._position: dict[str, int] = {}
         self._started: set[str] = set()
+        # Cases ahead that an earlier run scored, until pytest reaches them.
+        self._resumed: set[str] = set()
 
     def plan(self, items: Sequence[Any]) -> None:
-        """The items this process will run, in order, for the look-ahead."""
-        # Resumed cases never run, so they must not take a look-ahead slot either.
-        self._queue = [item for item in items if hasattr(item, "case") and self.stored(item) is None]
+        """The items this process will run, in order, for the look-ahead.
+
+        Which of them an earlier run already scored (``--recall-resume``) is
+        found as the look-ahead reaches them: a case is read again to know its
+        content hash, and planning reads none.
+        """
+        self._queue = list(items)
         self._position = {item.nodeid: index for index, item in enumerate(self._queue)}
 
     def stored(self, item: RunnableItem) -> dict[str, Any] | None:
-        """``--recall-resume``: the record an earlier run scored for this very case and command."""
+        """``--recall-resume``: the record an earlier run scored for this very case and command.
+
+        Asked by the item pytest is at, which leaves the look-ahead's books either way.
+        """
         if self.resume is None:
             return None
+        self._resumed.discard(item.nodeid)
+        record = self._stored(item)
+        if record is not None:
+            self._position.pop(item.nodeid, None)
+        return record
+
+    def _stored(self, item: RunnableItem) -> dict[str, Any] | None:
+        assert self.resume is not None
         return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command, self.run_mode)
+
+    def _starts_ahead(self, item: RunnableItem) -> bool:
+        """Whether a case ahead is to start now: not in flight, within budget, and not resumed
+        (found once, then remembered until pytest reaches it, so it is read again only once)."""
+        if item.nodeid in self._started or item.nodeid in self._resumed or self.budget_spent() is not None:
+            return False
+        if self.resume is not None and self._stored(item) is not None:
+            self._resumed.add(item.nodeid)
+            return False
+        return True
 
     def effective_case(self, case: Case) -> Case:
         return effective_case(case, self.sessions)
@@ -119,8 +147,9 @@ class CaseExecutor:
         return verdict
 
     def _submit(self, item: RunnableItem) -> None:
-        self._started.add(item.nodeid)
+        # Read (or generated) again here, as its first session is about to start: collection kept no text.
         case = self.effective_case(item.case)
+        self._started.add(item.nodeid)
 
         def attempt() -> Flow:
             return grouped_case_flow(
@@ -150,8 +179,10 @@ class CaseExecutor:
         start = self._position.pop(item.nodeid, None)
         if start is not None and self.concurrency > 1:
             for ahead in self._queue[start + 1 : start + self.concurrency]:
-                if ahead.nodeid not in self._started and self.budget_spent() is None:
-                    self._submit(ahead)
+                # A case that no longer reads is the failure of its own item, not of this one.
+                with contextlib.suppress(CaseError):
+                    if self._starts_ahead(ahead):
+                        self._submit(ahead)
         self._started.discard(item.nodeid)
         run = self.pool.wait(item.nodeid)
         self.spent_usd += sum(step.cost_usd for step in run.steps if step.cost_usd is not None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases.answer_forms import KIND_FREE
-from pytest_recall.cases.model import LAZY_PROMPT_BYTES, Case, CaseError, CaseOutline, folder_digests, load_case_dir
+from pytest_recall.cases.case_refs import ReadAgain
+from pytest_recall.cases.model import Case, CaseError, CaseOutline, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.config import CONFIG_KEY
@@ -33,11 +35,12 @@ from pytest_recall.reporting.records import (
 )
 from pytest_recall.scoring.verdict import Verdict
 from pytest_recall.sessions.case_flow import argv_prompt_problem
-from pytest_recall.suites.suite_file import SUITE_FILE, suite_cases
+from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
 
 RUN_NAME = "recall"
 CONTROL_NAME = "control"
 MALFORMED_PREFIX = "malformed case: "
+CHANGED_BEFORE_IT_RAN = "case files changed on disk before it ran"
 
 
 # The answer kinds the judge knows: the built-in ones and those plugins declare, fixed at configure time.
@@ -55,37 +58,37 @@ class CaseItem(pytest.Item):
     def __init__(
         self,
         *,
-        case: Case,
+        outline: CaseOutline,
+        loader: Callable[[], Case],
         epoch: int = 1,
         control: bool = False,
         on_disk: Mapping[str, str] | None = None,
-        loader: Callable[[], Case] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.outline = CaseOutline.of(case)
-        # With a loader, the case is read from its folder each time it is wanted, so a suite of large
-        # cases never sits in memory whole: only the cases in flight do.
-        self._case = None if loader is not None else case
+        self.outline = outline
+        # The case is read (or generated) again when it runs, so a suite never sits in memory whole.
         self._loader = loader
+        self._case: Case | None = None
         self.epoch = epoch
         self.control = control
         # Digests of the case folder's files at collection; None for cases that live in memory.
         self.on_disk = on_disk
         self.run: CaseRun | None = None
         self.record: dict[str, Any] | None = None
-        self.extra_keyword_matches.add(case.case_id)
-        if case.category:
-            self.extra_keyword_matches.add(case.category)
+        self.extra_keyword_matches.add(outline.case_id)
+        if outline.category:
+            self.extra_keyword_matches.add(outline.category)
         if control:
             self.extra_keyword_matches.add(CONTROL_NAME)
 
     @property
     def case(self) -> Case:
-        if self._case is not None:
-            return self._case
-        assert self._loader is not None
-        return self._loader()
+        """The whole case, read again (or generated) when first wanted, as it is about to start: only the
+        cases in flight, or just ahead, are held whole, each until its teardown."""
+        if self._case is None:
+            self._case = self._loader()
+        return self._case
 
     def _executor(self) -> CaseExecutor:
         return self.config.stash[EXECUTOR_KEY]
@@ -96,19 +99,26 @@ class CaseItem(pytest.Item):
         executor = self._executor()
         if self.outline.answer_kind == KIND_FREE and executor.judging is None:
             pytest.fail(FREE_NEEDS_JUDGE.format(case=self.reportinfo()[2]), pytrace=False)
-        stored = executor.stored(self)
+        try:
+            stored = executor.stored(self)
+            if stored is None:
+                over_budget = executor.budget_stops(self)
+                if over_budget is not None:
+                    pytest.skip(over_budget)
+                self.run = executor.run(self)
+        except CaseError as exc:
+            # Read again as it starts, it no longer is the case collected: it scores 0, as a case rewritten
+            # while it runs does, so changing a case on disk never excuses an agent from it.
+            stored = self._changed_before_it_ran(str(exc))
         if stored is not None:
-            # Resumed: an earlier run paid for this verdict; report it as it stands.
+            # Resumed (an earlier run paid for this verdict) or changed: reported as it stands.
             self._publish(stored)
             return
-        over_budget = executor.budget_stops(self)
-        if over_budget is not None:
-            pytest.skip(over_budget)
-        self.run = executor.run(self)
+        assert self.run is not None
         if self.run.error:
             self._record_verdict(executor.verdict(self.run, None, None))
             # A setup failure is a pytest error; pytrace=False keeps it to the one line.
-            pytest.fail(f"{self.case.case_id}: {self.run.error}", pytrace=False)
+            pytest.fail(f"{self.outline.case_id}: {self.run.error}", pytrace=False)
 
     def runtest(self) -> None:
         if self.run is not None:
@@ -120,11 +130,18 @@ class CaseItem(pytest.Item):
             # Compact unless asked for more: a failing 256-case run must stay readable in a CI log.
             compact = self.config.get_verbosity() < 1
             raise CaseFailed(
-                verdict_report(record, self.case.expected, record["steps"], title=self.case.case_id, compact=compact)
+                verdict_report(record, _expected(record), record["steps"], title=self.outline.case_id, compact=compact)
             )
         if record.get("error") and not record.get("control"):
             # No score, for a reason found after the agent ran (its judge command failed): never a silent pass.
-            pytest.fail(f"{self.case.case_id}: {record['error']}", pytrace=False)
+            pytest.fail(f"{self.outline.case_id}: {record['error']}", pytrace=False)
+
+    def _changed_before_it_ran(self, why: str) -> dict[str, Any]:
+        executor = self._executor()
+        lost = CaseRecord.lost(self.nodeid, f"{CHANGED_BEFORE_IT_RAN}: {why}", executor.command, executor.run_mode)
+        outline = self.outline
+        changed = replace(lost, id=outline.case_id, suite=outline.suite, category=outline.category, score=0.0)
+        return replace(changed, error=None, outcome="wrong").as_json()
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None
@@ -154,6 +171,7 @@ class CaseItem(pytest.Item):
         # The scalars stay: pytest's JUnit writer reads them off the teardown report.
         self.run = None
         self.record = None
+        self._case = None
         self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_PROPERTY]
 
     def forget(self) -> None:
@@ -172,35 +190,44 @@ class CaseItem(pytest.Item):
         return self.path, None, label
 
 
+def _expected(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What a failure's text shows of the expectation, from the record: the case need not be read again."""
+    return {"answer": record.get("expected"), "category": record.get("category")}
+
+
 def case_items(
     parent: pytest.Collector,
-    case: Case,
+    outline: CaseOutline,
+    loader: Callable[[], Case],
     *,
     on_disk: Mapping[str, str] | None = None,
-    loader: Callable[[], Case] | None = None,
 ) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
     run = parent.config.stash[CONFIG_KEY]
     epochs, control = run.scale_out.epochs, run.scale_out.control
-    if run.command.prompt == "argv":
-        problem = argv_prompt_problem(case)
-        if problem is not None:
-            raise parent.CollectError(f"{MALFORMED_PREFIX}{case.source}: {problem}")
     for epoch in range(1, epochs + 1):
         yield CaseItem.from_parent(
-            parent, name=item_name(epoch, epochs, False), case=case, epoch=epoch, on_disk=on_disk, loader=loader
+            parent, name=item_name(epoch, epochs, False), outline=outline, loader=loader, epoch=epoch, on_disk=on_disk
         )
     if control:
         for epoch in range(1, epochs + 1):
             yield CaseItem.from_parent(
                 parent,
                 name=item_name(epoch, epochs, True),
-                case=case,
+                outline=outline,
+                loader=loader,
                 epoch=epoch,
                 control=True,
                 on_disk=on_disk,
-                loader=loader,
             )
+
+
+def collect_problem(config: pytest.Config, case: Case) -> str | None:
+    """Why a case, good as a case, cannot run as this run is set up (a prompt argv cannot carry), or None."""
+    if config.stash[CONFIG_KEY].command.prompt != "argv":
+        return None
+    problem = argv_prompt_problem(case)
+    return None if problem is None else f"{MALFORMED_PREFIX}{case.source}: {problem}"
 
 
 @contextmanager
@@ -222,30 +249,53 @@ class CaseDirectory(pytest.Directory):
         load = partial(load_case_dir, self.path, suite=self.path.parent.name, source=source, known_kinds=known_kinds)
         with _one_line_case_errors(self):
             case = load()
-        loader = load if CaseOutline.of(case).prompt_bytes > LAZY_PROMPT_BYTES else None
-        yield from case_items(self, case, on_disk=on_disk, loader=loader)
+        yield from _items_of(self, case, ReadAgain.of(load, case), on_disk=on_disk)
+
+
+def _items_of(
+    parent: pytest.Collector, case: Case, loader: Callable[[], Case], *, on_disk: Mapping[str, str] | None = None
+) -> Iterator[CaseItem]:
+    problem = collect_problem(parent.config, case)
+    if problem is not None:
+        raise parent.CollectError(problem)
+    yield from case_items(parent, CaseOutline.of(case), loader, on_disk=on_disk)
 
 
 class SuiteDirectory(pytest.Directory):
-    """A folder with a ``suite.toml``: a generated suite, collected without touching disk."""
+    """A folder with a ``suite.toml``: a generated suite, collected without touching disk.
+
+    Each case is built here once, for its name and checks, and then again
+    only when it runs: its node keeps the suite and its index, not its text.
+    """
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         source = f"{self.nodeid or self.path.name}/{SUITE_FILE}"
         with _one_line_case_errors(self):
-            cases = list(suite_cases(self.path, source))
-        for case in cases:
-            yield CaseNode.from_parent(self, name=case.case_id, case=case)
+            suite = generated_suite(self.path, source)
+            for index in range(suite.count):
+                case = suite.case(index)
+                yield CaseNode.from_parent(
+                    self,
+                    name=case.case_id,
+                    outline=CaseOutline.of(case),
+                    loader=partial(suite.case, index),
+                    problem=collect_problem(self.config, case),
+                )
 
 
 class CaseNode(pytest.Collector):
-    """A case that exists only in memory, such as one of a generated suite."""
+    """A case of a generated suite: what collection needs of it, and how to build it again."""
 
-    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+    def __init__(
+        self, *, outline: CaseOutline, loader: Callable[[], Case], problem: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.case = case
+        self.outline, self.loader, self.problem = outline, loader, problem
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        yield from case_items(self, self.case)
+        if self.problem is not None:
+            raise self.CollectError(self.problem)
+        yield from case_items(self, self.outline, self.loader)
 
 
 class TrapTaskDirectory(pytest.Directory):
@@ -261,9 +311,10 @@ class TrapCaseNode(pytest.Collector):
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         known_kinds = self.config.stash[KNOWN_KINDS_KEY]
+        load = partial(load_task_case, self.path, self.name, source=self.nodeid, known_kinds=known_kinds)
         with _one_line_case_errors(self):
-            case = load_task_case(self.path, self.name, source=self.nodeid, known_kinds=known_kinds)
-        yield from case_items(self, case)
+            case = load()
+        yield from _items_of(self, case, ReadAgain.of(load, case))
 
 
 MALFORMED_KEY = pytest.StashKey[int]()

@@ -31,12 +31,11 @@ from markupsafe import Markup
 from pytest_recall.reporting.html_cases import case_table_section, data_blocks
 from pytest_recall.reporting.html_judge import judge_html_section
 from pytest_recall.reporting.html_script import SCRIPT, SCRIPT_HASH
+from pytest_recall.reporting.html_tables import epoch_section, help_harm_section, p_value
 from pytest_recall.reporting.html_text import clean
 from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
-from pytest_recall.reporting.html_text import status as _status
-from pytest_recall.reporting.html_text import table_row as _row
 from pytest_recall.reporting.html_text import usd as _usd
 from pytest_recall.reporting.summary import BENCHMARK_METRICS, benchmark_lines, counted, run_unit
 from pytest_recall.scoring.stats import summarize
@@ -69,10 +68,10 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
         _verdict_section(report, stats),
         _category_section(report, stats, benchmark_lines(feeds)),
         _lift_section(stats),
-        _help_harm_section(report),
+        help_harm_section(report),
         judge_html_section(report),
         _latency_section(report, durations),
-        _epoch_section(stats),
+        epoch_section(stats),
         case_table_section("Cases", CASES_HINT, runs, control=False),
         case_table_section("Control runs", CONTROL_HINT, controls, control=True),
     ]
@@ -369,7 +368,7 @@ def _lift_section(stats: Mapping[str, Any]) -> Markup:
         f"Over {test.get('n', 0)} cases run both ways: with memory {_percent(_number(test.get('new')))}, "
         f"without {_percent(_number(test.get('base')))}; lift {_points(lift)} points, interval "
         f"{_points(_number(test.get('low')))} to {_points(_number(test.get('high')))}, "
-        f"p = {_p_value(test.get('p_value'))} ({test.get('method', '–')}). * marks a significant lift."
+        f"p = {p_value(test.get('p_value'))} ({test.get('method', '–')}). * marks a significant lift."
     )
     tone = "good" if significant and (lift or 0) > 0 else "warn"
     lead = Markup('<p class="lead {}">{}</p>').format(tone, clean(_lift_message(test, significant)))
@@ -379,46 +378,6 @@ def _lift_section(stats: Mapping[str, Any]) -> Markup:
         else Markup("")
     )
     return _section("Memory lift", detail, lead + chart)
-
-
-def _help_harm_section(report: Mapping[str, Any]) -> Markup:
-    """Every case memory helped and every case it harmed, by name: harm is never averaged away."""
-    effect = report.get("help_harm")
-    if not isinstance(effect, Mapping):
-        return Markup("")
-    rows = [
-        _row(
-            "td",
-            [
-                clean(category),
-                *(_case_list(entry.get(side) or []) for side in ("helped", "harmed")),
-                _p_value(entry.get("p_value")),
-            ],
-        )
-        for category, entry in sorted((effect.get("by_category") or {}).items())
-    ]
-    head = _row(
-        "th",
-        [
-            "category",
-            "helped (control failed, memory passed)",
-            "harmed (control passed, memory failed)",
-            "exact McNemar p",
-        ],
-    )
-    table = Markup("<table><thead>{}</thead><tbody>{}</tbody></table>").format(head, Markup("").join(rows))
-    detail = (
-        f"Over {effect.get('n', 0)} cases run both ways, memory helped {len(effect.get('helped') or [])} and "
-        f"harmed {len(effect.get('harmed') or [])} (exact McNemar p = {_p_value(effect.get('p_value'))})."
-    )
-    return _section("Helped and harmed", detail, table)
-
-
-def _case_list(names: Sequence[Any]) -> Markup:
-    if not names:
-        return Markup("–")
-    codes = Markup(", ").join(Markup("<code>{}</code>").format(clean(name)) for name in names)
-    return Markup("{}: {}").format(len(names), codes)
 
 
 def _lift_message(test: Mapping[str, Any], significant: bool) -> str:
@@ -447,11 +406,6 @@ def _lift_bar(label: str, entry: Mapping[str, Any]) -> _Bar:
     tone = ("good" if (lift or 0) > 0 else "bad") if significant else "neutral"
     text = f"{_points(lift)} [{_points(low)}, {_points(high)}]{' *' if significant else ''}"
     return _Bar(label, lift, low, high, text, tone)
-
-
-def _p_value(value: Any) -> str:
-    p = _number(value)
-    return "–" if p is None else f"{p:.3f}"
 
 
 def _latency_section(report: Mapping[str, Any], durations: Sequence[float]) -> Markup:
@@ -500,49 +454,6 @@ def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None])
             anchor = {"x": marker_x - 3, "text_anchor": "end"} if right_edge else {"x": marker_x + 3}
             parts.append(_tag("text", name, class_="tick", y=12, **anchor))
     return _svg(width, height, "Histogram of run durations in seconds", parts)
-
-
-def _epoch_section(stats: Mapping[str, Any]) -> Markup:
-    per_case = stats.get("per_case")
-    if not per_case:
-        return Markup("")
-    k = stats.get("epochs")
-    summary = (
-        f"pass@{k} (solved in at least one of {k} epochs): {_percent(_number(stats.get('pass_at_k')))} · "
-        f"pass^{k} (solved in every epoch): {_percent(_number(stats.get('pass_all_k')))} · spread is best minus worst"
-    )
-    head = _row("th", ["case", "category", "mean", f"pass@{k}", f"pass^{k}", "spread", "scores by epoch"])
-    body = Markup("").join(
-        _row(
-            "td",
-            [
-                _case_cell(case),
-                clean(case.get("category")),
-                _percent(_number(case.get("mean"))),
-                _yes(case.get("pass_at_k")),
-                _yes(case.get("pass_all_k")),
-                _percent(_number(case.get("spread")), 0),
-                Markup(" ").join(_pill(_number(s), None, f"{_number(s) or 0:.2f}") for s in case.get("scores") or []),
-            ],
-        )
-        for case in per_case
-    )
-    table = Markup("<table>\n<thead>{}</thead>\n<tbody>{}</tbody>\n</table>").format(head, body)
-    return _section("Consistency across epochs", summary, table)
-
-
-def _case_cell(record: Mapping[str, Any]) -> Markup:
-    return Markup('<b>{}</b><br><span class="hint suite">{}</span>').format(
-        clean(record.get("id")), clean(record.get("suite"))
-    )
-
-
-def _yes(flag: Any) -> str:
-    return "–" if flag is None else ("yes" if flag else "no")
-
-
-def _pill(score: float | None, error: Any, text: str) -> Markup:
-    return Markup('<span class="pill {}">{}</span>').format(_status(score, error)[1], clean(text))
 
 
 CSS = """

@@ -49,22 +49,47 @@ def case_table_section(title: str, hint: str, count: int, *, control: bool) -> M
     """A case table's section: its controls and an empty body the script fills from the data blocks."""
     if not count:
         return Markup("")
-    head = Markup("").join(Markup("<th>{}</th>").format(name) for name in CASE_COLUMNS)
-    return Markup(
-        '<section class="case-table" data-control="{control}">\n<h2>{title} ({count})</h2>\n'
-        '<p class="hint">{hint}</p>\n'
-        '<div class="controls" hidden>'
+    filters = Markup(
         '<label>outcome <select class="outcome"><option value="">all</option></select></label> '
         '<label>category <select class="category"><option value="">all</option></select></label> '
+    )
+    return Markup(
+        '<section class="case-table" data-control="{control}">\n<h2>{title} ({count})</h2>\n'
+        '<p class="hint">{hint}</p>\n{controls}\n<table class="cases">\n{head}\n<tbody></tbody>\n</table>\n</section>'
+    ).format(
+        control=int(control),
+        title=clean(title),
+        count=count,
+        hint=clean(hint),
+        controls=paged_controls(count, filters),
+        head=table_head(CASE_COLUMNS),
+    )
+
+
+def table_head(columns: Iterable[str]) -> Markup:
+    return Markup("<thead><tr>{}</tr></thead>").format(
+        Markup("").join(Markup("<th>{}</th>").format(name) for name in columns)
+    )
+
+
+def paged_controls(count: int, filters: Markup | None = None) -> Markup:
+    """A drawn table's filters, search by case id and pager, hidden until the script shows them, and what
+    a reader without the script sees instead."""
+    return Markup(
+        '<div class="controls" hidden>{filters}'
         '<label>case id <input class="search" type="search" placeholder="search"></label>'
         '<div class="pager"><button type="button" class="first">« first</button>'
         '<button type="button" class="prev">‹ previous</button><span class="page"></span>'
         '<button type="button" class="next">next ›</button><button type="button" class="last">last »</button>'
         '</div><p class="shown"></p></div>\n'
         "<noscript><p>The {count} rows of this table are drawn by the page's script, which is off here; "
-        "the JSON report has every case.</p></noscript>\n"
-        '<table class="cases">\n<thead><tr>{head}</tr></thead>\n<tbody></tbody>\n</table>\n</section>'
-    ).format(control=int(control), title=clean(title), count=count, hint=clean(hint), head=head)
+        "the JSON report has every case.</p></noscript>"
+    ).format(filters=filters or "", count=count)
+
+
+def data_block(rows: Any) -> Markup:
+    """Rows for the script inside the section that draws them: a ``<script>`` of a type no browser runs."""
+    return Markup('<script type="application/json" class="rows">{}</script>').format(Markup(data_json(rows)))
 
 
 def case_row(record: Mapping[str, Any]) -> list[Any]:

@@ -1,11 +1,14 @@
-"""The page's one script: it draws the case tables a page of rows at a time from data in the page.
+"""The page's one script: it draws the tables that grow with the run from data in the page.
 
 A table of 100,000 cases drawn as markup is a page the browser chokes on
 (each row and its folded evidence are a dozen elements). So the page carries
 the rows as compact JSON (``reporting.html_cases``) and this script draws
 100 at a time, worst first, with filters by outcome and category and a
 search by case id. A case's evidence (prompts, output tails, memory listing)
-stays unparsed text until its row is unfolded.
+stays unparsed text until its row is unfolded. The epochs table (a row per
+case) is drawn the same way, a page at a time with a search, and the helped
+and harmed lists (``reporting.html_tables``) show a few names each and fold
+the rest until opened.
 
 The script only ever places text with ``textContent`` and ``append``, never
 ``innerHTML``, so agent output cannot become markup. The page's
@@ -25,11 +28,12 @@ SCRIPT = r"""
   const TONES = ["bad", "bad", "warn", "good", "muted"];
   const LABELS = ["ERROR", "FAIL", "PARTIAL", "PASS", "NO GOLD"];
   const PAGE_ROWS = 100;
+  // Names shown of a helped or harmed list before the rest is folded.
+  const LISTED = 20;
   const RANK = 0, LABEL = 1, SCORE = 2, ID = 3, SUITE = 4, CATEGORY = 5, CONTROL = 13, STEPS = 14;
   const source = document.getElementById("recall-rows");
-  if (!source) return;
   performance.mark("recall-script-start");
-  const rows = JSON.parse(source.textContent);
+  const rows = source ? JSON.parse(source.textContent) : [];
   performance.mark("recall-rows-parsed");
   let lines = null;
   const count = (n) => n.toLocaleString("en-US");
@@ -90,6 +94,41 @@ SCRIPT = r"""
     });
     return [tr, el("tr", { class: "evidence" }, el("td", { colspan: "10" }, details))];
   };
+  // A table drawn PAGE_ROWS rows at a time; the returned function shows a (filtered) list of row indices.
+  const pageTable = (section, total, drawRow, [one, many]) => {
+    const body = section.querySelector("tbody");
+    const shownText = section.querySelector(".shown");
+    const pager = section.querySelector(".pager");
+    let shown = [];
+    let page = 0;
+    const pages = () => Math.max(1, Math.ceil(shown.length / PAGE_ROWS));
+    const draw = () => {
+      const start = page * PAGE_ROWS;
+      const slice = shown.slice(start, start + PAGE_ROWS);
+      body.replaceChildren(...slice.flatMap(drawRow));
+      const filtered = shown.length === total ? "" : " (filtered from " + count(total) + ")";
+      shownText.textContent = shown.length
+        ? count(start + 1) + "–" + count(start + slice.length) + " of " + count(shown.length) + " " + many + filtered
+        : "no " + one + " matches" + filtered;
+      pager.querySelector(".page").textContent = "page " + count(page + 1) + " of " + count(pages());
+      section.dataset.rendered = String(slice.length);
+    };
+    const moves = { first: () => 0, prev: () => page - 1, next: () => page + 1, last: () => pages() - 1 };
+    for (const [name, move] of Object.entries(moves)) {
+      pager.querySelector("button." + name).addEventListener("click", () => {
+        page = Math.min(Math.max(move(), 0), pages() - 1);
+        draw();
+      });
+    }
+    section.dataset.total = String(total);
+    section.querySelector(".controls").hidden = false;
+    return (list) => {
+      shown = list;
+      page = 0;
+      draw();
+    };
+  };
+  const matches = (query, ...texts) => query === "" || texts.some((text) => text.toLowerCase().includes(query));
   for (const section of document.querySelectorAll("section.case-table")) {
     const control = section.dataset.control === "1";
     const all = [];
@@ -111,46 +150,65 @@ SCRIPT = r"""
     for (const name of [...categories].sort()) {
       category.append(el("option", { value: name === "" ? NONE : name, text: name || "–" }));
     }
-    const body = section.querySelector("tbody");
-    const shownText = section.querySelector(".shown");
-    const pager = section.querySelector(".pager");
-    let shown = all;
-    let page = 0;
-    const pages = () => Math.max(1, Math.ceil(shown.length / PAGE_ROWS));
-    const draw = () => {
-      const start = page * PAGE_ROWS;
-      const slice = shown.slice(start, start + PAGE_ROWS);
-      body.replaceChildren(...slice.flatMap(caseRows));
-      const filtered = shown.length === all.length ? "" : " (filtered from " + count(all.length) + ")";
-      shownText.textContent = shown.length
-        ? count(start + 1) + "–" + count(start + slice.length) + " of " + count(shown.length) + " runs" + filtered
-        : "no run matches" + filtered;
-      pager.querySelector(".page").textContent = "page " + count(page + 1) + " of " + count(pages());
-      section.dataset.rendered = String(slice.length);
-    };
+    const show = pageTable(section, all.length, caseRows, ["run", "runs"]);
     const apply = () => {
       const rank = outcome.value, name = category.value, query = search.value.trim().toLowerCase();
-      shown = rank === "" && name === "" && query === "" ? all : all.filter((i) => {
+      show(rank === "" && name === "" && query === "" ? all : all.filter((i) => {
         const row = rows[i];
         const wanted = name === NONE ? "" : name;
         return (rank === "" || row[RANK] === Number(rank)) && (name === "" || row[CATEGORY] === wanted) &&
-          (query === "" || row[ID].toLowerCase().includes(query) || row[SUITE].toLowerCase().includes(query));
-      });
-      page = 0;
-      draw();
+          matches(query, row[ID], row[SUITE]);
+      }));
     };
     for (const input of [outcome, category]) input.addEventListener("change", apply);
     search.addEventListener("input", apply);
-    const moves = { first: () => 0, prev: () => page - 1, next: () => page + 1, last: () => pages() - 1 };
-    for (const [name, move] of Object.entries(moves)) {
-      pager.querySelector("button." + name).addEventListener("click", () => {
-        page = Math.min(Math.max(move(), 0), pages() - 1);
-        draw();
+    apply();
+  }
+  const dataOf = (section) => JSON.parse(section.querySelector("script.rows").textContent);
+  // Each case across epochs, by position: see html_tables.epoch_row.
+  for (const section of document.querySelectorAll("section.epoch-table")) {
+    const cases = dataOf(section);
+    const epochRow = (index) => {
+      const [id, suite, category, ...rest] = cases[index];
+      const scores = rest.pop().map(([text, tone]) => el("span", { class: "pill " + tone, text }));
+      const name = [el("b", { text: id }), el("br"), el("span", { class: "hint suite", text: suite })];
+      const cells = [name, category, ...rest, scores.flatMap((pill, i) => [...(i ? [" "] : []), pill])];
+      return [el("tr", {}, ...cells.map((cell) => el("td", {}, ...[cell].flat())))];
+    };
+    const all = cases.map((_, i) => i);
+    const show = pageTable(section, all.length, epochRow, ["case", "cases"]);
+    const search = section.querySelector("input.search");
+    search.addEventListener("input", () => {
+      const query = search.value.trim().toLowerCase();
+      show(query === "" ? all : all.filter((i) => matches(query, cases[i][0], cases[i][1])));
+    });
+    show(all);
+  }
+  // Helped and harmed, by category: a few names each, the rest folded until opened.
+  const names = (list) => {
+    if (!list.length) return ["–"];
+    const codes = (part) => part.flatMap((name, i) => [...(i ? [", "] : []), el("code", { text: name })]);
+    const cell = [count(list.length) + ": ", ...codes(list.slice(0, LISTED))];
+    if (list.length > LISTED) {
+      const folded = "and " + count(list.length - LISTED) + " more";
+      const more = el("details", { class: "more" }, el("summary", { text: folded }));
+      more.addEventListener("toggle", () => {
+        if (more.open && !more.dataset.filled) {
+          more.dataset.filled = "1";
+          more.append(...codes(list.slice(LISTED)));
+        }
       });
+      cell.push(more);
     }
-    section.dataset.total = String(all.length);
-    section.querySelector(".controls").hidden = false;
-    draw();
+    return cell;
+  };
+  for (const section of document.querySelectorAll("section.help-harm")) {
+    const body = section.querySelector("tbody");
+    for (const [category, helped, harmed, p] of dataOf(section)) {
+      const cells = [[category], names(helped), names(harmed), [p]];
+      body.append(el("tr", {}, ...cells.map((cell) => el("td", {}, ...cell))));
+    }
+    section.dataset.rendered = String(body.children.length);
   }
   performance.mark("recall-first-rows");
 })();
