@@ -69,6 +69,9 @@ def pytest_runtest_setup(item):
                 held.append(os.open(os.devnull, os.O_RDONLY))
         except OSError:
             pass
+        # LEAVE descriptors left: with one, the case's files are read one at a time, but no pipe (two) is made.
+        for _ in range(LEAVE):
+            os.close(held.pop())
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item):
@@ -80,13 +83,25 @@ def pytest_runtest_teardown(item):
 def test_a_session_that_cannot_open_its_stderr_pipe_is_its_cases_error_and_nothing_hangs(recall_suite: Any) -> None:
     for name in ("case_a", "case_b", "case_c"):
         recall_suite.add(name, ["remember 12345.67", "recall"], ANSWER)
-    recall_suite.pytester.makeconftest(EMFILE_CONFTEST)
+    recall_suite.pytester.makeconftest(EMFILE_CONFTEST.replace("LEAVE", "1"))
     result = recall_suite.run("--recall-concurrency=2", timeout=60)
     records = recall_suite.records()
     for name in ("case_a", "case_b"):  # case_b is started early, as case_a's look-ahead
         assert "Too many open files" in str(records[name].get("error")), records[name]
     assert records["case_c"]["score"] == 1.0, records["case_c"]
     result.assert_outcomes(passed=1, errors=2)
+
+
+def test_a_case_the_harness_has_no_descriptor_to_read_again_is_an_error_not_a_changed_case(recall_suite: Any) -> None:
+    for name in ("case_a", "case_b"):
+        recall_suite.add(name, ["remember 12345.67", "recall"], ANSWER)
+    recall_suite.pytester.makeconftest(EMFILE_CONFTEST.replace("LEAVE", "0"))
+    result = recall_suite.run(timeout=60)
+    records = recall_suite.records()
+    assert "Too many open files" in str(records["case_a"].get("error")), records["case_a"]
+    assert records["case_a"]["score"] is None and "changed on disk" not in str(records["case_a"])
+    assert records["case_b"]["score"] == 1.0
+    result.assert_outcomes(passed=1, errors=1)
 
 
 # -- item 1: the same folder under another spelling ---------------------------------------------

@@ -9,6 +9,7 @@ the judge and the report never need to know where a case came from.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -61,6 +62,25 @@ KNOWN_SETTINGS = frozenset({"timeout", "category", "session", "workspace", "ok_e
 
 class CaseError(Exception):
     """A case that cannot be loaded. The message is one line that names the file."""
+
+
+class CaseUnreadable(CaseError):
+    """A case file that could not be read, with the errno: the file's fault, or the harness's (out of descriptors).
+
+    A case read again when it runs must tell the two apart: a file gone or changed is the case's, but a
+    harness out of file descriptors or memory is no reason to score the case at all.
+    """
+
+    def __init__(self, message: str, errno: int | None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+    @property
+    def harness_short(self) -> bool:
+        return self.errno in _HARNESS_SHORT
+
+
+_HARNESS_SHORT = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,7 +367,7 @@ def read_step_prompts(folder: Path, source: str) -> list[str]:
         except UnicodeDecodeError:
             raise CaseError(f"{source}/step{number}.txt is not UTF-8 text") from None
         except OSError as exc:
-            raise CaseError(_unreadable(source, numbered[number], exc)) from None
+            raise CaseUnreadable(_unreadable(source, numbered[number], exc), exc.errno) from None
         if "\0" in prompt:
             raise CaseError(f"{source}/step{number}.txt holds a NUL byte, which no agent can take in argv; remove it")
         prompts.append(prompt)
@@ -409,7 +429,7 @@ def read_json(path: Path, source: str) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid JSON ({exc})") from None
     except OSError as exc:
-        raise CaseError(_unreadable(source, path, exc)) from None
+        raise CaseUnreadable(_unreadable(source, path, exc), exc.errno) from None
 
 
 def read_toml(path: Path, source: str) -> dict[str, Any]:
@@ -420,7 +440,7 @@ def read_toml(path: Path, source: str) -> dict[str, Any]:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid TOML ({exc})") from None
     except OSError as exc:
-        raise CaseError(_unreadable(source, path, exc)) from None
+        raise CaseUnreadable(_unreadable(source, path, exc), exc.errno) from None
 
 
 def read_step_feedback(folder: Path, source: str) -> dict[int, dict[str, Any]]:

@@ -19,7 +19,7 @@ import pytest
 
 from pytest_recall.cases.answer_forms import KIND_FREE
 from pytest_recall.cases.case_refs import ReadAgain
-from pytest_recall.cases.model import Case, CaseError, CaseOutline, folder_digests, load_case_dir
+from pytest_recall.cases.model import Case, CaseError, CaseOutline, CaseUnreadable, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.config import CONFIG_KEY
@@ -106,6 +106,13 @@ class CaseItem(pytest.Item):
                 if over_budget is not None:
                     pytest.skip(over_budget)
                 self.run = executor.run(self)
+        except CaseUnreadable as exc:
+            if not exc.harness_short:
+                stored = self._changed_before_it_ran(str(exc))
+            else:
+                # Out of descriptors or memory: the harness could not read it, so the case is an error, not a 0.
+                self._publish(replace(self._lost(str(exc)), error=str(exc)).as_json())
+                pytest.fail(f"{self.outline.case_id}: {exc}", pytrace=False)
         except CaseError as exc:
             # Read again as it starts, it no longer is the case collected: it scores 0, as a case rewritten
             # while it runs does, so changing a case on disk never excuses an agent from it.
@@ -137,11 +144,15 @@ class CaseItem(pytest.Item):
             pytest.fail(f"{self.outline.case_id}: {record['error']}", pytrace=False)
 
     def _changed_before_it_ran(self, why: str) -> dict[str, Any]:
-        executor = self._executor()
-        lost = CaseRecord.lost(self.nodeid, f"{CHANGED_BEFORE_IT_RAN}: {why}", executor.command, executor.run_mode)
-        outline = self.outline
-        changed = replace(lost, id=outline.case_id, suite=outline.suite, category=outline.category, score=0.0)
+        changed = replace(self._lost(f"{CHANGED_BEFORE_IT_RAN}: {why}"), score=0.0)
         return replace(changed, error=None, outcome="wrong").as_json()
+
+    def _lost(self, why: str) -> CaseRecord:
+        """The record of this case when it could not run, named from its outline (no case was read)."""
+        executor = self._executor()
+        lost = CaseRecord.lost(self.nodeid, why, executor.command, executor.run_mode)
+        outline = self.outline
+        return replace(lost, id=outline.case_id, suite=outline.suite, category=outline.category)
 
     def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
         assert self.run is not None
