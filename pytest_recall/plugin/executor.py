@@ -163,7 +163,8 @@ class CaseExecutor:
             )
 
         flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s)
-        self.pool.submit(item.nodeid, judged_flow(flow, self.judging))
+        # No judge command: the flow as it is, with no extra generator frame on every step's yield.
+        self.pool.submit(item.nodeid, flow if self.judging is None else judged_flow(flow, self.judging))
 
     def budget_spent(self) -> str | None:
         """Why no more case may start (--recall-max-cost reached), or None."""

@@ -18,7 +18,6 @@ moment may both pay. A judge error is never cached: the next asking tries again.
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import os
 import time
@@ -186,13 +185,12 @@ def cached_copy(judgement: LlmJudgement) -> LlmJudgement:
     return replace(judgement, cached=True, attempts=0, duration_s=0.0, cost_usd=None, tokens_in=None, tokens_out=None)
 
 
-def judged_flow(flow: Flow, judging: LlmJudging | None) -> Flow:
+def judged_flow(flow: Flow, judging: LlmJudging) -> Flow:
     """A case's flow, then its last answer judged by the judge command when it applies; the loop runs on meanwhile."""
     run = yield from flow
-    if judging is None or not judging.applies(run):
+    if not judging.applies(run):
         return run
     future = judging.submit(run)
-    concurrent.futures.wait([future], timeout=0.0)
     while not future.done():
         yield Pause(time.monotonic() + VERDICT_POLL_S)
     return replace(run, llm_judge=future.result())
