@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RecallSuite
+from pytest_recall.sessions import cgroup
 
 STUB_JUDGE = """
 import json, os, sys, time
@@ -158,3 +159,40 @@ def test_a_free_case_or_a_judge_flag_without_a_judge_command_is_one_usage_line(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([says])
     assert "Traceback" not in result.stderr.str()
+
+
+CGROUP_JUDGE = """
+import json, sys
+request = json.load(sys.stdin)
+own = open("/proc/self/cgroup").read().strip().splitlines()[-1].split("::", 1)[-1]
+with open(sys.argv[1], "a") as log:
+    log.write(own + "\\n")
+print("yes")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not cgroup.available(), reason="no writable cgroup v2 here: sessions get no cgroup of their own")
+def test_a_judge_started_while_sessions_start_is_never_born_in_an_agents_cgroup(recall_suite: RecallSuite) -> None:
+    """The harness steps into a session's cgroup to start its agent; a judge started then would be born there.
+
+    It would then count as that agent's leftover and be killed with it. 200 cases
+    at 32 at once start judges and sessions side by side: before judges waited for
+    the harness to be home, about 2 in 100 landed in a slot (6 of 300 in one run).
+    """
+    log = recall_suite.pytester.path / "judge-cgroups.txt"
+    script = recall_suite.pytester.path / "cgroup_judge.py"
+    script.write_text(CGROUP_JUDGE, encoding="utf-8")
+    for number in range(200):
+        # Each a different gold, so that no verdict comes from the cache.
+        recall_suite.add(f"case_{number:03d}", [REMEMBER, "say 12345.67"], answer=f"gold {number}", kind="free")
+    result = recall_suite.run(
+        f"--recall-judge-cmd={shlex.join([sys.executable, str(script), str(log)])}",
+        "--recall-free-form-judge=llm",
+        "--recall-concurrency=32",
+        command=recall_suite.agent("scripted"),
+    )
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    homes = log.read_text(encoding="utf-8").splitlines()
+    assert len(homes) == 200
+    assert [home for home in homes if "/slot-" in home] == []

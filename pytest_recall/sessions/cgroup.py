@@ -10,7 +10,10 @@ cgroups (root, or a delegated subtree), every session gets one:
    slots as sessions ever ran at once (the folder of a harness that was
    killed is swept by the next run);
 2. start the agent in it: the harness moves itself into it for the instant
-   of a ``posix_spawn`` and back. (A spawner process that cloned agents
+   of a ``posix_spawn`` and back. Any other process the harness starts
+   meanwhile (an LLM judge, from its own threads) would be born there too,
+   be counted as the agent's leftover and be killed with it: such starts
+   take :func:`outside_sessions`, which waits until the harness is home. (A spawner process that cloned agents
    straight into their cgroups with ``clone3(CLONE_INTO_CGROUP)`` was
    measured against this and lost: its clone of itself cost some 3 ms of CPU
    a session more than the ``vfork`` under ``posix_spawn``, and the move's
@@ -35,6 +38,7 @@ import functools
 import itertools
 import os
 import select
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,11 +102,12 @@ class SessionCgroup:
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
         """The harness inside the session's cgroup, so that what it spawns is born there."""
-        _write(self.path / "cgroup.procs", "0")
-        try:
-            yield
-        finally:
-            _write(self._home / "cgroup.procs", "0")
+        with _away_from_home:
+            _write(self.path / "cgroup.procs", "0")
+            try:
+                yield
+            finally:
+                _write(self._home / "cgroup.procs", "0")
 
     def pids(self) -> list[int] | None:
         """The processes in the cgroup now; None when it cannot be read."""
@@ -133,6 +138,17 @@ class SessionCgroup:
         if emptied:
             with contextlib.suppress(OSError):
                 self.path.rmdir()
+
+
+# Held while the harness sits in a session's cgroup: a process started then is born there.
+_away_from_home = threading.Lock()
+
+
+@contextlib.contextmanager
+def outside_sessions() -> Iterator[None]:
+    """For starting a process that belongs to the harness, not to an agent: waits out any session's spawn."""
+    with _away_from_home:
+        yield
 
 
 # Slots free now: emptied by themselves, awaiting their next session.

@@ -9,9 +9,11 @@ retried like an agent's failure and then counted apart from the agent's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
 import time
@@ -22,6 +24,7 @@ from typing import Any
 
 from pytest_recall.scoring.judge_reply import JudgeReply, read_judge_reply
 from pytest_recall.sessions.case_flow import agent_environment
+from pytest_recall.sessions.cgroup import outside_sessions
 from pytest_recall.sessions.cost_file import read_cost
 
 DEFAULT_JUDGE_TIMEOUT_S = 120.0
@@ -79,25 +82,33 @@ def _once(
         cost_file = Path(room) / "cost.json"
         env = {**judge_environment(os.environ), "RECALL_COST_FILE": str(cost_file)}
         try:
-            done = subprocess.run(
-                list(argv),
-                input=json.dumps(dict(request), ensure_ascii=False).encode("utf-8"),
-                capture_output=True,
-                cwd=room,
-                env=env,
-                timeout=timeout_s,
-                check=False,
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired:
-            return JudgeReply(None, error=f"the judge timed out after {timeout_s:g}s"), no_cost
+            # Started from the judging threads while sessions start on the loop's: never in an agent's cgroup.
+            with outside_sessions():
+                process = subprocess.Popen(
+                    list(argv),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=room,
+                    env=env,
+                    start_new_session=True,
+                )
         except OSError as exc:
             return JudgeReply(None, error=f"the judge could not start: {shlex.join(argv)}: {exc.strerror}"), no_cost
+        payload = json.dumps(dict(request), ensure_ascii=False).encode("utf-8")
+        try:
+            stdout_bytes, stderr_bytes = process.communicate(payload, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            # Its whole session, not just its first process: nothing of a judge outlives its verdict.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            return JudgeReply(None, error=f"the judge timed out after {timeout_s:g}s"), no_cost
         spent, _not_a_plain_file = read_cost(cost_file)  # the judge's cost file: what it is not, it reports no cost
         cost = (spent.cost_usd, spent.tokens_in, spent.tokens_out)
-        stdout = done.stdout[:MAX_JUDGE_OUTPUT].decode("utf-8", "replace")
-        if done.returncode != 0:
-            tail = done.stderr[-300:].decode("utf-8", "replace").strip().splitlines()
+        stdout = stdout_bytes[:MAX_JUDGE_OUTPUT].decode("utf-8", "replace")
+        if process.returncode != 0:
+            tail = stderr_bytes[-300:].decode("utf-8", "replace").strip().splitlines()
             said = f": {tail[-1]}" if tail else ""
-            return JudgeReply(None, error=f"the judge exited {done.returncode}{said}"), cost
+            return JudgeReply(None, error=f"the judge exited {process.returncode}{said}"), cost
         return read_judge_reply(stdout), cost
