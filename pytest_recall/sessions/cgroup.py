@@ -50,6 +50,13 @@ EMPTY_TIMEOUT_S = 5.0
 @functools.cache
 def cgroup2_home() -> Path | None:
     """The directory of the harness's own cgroup on the cgroup v2 hierarchy, or None."""
+    found = _cgroup2_mount()
+    return found[0] if found is not None else None
+
+
+@functools.cache
+def _cgroup2_mount() -> tuple[Path, str, str] | None:
+    """The harness's own cgroup v2 directory, the cgroup2 mount it is under, and that mount's superblock options."""
     try:
         mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
         own = next(
@@ -61,15 +68,31 @@ def cgroup2_home() -> Path | None:
         return None
     for line in mountinfo.splitlines():
         fields, _, rest = line.partition(" - ")
-        if rest.split(" ", 1)[0] != "cgroup2":
+        kind, _, source_and_options = rest.partition(" ")
+        if kind != "cgroup2":
             continue
         parts = fields.split()
         mount_root, mount_point = parts[3], parts[4]
         if own == mount_root or own.startswith(mount_root.rstrip("/") + "/"):
             home = Path(mount_point) / own[len(mount_root) :].lstrip("/")
             if home.is_dir():
-                return home
+                return home, mount_point, source_and_options.partition(" ")[2]
     return None
+
+
+def moves_wait() -> bool:
+    """True when moving a process between cgroups waits on the kernel: the mount lacks ``favordynmods``.
+
+    Without that option every move write-locks a lock all forks and exits
+    read, and the first move after a pause first waits out an RCU grace
+    period: measured 7 to 9 ms a session start on two loaded cores (0.15 ms with
+    the option; ``bench/README.md``). With it, forks and exits pay a little
+    instead. The harness moves itself into each session's cgroup to start the
+    agent there, so the option is the difference between a session start
+    that waits and one that does not.
+    """
+    found = _cgroup2_mount()
+    return found is not None and "favordynmods" not in found[2].split(",")
 
 
 class SessionCgroup:
@@ -259,7 +282,14 @@ def available() -> bool:
 def tracking_line() -> str:
     """How sessions are tracked here, for the header: the strength of the 'nothing left running' promise."""
     if available():
-        return f"sessions are tracked by a cgroup v2 each, under {cgroup2_home()}, and ended with cgroup.kill"
+        line = f"sessions are tracked by a cgroup v2 each, under {cgroup2_home()}, and ended with cgroup.kill"
+        found = _cgroup2_mount()
+        if found is not None and moves_wait():
+            line += (
+                "; each session start waits on the kernel for the move into its cgroup (milliseconds): "
+                f"`mount -o remount,favordynmods {found[1]}` (root) removes the wait"
+            )
+        return line
     return (
         "no writable cgroup v2 here: leftovers are found by process group and session token, which a process "
         "that both leaves its group and drops its environment or outruns the scan can escape"
