@@ -207,6 +207,10 @@ def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeyp
     result.stderr.fnmatch_lines([f"{adapter.script}: cannot find {adapter.bin_variable}=*; install *"])
 
 
+# The adapters that check a loopback model URL before starting their CLI.
+FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "qwen")
+
+
 @pytest.mark.parametrize("cli", ADAPTERS)
 def test_adapter_exits_non_zero_when_the_model_is_unreachable(adapter_run, monkeypatch, cli):
     run = adapter_run(cli, "memory")
@@ -219,6 +223,9 @@ def test_adapter_exits_non_zero_when_the_model_is_unreachable(adapter_run, monke
 
     assert result.ret not in (0, 127)
     assert result.outlines == [], "a failed step printed an answer"
+    if cli in FAIL_FAST_ON_DEAD_LOOPBACK:
+        # Their CLIs retry a refused connection for a minute or more; the adapter says it at once.
+        result.stderr.fnmatch_lines([f"{run.adapter.script}: the model at http://127.0.0.1:* refuses connections*"])
 
 
 @pytest.mark.parametrize("cli", ["llm", "codex"])

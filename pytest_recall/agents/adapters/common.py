@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 # The exit status of an adapter whose CLI cannot be found, as a shell would say it.
 NOT_FOUND = 127
@@ -270,3 +272,39 @@ def refuse_mcp(adapter: Adapter, why: str = "") -> None:
         reason = why or f"{adapter.cli} cannot use MCP servers"
         print(f"{adapter.script}: {reason}; run without --recall-mcp", file=sys.stderr)
         raise SystemExit(2)
+
+
+# Where a local model server (or the fake model) answers: a refused connection there is final.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def refuse_dead_loopback_model(adapter: Adapter, variable: str, env: Mapping[str, str]) -> None:
+    """Exit 1 at once, in one line, when ``variable`` names a model on loopback that refuses connections.
+
+    The CLIs retry a refused connection with back-off (a minute and more
+    each for aider, Gemini CLI and Qwen Code) before they fail the step; a
+    model server that is down makes every session of a run wait that out.
+    Only loopback is checked: elsewhere a proxy may carry what a direct
+    connection cannot, and the CLI's own error says more.
+    """
+    url = env.get(variable)
+    if not url:
+        return
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return
+    if host not in LOOPBACK_HOSTS:
+        return
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return
+    except ConnectionRefusedError:
+        print(
+            f"{adapter.script}: the model at {url} ({variable}) refuses connections; start it or fix {variable}",
+            file=sys.stderr,
+        )
+        raise SystemExit(1) from None
+    except OSError:
+        return  # anything else is the CLI's to report

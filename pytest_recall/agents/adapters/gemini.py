@@ -15,6 +15,7 @@ edits with its own file and shell tools; the global one is
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from pytest_recall.agents.adapters.common import (
     chatter,
     find_cli,
     finish,
+    refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
     split_args,
@@ -80,6 +82,7 @@ def read_json(stdout: str) -> Outcome:
 
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    refuse_dead_loopback_model(ADAPTER, "GOOGLE_GEMINI_BASE_URL", os.environ)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     return finish(read_json(done.stdout), done.returncode)

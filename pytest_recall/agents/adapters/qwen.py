@@ -24,6 +24,7 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     find_cli,
     finish,
+    refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
     split_args,
@@ -51,6 +52,7 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
     env = {**QUIET_ENV, **os.environ}
+    refuse_dead_loopback_model(ADAPTER, "OPENAI_BASE_URL", env)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
     return finish(result_message.read_result(done.stdout, "qwen"), done.returncode)
