@@ -13,11 +13,13 @@ cgroups (root, or a delegated subtree), every session gets one:
    of a ``posix_spawn`` and back. Any other process the harness starts
    meanwhile (an LLM judge, from its own threads) would be born there too,
    be counted as the agent's leftover and be killed with it: such starts
-   take :func:`outside_sessions`, which waits until the harness is home. (A spawner process that cloned agents
-   straight into their cgroups with ``clone3(CLONE_INTO_CGROUP)`` was
-   measured against this and lost: its clone of itself cost some 3 ms of CPU
-   a session more than the ``vfork`` under ``posix_spawn``, and the move's
-   wait it saved did not show; see bench/README.md.)
+   take :func:`outside_sessions`, which waits until the harness is home.
+   The move in waits on the kernel unless the cgroup2 mount has
+   ``favordynmods`` (:func:`moves_wait`; the move home right after does
+   not). A spawner process that cloned agents straight into their cgroups
+   with ``clone3(CLONE_INTO_CGROUP)`` was measured against this and lost:
+   its clone of itself cost some 3 ms of CPU a session more than the
+   ``vfork`` under ``posix_spawn`` (bench/README.md);
 3. at the session's end, when anything still runs in it, write 1 to
    ``cgroup.kill`` and wait for ``cgroup.events`` to say it is empty. A slot
    that emptied by itself is free for the next session; a killed one is
