@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 ANSWER = "1234.56"
+# The bundled reference agent, beside this interpreter.
+NOTEBOOK = str(Path(PYTHON).with_name("recall-notebook"))
 
 
 def parse_args(

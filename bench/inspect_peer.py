@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from _common import (
+    NOTEBOOK,
     PYTHON,
     ROOT,
     Row,
@@ -43,7 +44,6 @@ from _common import (
     scratch,
 )
 
-NOTEBOOK = str(Path(PYTHON).with_name("recall-notebook"))
 SIZES = (20, 200)
 QUICK_SIZES = (2, 4)
 WIDE_GOAL = 1.05

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from _common import (
     ANSWER,
+    NOTEBOOK,
     PYTHON,
     ROOT,
     Row,
@@ -75,7 +76,6 @@ QUICK_SIZES = {"echo": (2, 6), "python": (2, 4), "notebook": (1, 2)}
 # What --check holds the harness to: CPU against the floor, and wall time above it with a real agent.
 CHECK_CPU_RATIO = 1.5
 CHECK_NOTEBOOK_WALL_S = 0.003
-NOTEBOOK = str(Path(PYTHON).with_name("recall-notebook"))
 
 
 def floor_run(suite: Path, argv: list[str]) -> None:
