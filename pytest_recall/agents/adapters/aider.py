@@ -101,7 +101,7 @@ def read_run(stdout: str, appended: str) -> Outcome:
 
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_mcp(ADAPTER)
-    refuse_dead_loopback_model(ADAPTER, "OPENAI_API_BASE", os.environ)
+    refuse_dead_loopback_model(ADAPTER, os.environ.get("OPENAI_API_BASE"), "OPENAI_API_BASE")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     path, history = history_file(extra)
     before = path.stat().st_size if path.exists() else 0

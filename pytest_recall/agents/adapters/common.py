@@ -278,16 +278,15 @@ def refuse_mcp(adapter: Adapter, why: str = "") -> None:
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-def refuse_dead_loopback_model(adapter: Adapter, variable: str, env: Mapping[str, str]) -> None:
-    """Exit 1 at once, in one line, when ``variable`` names a model on loopback that refuses connections.
+def refuse_dead_loopback_model(adapter: Adapter, url: str | None, named_by: str) -> None:
+    """Exit 1 at once, in one line, when ``url`` (from ``named_by``) is a model on loopback that refuses connections.
 
     The CLIs retry a refused connection with back-off (a minute and more
-    each for aider, Gemini CLI and Qwen Code) before they fail the step; a
-    model server that is down makes every session of a run wait that out.
-    Only loopback is checked: elsewhere a proxy may carry what a direct
+    each for aider, Gemini CLI, Qwen Code and OpenCode) before they fail the
+    step; a model server that is down makes every session of a run wait that
+    out. Only loopback is checked: elsewhere a proxy may carry what a direct
     connection cannot, and the CLI's own error says more.
     """
-    url = env.get(variable)
     if not url:
         return
     try:
@@ -302,7 +301,7 @@ def refuse_dead_loopback_model(adapter: Adapter, variable: str, env: Mapping[str
             return
     except ConnectionRefusedError:
         print(
-            f"{adapter.script}: the model at {url} ({variable}) refuses connections; start it or fix {variable}",
+            f"{adapter.script}: the model at {url} ({named_by}) refuses connections; start it or fix {named_by}",
             file=sys.stderr,
         )
         raise SystemExit(1) from None

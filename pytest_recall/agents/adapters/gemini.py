@@ -82,7 +82,7 @@ def read_json(stdout: str) -> Outcome:
 
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
-    refuse_dead_loopback_model(ADAPTER, "GOOGLE_GEMINI_BASE_URL", os.environ)
+    refuse_dead_loopback_model(ADAPTER, os.environ.get("GOOGLE_GEMINI_BASE_URL"), "GOOGLE_GEMINI_BASE_URL")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     return finish(read_json(done.stdout), done.returncode)

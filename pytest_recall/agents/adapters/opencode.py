@@ -17,8 +17,10 @@ config folder (``~/.config/opencode``) is loaded into every session.
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
     NOT_WIRED_FOR_MCP,
@@ -28,6 +30,7 @@ from pytest_recall.agents.adapters.common import (
     find_cli,
     finish,
     json_events,
+    refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
     split_args,
@@ -88,8 +91,27 @@ def read_events(stdout: str) -> Outcome:
     )
 
 
+def model_base_url(env: Mapping[str, str]) -> str | None:
+    """The ``baseURL`` of the provider of the model OpenCode's global config names, if it names one.
+
+    ``OPENCODE_CONFIG``, else ``opencode.json`` in its config folder; a config
+    with comments (JSONC) or without such a provider gives None, and OpenCode
+    then reports an unreachable model itself.
+    """
+    config_home = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
+    path = env.get("OPENCODE_CONFIG") or os.path.join(config_home, "opencode", "opencode.json")
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+        provider = config["provider"][config["model"].split("/", 1)[0]]
+        url = provider["options"]["baseURL"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return url if isinstance(url, str) else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    refuse_dead_loopback_model(ADAPTER, model_base_url(os.environ), "opencode.json's model provider baseURL")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), stdin_text=prompt)
     return finish(read_events(done.stdout), done.returncode)

@@ -52,7 +52,7 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
     env = {**QUIET_ENV, **os.environ}
-    refuse_dead_loopback_model(ADAPTER, "OPENAI_BASE_URL", env)
+    refuse_dead_loopback_model(ADAPTER, env.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
     return finish(result_message.read_result(done.stdout, "qwen"), done.returncode)
