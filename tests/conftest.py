@@ -33,12 +33,12 @@ REAL_CLI_FILES = frozenset({"test_adapters.py", "test_mcp_clis.py", "test_live_c
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest first, so xdist's workers end together on short tests rather than one waiting out a long one.
 
-    A real-CLI run that starts last keeps the whole job waiting for it while the other workers idle. The
-    README's command runs ``--dist worksteal``: xdist's default ``load`` hands each worker one long stretch
-    of this order up front, so one worker drew every real-CLI and slow test and still ran them when the
-    other had long finished the rest. Stealing takes from the end of a queue, the short tests, and splits
-    the long ones last. The order is a stable sort of collection
-    order, the same on every worker, as xdist requires.
+    The README's command adds ``--maxschedchunk 2``: each worker holds two tests and gets the next ones
+    in this order as it finishes, so the long tests are shared out first. Without it, xdist hands each
+    worker a quarter of the collection up front, and the worker that drew every real-CLI and slow test
+    still ran them long after the other had finished the rest (``--dist worksteal`` still left a long
+    test alone at the end: it only steals what a worker has not started and more than one of). The
+    order is a stable sort of collection order, the same on every worker, as xdist requires.
     """
 
     def rank(item: pytest.Item) -> int:

@@ -168,7 +168,7 @@ def test_the_docs_hold_tested_examples_and_the_quickstart_is_two_commands() -> N
     ]
     assert len(commands) == 2, "the Quickstart is exactly two commands"
     assert "--recall-cmd=.venv/bin/recall-notebook" in commands[0]
-    assert commands[1].endswith("-m pytest tests -n auto --dist worksteal")
+    assert commands[1].endswith("-m pytest tests -n auto --maxschedchunk 2")
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.fresh_clone], ids=lambda e: e.name)
