@@ -98,11 +98,13 @@ def _once(
         payload = json.dumps(dict(request), ensure_ascii=False).encode("utf-8")
         try:
             stdout_bytes, stderr_bytes = process.communicate(payload, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
+        except BaseException as exc:  # the timeout, or Ctrl-C while it runs
             # Its whole session, not just its first process: nothing of a judge outlives its verdict.
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
+            if not isinstance(exc, subprocess.TimeoutExpired):
+                raise
             return JudgeReply(None, error=f"the judge timed out after {timeout_s:g}s"), no_cost
         spent, _not_a_plain_file = read_cost(cost_file)  # the judge's cost file: what it is not, it reports no cost
         cost = (spent.cost_usd, spent.tokens_in, spent.tokens_out)
