@@ -51,7 +51,7 @@ def main() -> None:
     finally:
         cgroup._write(home / "cgroup.procs", "0")
         slot.remove()
-    waits = "waits (no favordynmods)" if cgroup.moves_wait() else "favordynmods"
+    waits = "waits (no favordynmods)" if cgroup.waiting_mount() else "favordynmods"
     move_in, move_home, spawn = (statistics.median(times) for times in (moves_in, moves_home, spawns))
     print_table(
         f"cgroup move, median of {starts} session starts; mount: {waits}",

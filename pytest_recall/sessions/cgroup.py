@@ -15,7 +15,7 @@ cgroups (root, or a delegated subtree), every session gets one:
    be counted as the agent's leftover and be killed with it: such starts
    take :func:`outside_sessions`, which waits until the harness is home.
    The move in waits on the kernel unless the cgroup2 mount has
-   ``favordynmods`` (:func:`moves_wait`; the move home right after does
+   ``favordynmods`` (:func:`waiting_mount`; the move home right after does
    not). A spawner process that cloned agents straight into their cgroups
    with ``clone3(CLONE_INTO_CGROUP)`` was measured against this and lost:
    its clone of itself cost some 3 ms of CPU a session more than the
@@ -82,19 +82,21 @@ def _cgroup2_mount() -> tuple[Path, str, str] | None:
     return None
 
 
-def moves_wait() -> bool:
-    """True when moving a process between cgroups waits on the kernel: the mount lacks ``favordynmods``.
+def waiting_mount() -> str | None:
+    """The cgroup2 mount point when moving a process between its cgroups waits on the kernel, else None.
 
-    Without that option every move write-locks a lock all forks and exits
-    read, and the first move after a pause first waits out an RCU grace
-    period: measured 7 to 9 ms a session start on two loaded cores (0.15 ms with
-    the option; ``bench/README.md``). With it, forks and exits pay a little
-    instead. The harness moves itself into each session's cgroup to start the
-    agent there, so the option is the difference between a session start
-    that waits and one that does not.
+    It waits when the mount lacks ``favordynmods``: every move then
+    write-locks a lock all forks and exits read, and the first move after a
+    pause first waits out an RCU grace period: measured 7 to 9 ms a session
+    start on two loaded cores (0.15 ms with the option; ``bench/README.md``).
+    With it, forks and exits pay a little instead. The harness moves itself
+    into each session's cgroup to start the agent there, so the option is the
+    difference between a session start that waits and one that does not.
     """
     found = _cgroup2_mount()
-    return found is not None and "favordynmods" not in found[2].split(",")
+    if found is None or "favordynmods" in found[2].split(","):
+        return None
+    return found[1]
 
 
 class SessionCgroup:
@@ -285,11 +287,11 @@ def tracking_line() -> str:
     """How sessions are tracked here, for the header: the strength of the 'nothing left running' promise."""
     if available():
         line = f"sessions are tracked by a cgroup v2 each, under {cgroup2_home()}, and ended with cgroup.kill"
-        found = _cgroup2_mount()
-        if found is not None and moves_wait():
+        mount_point = waiting_mount()
+        if mount_point is not None:
             line += (
                 "; each session start waits on the kernel for the move into its cgroup (milliseconds): "
-                f"`mount -o remount,favordynmods {found[1]}` (root) removes the wait"
+                f"`mount -o remount,favordynmods {mount_point}` (root) removes the wait"
             )
         return line
     return (
