@@ -102,9 +102,11 @@ def waiting_mount() -> str | None:
 class SessionCgroup:
     """One session's cgroup; taken with :meth:`create`, ended with :meth:`kill` and :meth:`remove`."""
 
-    def __init__(self, path: Path, home: Path) -> None:
+    def __init__(self, path: Path, procs: int) -> None:
         self.path = path
-        self._home = home
+        # The slot's ``cgroup.procs``, open for as long as the slot lives: every session of the slot
+        # moves in through it and lists its members with it, with no open and close a time.
+        self._procs = procs
         self._taken = True
         self._killed = False
 
@@ -115,31 +117,40 @@ class SessionCgroup:
             slot = _free_slots.pop()
             slot._taken = True
             return slot
-        home = cgroup2_home()
         parent = _run_cgroup()
-        if home is None or parent is None:
+        if parent is None:
             return None
         path = parent / f"slot-{next(_slot_numbers)}"
         try:
             path.mkdir()
         except OSError:
             return None
-        return cls(path, home)
+        try:
+            procs = os.open(path / "cgroup.procs", os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            return None
+        return cls(path, procs)
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
         """The harness inside the session's cgroup, so that what it spawns is born there."""
         with _away_from_home:
-            _write(self.path / "cgroup.procs", "0")
+            os.write(self._procs, b"0")
             try:
                 yield
             finally:
-                _write(self._home / "cgroup.procs", "0")
+                os.write(_home_procs(), b"0")
 
     def pids(self) -> list[int] | None:
         """The processes in the cgroup now; None when it cannot be read."""
+        listing = bytearray()
         try:
-            return [int(line) for line in (self.path / "cgroup.procs").read_text(encoding="ascii").split()]
+            # Read from the start each time: the kernel lists the members anew at offset 0.
+            while chunk := os.pread(self._procs, 1 << 16, len(listing)):
+                listing += chunk
+            return [int(line) for line in listing.split()]
         except (OSError, ValueError):
             return None
 
@@ -154,15 +165,17 @@ class SessionCgroup:
 
         A cgroup still populated after :data:`EMPTY_TIMEOUT_S` (a process stuck
         in the kernel) is never handed out again; the exit's sweep tries it once more.
+        A slot never killed was found empty by :meth:`pids` (only a killed one can
+        still be emptying), so it goes straight back.
         """
         if not self._taken:
             return
         self._taken = False
-        emptied = _wait_empty(self.path / "cgroup.events", EMPTY_TIMEOUT_S)
-        if emptied and not self._killed:
+        if not self._killed:
             _free_slots.append(self)
             return
-        if emptied:
+        os.close(self._procs)
+        if _wait_empty(self.path / "cgroup.events", EMPTY_TIMEOUT_S):
             with contextlib.suppress(OSError):
                 self.path.rmdir()
 
@@ -181,6 +194,14 @@ def outside_sessions() -> Iterator[None]:
 # Slots free now: emptied by themselves, awaiting their next session.
 _free_slots: list[SessionCgroup] = []
 _slot_numbers = itertools.count()
+
+
+@functools.cache
+def _home_procs() -> int:
+    """The harness's own ``cgroup.procs``, open for the whole run: where it moves back to after each spawn."""
+    home = cgroup2_home()
+    assert home is not None, "a slot exists only where the harness has a cgroup v2 home"
+    return os.open(home / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
 
 
 @functools.cache
