@@ -147,6 +147,27 @@ def test_a_hard_link_to_a_host_file_shows_neither_its_size_nor_its_digest(recall
     assert entry["sha256"].startswith("not hashed: hard links")
 
 
+def test_only_a_memory_with_nothing_in_it_skips_the_walk(tmp_path: Path) -> None:
+    """The shortcut for an empty memory (issue 27) may never hide what an agent planted from the walk."""
+    from pytest_recall.sessions.memory_listing import holds_nothing, list_memory
+
+    scope, home = tmp_path / "scope", tmp_path / "home"
+    scope.mkdir()
+    home.mkdir()
+    assert holds_nothing([scope, home]) and holds_nothing([scope, tmp_path / "missing"])
+    (home / ".cache").mkdir()  # an empty folder: nothing to list, yet it goes to the walk
+    assert not holds_nothing([scope, home]) and list_memory([scope, home]).files == ()
+    (home / ".cache").rmdir()
+    (scope / "notes").symlink_to("/etc/passwd")
+    assert not holds_nothing([scope, home])
+    (scope / "notes").unlink()
+    scope.chmod(0)  # unreadable: the walk says so (root reads it anyway, and finds it empty)
+    try:
+        assert holds_nothing([scope]) == (os.geteuid() == 0)
+    finally:
+        scope.chmod(stat.S_IRWXU)
+
+
 # -- item 6: a workdir swapped for a symbolic link -----------------------------------------------
 
 

@@ -34,7 +34,7 @@ from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
-from pytest_recall.sessions.memory_listing import MemoryListing, start_listing
+from pytest_recall.sessions.memory_listing import MemoryListing, holds_nothing, start_listing
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
@@ -220,6 +220,8 @@ def _fresh_steps(
 
 def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
     """The memory listing, made on a thread of its own while this case pauses and every other one runs."""
+    if holds_nothing(area.memory_roots()):
+        return MemoryListing()
     future, cancel = start_listing(area.memory_roots())
     try:
         # A small memory is listed in a moment: waited for here, with no round through the event loop.

@@ -193,6 +193,25 @@ def _digest(directory: int, name: str, info: os.stat_result, limits: ListingLimi
     return digest.hexdigest()
 
 
+def holds_nothing(roots: Iterable[Path]) -> bool:
+    """True when every root is empty (or missing): its listing is empty, known without a walk or a thread.
+
+    An agent that keeps nothing between steps is common (and every no-memory
+    baseline is one); it pays one ``scandir`` a root, not a round through the
+    listing threads.
+    """
+    for root in roots:
+        try:
+            with os.scandir(root) as listing:
+                if next(listing, None) is not None:
+                    return False
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False  # the walk says what is wrong with it
+    return True
+
+
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 
