@@ -9,6 +9,13 @@ session is the marginal cost. The profiler inflates every call, so the parts
 are to be compared with each other and with ``--baseline-tree`` (the same
 table for another checkout, measured interleaved), not with ``overhead.py``.
 The median of ``--repeat`` rounds is kept.
+
+A second table needs no profiler: the same runs (and the floor of
+``overhead.py``, a bare ``subprocess.run`` loop) in a fresh process each,
+their CPU split by ``getrusage`` into the runner's own user time (Python),
+its system time (the kernel working for it: folders, terminals, cgroups,
+pipes) and its children's (the agents). It shows which of the three the
+harness's cost above the floor is made of, in real milliseconds.
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ import io
 import json
 import os
 import pstats
+import resource
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from _common import ANSWER, PYTHON, parse_args, scratch, write_trivial_cases
@@ -70,13 +79,31 @@ def profile_once(suite: Path) -> dict[str, float]:
     return dict(totals)
 
 
-def measure(tree: str | None, suite: Path) -> dict[str, float]:
+SPLIT = ("own user (Python)", "own system (kernel)", "agents (user + system)", "all")
+
+
+def split_once(suite: Path, floor: bool) -> dict[str, float]:
+    """CPU seconds of one unprofiled run, split by ``getrusage`` (this is the worker's side)."""
+    if floor:
+        from overhead import floor_run
+
+        for cases in suite.iterdir():  # the suite's one folder of case folders
+            floor_run(cases, ["/bin/echo", ANSWER])
+    else:
+        import pytest
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            pytest.main([str(suite), f"--recall-cmd=/bin/echo {ANSWER}", "-p", "no:cacheprovider", "-q"])
+    mine, agents = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    parts = (mine.ru_utime, mine.ru_stime, agents.ru_utime + agents.ru_stime)
+    return dict(zip(SPLIT, (*parts, sum(parts)), strict=True))
+
+
+def measure(tree: str | None, suite: Path, mode: str = "--worker") -> dict[str, float]:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (tree, env.get("PYTHONPATH"))))
-    done = subprocess.run(
-        [PYTHON, __file__, "--worker", str(suite)], env=env, capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([PYTHON, __file__, mode, str(suite)], env=env, capture_output=True, text=True, check=True)
     loaded: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return loaded
 
@@ -84,33 +111,60 @@ def measure(tree: str | None, suite: Path) -> dict[str, float]:
 def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline-tree", help="also profile the harness of this checkout, interleaved")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--split-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-worker", help=argparse.SUPPRESS)
 
 
 def main() -> None:
     if "--worker" in sys.argv:
         print(json.dumps(profile_once(Path(sys.argv[sys.argv.index("--worker") + 1]))))
         return
+    for mode in ("--split-worker", "--floor-worker"):
+        if mode in sys.argv:
+            print(json.dumps(split_once(Path(sys.argv[sys.argv.index(mode) + 1]), mode == "--floor-worker")))
+            return
     args = parse_args(__doc__.splitlines()[0], repeat=5, more=_options)
     small, large = (2, 6) if args.quick else (20, 120)
     trees = {"harness": None, **({"before": args.baseline_tree} if args.baseline_tree else {})}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    # The unprofiled split: the harness (and the before tree) beside the floor.
+    ways = {name: (tree, "--split-worker") for name, tree in trees.items()} | {"floor": (None, "--floor-worker")}
+    split_rounds: dict[str, list[dict[str, float]]] = {name: [] for name in ways}
+    sessions = 2 * (large - small)
     with scratch("breakdown") as work:
         suites = {n: write_trivial_cases(work / str(n), n).parent for n in (small, large)}
         for _ in range(args.repeat):
             for name, tree in trees.items():
                 low, high = measure(tree, suites[small]), measure(tree, suites[large])
-                sessions = 2 * (large - small)
                 rounds[name].append({part: (high.get(part, 0) - low.get(part, 0)) / sessions for part in NAMES})
-    header = ["part (ms of CPU a session, under cProfile)", *trees]
-    body = [
-        [part, *(f"{statistics.median(r[part] for r in rounds[name]) * 1000:.3f}" for name in trees)] for part in NAMES
-    ]
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    print(f"\n## per-session CPU breakdown, median of {args.repeat}, {small} and {large} cases")
-    for row in [header, *body]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+            for name, (tree, mode) in ways.items():
+                low, high = measure(tree, suites[small], mode), measure(tree, suites[large], mode)
+                split_rounds[name].append({part: (high[part] - low[part]) / sessions for part in SPLIT})
+    _print_table(
+        f"per-session CPU breakdown, median of {args.repeat}, {small} and {large} cases",
+        "part (ms of CPU a session, under cProfile)",
+        NAMES,
+        rounds,
+    )
+    _print_table(
+        f"whose CPU a session is, unprofiled (getrusage), median of {args.repeat}",
+        "share (ms of CPU a session)",
+        SPLIT,
+        split_rounds,
+    )
     load = os.getloadavg()
     print(f"load: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
+
+
+def _print_table(title: str, first: str, parts: Sequence[str], rounds: dict[str, list[dict[str, float]]]) -> None:
+    header = [first, *rounds]
+    body = [
+        [part, *(f"{statistics.median(r[part] for r in rounds[name]) * 1000:.3f}" for name in rounds)] for part in parts
+    ]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    print(f"\n## {title}")
+    for row in [header, *body]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 if __name__ == "__main__":
