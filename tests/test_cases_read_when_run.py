@@ -95,3 +95,15 @@ def test_a_case_read_again_is_the_case_collected_to_the_byte(tmp_path):
     (folder / "answer.json").write_text(json.dumps({**answer, "answer": "2.00"}), encoding="utf-8")
     with pytest.raises(CaseError, match=r"^s/case: its files no longer hold the case collected$"):
         again()
+
+
+def test_a_case_hashed_once_still_hashes_anew_what_replace_changes() -> None:
+    """content_hash is kept on the case after its first use (issue 27); a changed copy must not inherit it."""
+    import dataclasses
+
+    case = ledger.generate_one(7, 0)
+    first = case.content_hash
+    assert case.content_hash == first == ledger.generate_one(7, 0).content_hash
+    changed = dataclasses.replace(case, expected={**case.expected, "answer": "0.01"})
+    assert changed.content_hash != first and case.content_hash == first
+    assert changed == dataclasses.replace(case, expected={**case.expected, "answer": "0.01"})

@@ -79,3 +79,22 @@ def test_suite_toml_counts_are_bounded_and_unknown_keys_are_named(recall_suite: 
     result.stdout.fnmatch_lines([f"*malformed case: *suite.toml*{message[1:]}"])
     result.assert_outcomes(errors=1)
     assert "Traceback" not in result.stdout.str()
+
+
+def test_case_files_read_with_windows_or_old_mac_line_ends_read_as_python_reads_text(tmp_path: Path) -> None:
+    """The lean reader (issue 27) must give the prompts and answer ``Path.read_text`` gives: same hash, same run."""
+    from pytest_recall.cases.model import load_case_dir
+
+    folder = tmp_path / "crlf"
+    folder.mkdir()
+    steps = [b"Remember 12345.67.\r\nThen stop.\r\n", b"What was it?\rAnswer only.\r"]
+    for number, data in enumerate(steps, 1):
+        (folder / f"step{number}.txt").write_bytes(data)
+    (folder / "answer.json").write_bytes(
+        b'{"id": "crlf", "category": "c",\r\n "answer": "12345.67", "answer_kind": "money"}\r\n'
+    )
+    case = load_case_dir(folder, suite="s", source="s/crlf", known_kinds=None)
+    expected = [(folder / f"step{number}.txt").read_text(encoding="utf-8") for number in (1, 2)]
+    assert [step.prompt for step in case.steps] == expected
+    assert expected == ["Remember 12345.67.\nThen stop.\n", "What was it?\nAnswer only.\n"]
+    assert case.expected["answer"] == "12345.67"

@@ -121,6 +121,8 @@ class Case:
     ingest_steps: int = 0
     # The ``mcpServers`` its agent is given (templates; see :mod:`pytest_recall.cases.mcp_config`), if any.
     mcp_servers: Mapping[str, Any] | None = None
+    # :attr:`content_hash`, worked out once: the check against what was collected and the record both ask.
+    _content_hash: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def category(self) -> str | None:
@@ -136,8 +138,15 @@ class Case:
         """A digest of everything that decides the verdict.
 
         Resume compares it, so a case edited since a log was written is run
-        again rather than silently reusing a stale score.
+        again rather than silently reusing a stale score. A LongMemEval case's
+        prompts are megabytes, so it is serialised and hashed once a case.
         """
+        if self._content_hash is None:
+            object.__setattr__(self, "_content_hash", self._digest())
+        assert self._content_hash is not None
+        return self._content_hash
+
+    def _digest(self) -> str:
         payload = {
             "steps": [[s.number, s.prompt, plain_data(s.feedback)] for s in self.steps],
             "expected": plain_data(self.expected),
@@ -346,13 +355,13 @@ def parse_positive_seconds(value: Any, what: str, *, zero_ok: bool = False) -> f
     return seconds
 
 
-def read_step_prompts(folder: Path, source: str) -> list[str]:
-    """The prompts of ``step1.txt``, ``step2.txt``, ... in order, refusing gaps."""
+def read_step_prompts(folder: Path, source: str, names: Iterable[str] | None = None) -> list[str]:
+    """The prompts of ``step1.txt``, ``step2.txt``, ... in order, refusing gaps; ``names``: the folder's, if listed."""
     numbered: dict[int, Path] = {}
-    for entry in folder.iterdir():
-        match = _STEP_FILE.match(entry.name)
+    for name in os.listdir(folder) if names is None else names:
+        match = _STEP_FILE.match(name)
         if match:
-            numbered[int(match.group(1))] = entry
+            numbered[int(match.group(1))] = folder / name
     if not numbered:
         return []
     expected_numbers = list(range(1, len(numbered) + 1))
@@ -363,7 +372,7 @@ def read_step_prompts(folder: Path, source: str) -> list[str]:
     for number in expected_numbers:
         refuse_outside_link(numbered[number], folder, source)
         try:
-            prompt = numbered[number].read_text(encoding="utf-8")
+            prompt = text_of(numbered[number])
         except UnicodeDecodeError:
             raise CaseError(f"{source}/step{number}.txt is not UTF-8 text") from None
         except OSError as exc:
@@ -422,10 +431,28 @@ def _near_misses(folder: Path) -> str:
     return f" (found {', '.join(found)}: rename it {ANSWER_FILE})" if found else f" in {folder}"
 
 
+def text_of(path: Path) -> str:
+    """A UTF-8 file's text as ``Path.read_text`` gives it (newlines made ``\\n``), in three system calls.
+
+    Every case is read twice (collected, then read again when it runs), each
+    time its answer and its step files: the buffered text reader's ``fstat``,
+    ``ioctl`` and ``lseek`` a file were a tenth of collecting a case.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    text = b"".join(chunks).decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def read_json(path: Path, source: str) -> Any:
     __tracebackhide__ = True
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(text_of(path))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid JSON ({exc})") from None
     except OSError as exc:
@@ -443,13 +470,14 @@ def read_toml(path: Path, source: str) -> dict[str, Any]:
         raise CaseUnreadable(_unreadable(source, path, exc), exc.errno) from None
 
 
-def read_step_feedback(folder: Path, source: str) -> dict[int, dict[str, Any]]:
+def read_step_feedback(folder: Path, source: str, names: Iterable[str] | None = None) -> dict[int, dict[str, Any]]:
     """The ``stepN.feedback.json`` files of a case folder, by step number."""
     __tracebackhide__ = True
     feedback: dict[int, dict[str, Any]] = {}
-    for entry in folder.iterdir():
-        match = _FEEDBACK_FILE.match(entry.name)
+    for name in os.listdir(folder) if names is None else names:
+        match = _FEEDBACK_FILE.match(name)
         if match:
+            entry = folder / name
             refuse_outside_link(entry, folder, source)
             judged_against = read_json(entry, source)
             if not isinstance(judged_against, dict):
@@ -478,13 +506,15 @@ def load_case_dir(
     expected = read_json(answer_path, f"{source}")
     if not isinstance(expected, dict):
         raise CaseError(f"{source}: {ANSWER_FILE} must hold a JSON object")
+    # Listed once: the step files, their feedback, the settings and the workspace are found by name in it.
+    names = os.listdir(folder)
     settings_path = folder / SETTINGS_FILE
-    settings = read_toml(settings_path, source) if settings_path.is_file() else {}
+    settings = read_toml(settings_path, source) if SETTINGS_FILE in names and settings_path.is_file() else {}
     try:
         settings = settings_with_mcp(settings, folder, source)
     except McpConfigError as exc:
         raise CaseError(str(exc)) from None
-    prompts = read_step_prompts(folder, source)
+    prompts = read_step_prompts(folder, source, names)
     group = None
     if is_group_dir(folder.parent):
         try:
@@ -496,7 +526,7 @@ def load_case_dir(
     if len(prompts) + (len(group.prompts) if group is not None else 0) < 2:
         raise CaseError(too_few_steps(source, len(prompts), folder))
     try:
-        workspace = read_case_workspace(folder)
+        workspace = read_case_workspace(folder, names)
     except (WorkspaceError, OSError) as exc:
         raise CaseError(f"{source}: {exc}") from None
     return make_case(
@@ -507,7 +537,7 @@ def load_case_dir(
         source=source,
         settings=settings,
         known_kinds=known_kinds,
-        feedback=read_step_feedback(folder, source),
+        feedback=read_step_feedback(folder, source, names),
         workspace=workspace,
         group=group,
     )

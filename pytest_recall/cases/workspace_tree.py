@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -110,8 +110,10 @@ def read_tree(folder: Path) -> WorkspaceTree:
     return WorkspaceTree(MappingProxyType(dict(sorted(files.items()))), tuple(sorted(dirs)))
 
 
-def read_case_workspace(folder: Path) -> CaseWorkspace | None:
+def read_case_workspace(folder: Path, names: Iterable[str] | None = None) -> CaseWorkspace | None:
     """``workspace/`` and ``workspace.stepN/`` of a case folder, or None when it has neither."""
+    if names is not None and not any(name.startswith(WORKSPACE_DIR) for name in names):
+        return None  # the folder's listing, made already, names no workspace: nothing to stat
     base_dir = folder / WORKSPACE_DIR
     by_step: dict[int, WorkspaceTree] = {}
     for entry in sorted(folder.iterdir()):
