@@ -9,6 +9,8 @@ run the same suite, each with the same agent:
   a real run: collection, two sessions on a pty, judging, records, reports;
 - floor: a bare Python loop, ``subprocess.run`` per session, each in a fresh
   ``mkdtemp`` directory removed afterwards: the least any harness can do;
+- item: pytest with one test per case that runs the floor's sessions the
+  floor's way: the least a harness built on one pytest item a case can do;
 - recipe: ``bench/recipe.sh``, the task's run_case.sh recipe as a bash loop.
 
 Three agents: ``/bin/echo 1234.56`` costs about a millisecond, so it exposes
@@ -33,6 +35,7 @@ next to the floor's cost of one session measured in the same run, in TMPDIR
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import shlex
@@ -99,6 +102,45 @@ def floor_run(suite: Path, argv: list[str]) -> None:
         shutil.rmtree(scope)
 
 
+# One test a case that runs its sessions as floor_run does: pytest's own share of the harness's cost.
+ITEM_TEST = """
+import json, os, shutil, subprocess, tempfile
+from pathlib import Path
+
+import pytest
+
+ARGV = json.loads({argv!r})
+ENV = {{key: value for key, value in os.environ.items() if key != "TRAP_MANIFEST"}}
+
+
+@pytest.mark.parametrize("case", sorted(Path({suite!r}).iterdir()), ids=lambda path: path.name)
+def test_case(case):
+    scope = tempfile.mkdtemp()
+    env = dict(ENV, RECALL_SCOPE_DIR=scope)
+    for step in ("step1.txt", "step2.txt"):
+        prompt = (case / step).read_text()
+        workdir = tempfile.mkdtemp()
+        try:
+            subprocess.run([*ARGV, prompt], cwd=workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+        finally:
+            shutil.rmtree(workdir)
+    shutil.rmtree(scope)
+"""
+
+
+def item_test(suite: Path, argv: list[str], folder: Path) -> Path:
+    """The item way's test module for ``suite``, in ``folder``: apart from the suite, which the harness collects."""
+    folder.mkdir()
+    path = folder / "test_items.py"
+    path.write_text(ITEM_TEST.format(argv=json.dumps(argv), suite=str(suite)), encoding="utf-8")
+    return path
+
+
+def item_run(test: Path) -> None:
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    run_checked(pytest_argv(test), env=env)
+
+
 def harness_run(suite: Path, command: str, tree: str | None = None) -> None:
     """A real run of the suite; with ``tree``, that checkout's harness. Failed cases are fine (the notebook's)."""
     env = dict(os.environ)
@@ -148,10 +190,13 @@ def workspace_copy_s(work: Path, repeat: int, steps: int = 200) -> tuple[float, 
 def _rows(label: str, cost: dict[str, float], floor_goal: float, before: bool) -> list[Row]:
     """The goals, then how the harness's cost above the floor compares with the recipe's (and the baseline tree's)."""
     harness, floor, recipe = cost["harness"], cost["floor"], cost.get("recipe", math.nan)
-    baselines = (ms(floor), ms(recipe) if "recipe" in cost else "-") + ((ms(cost["before"]),) if before else ())
+    baselines = (ms(floor), ms(cost["item"]), ms(recipe) if "recipe" in cost else "-")
+    baselines += (ms(cost["before"]),) if before else ()
     versus_floor = ratio_of(harness, floor)
     rows = [
-        Row(label, ms(harness), baselines, "harness/floor", versus_floor, goal_text(versus_floor, at_most=floor_goal))
+        Row(label, ms(harness), baselines, "harness/floor", versus_floor, goal_text(versus_floor, at_most=floor_goal)),
+        # What pytest alone costs: the floor's sessions, one test a case.
+        Row(label, ms(harness), baselines, "item/floor", ratio_of(cost["item"], floor)),
     ]
     dashes = ("-",) * len(baselines)
     if "recipe" in cost:
@@ -165,7 +210,7 @@ def _rows(label: str, cost: dict[str, float], floor_goal: float, before: bool) -
             Row(
                 f"{label}, above floor",
                 above,
-                ("-", ms(recipe - floor), *dashes[2:]),
+                ("-", "-", ms(recipe - floor), *dashes[3:]),
                 "recipe/harness",
                 ratio_of(recipe - floor, harness - floor),
             )
@@ -175,7 +220,7 @@ def _rows(label: str, cost: dict[str, float], floor_goal: float, before: bool) -
             Row(
                 f"{label}, above floor",
                 above,
-                ("-", "-", ms(cost["before"] - floor)),
+                ("-", "-", "-", ms(cost["before"] - floor)),
                 "before/harness",
                 ratio_of(cost["before"] - floor, harness - floor),
             )
@@ -211,11 +256,14 @@ def main() -> None:
             small, large = sizes[agent]
             suites = {n: write_trivial_cases(work / f"{agent}-{n}", n) for n in (small, large)}
             command = shlex.join(argv)
-            ways = ["harness", "floor"] + ([] if agent == "notebook" else ["recipe"]) + (["before"] if before else [])
+            ways = ["harness", "floor", "item"] + ([] if agent == "notebook" else ["recipe"])
+            ways += ["before"] if before else []
             variants = {}
             for n, suite in suites.items():
+                test = item_test(suite, argv, work / f"{agent}-{n}-item")
                 variants[f"harness {n}"] = lambda s=suite, c=command: clocked(lambda: harness_run(s, c))
                 variants[f"floor {n}"] = lambda s=suite, a=argv: clocked(lambda: floor_run(s, a))
+                variants[f"item {n}"] = lambda t=test: clocked(lambda: item_run(t))
                 if "recipe" in ways:
                     variants[f"recipe {n}"] = lambda s=suite, a=argv: clocked(
                         lambda: run_checked(["bash", str(RECIPE), str(s), str(out), *a])
@@ -246,7 +294,7 @@ def main() -> None:
                         Row(
                             "notebook agent, wall above floor a session",
                             ms(above),
-                            ("-", "-") + ((ms((cost["before"] - cost["floor"]) / 2),) if before else ()),
+                            ("-", "-", "-") + ((ms((cost["before"] - cost["floor"]) / 2),) if before else ()),
                             "",
                             math.nan,
                             f"<= {CHECK_NOTEBOOK_WALL_S * 1000:g} ms {_met(above <= CHECK_NOTEBOOK_WALL_S)}",
@@ -264,7 +312,7 @@ def main() -> None:
             met = "met" if copy < WORKSPACE_GOAL_S else "NOT MET"
             label = f"{WORKSPACE_FILES}-file workspace"
             # The floor's session in the floor's column; no recipe, nor a before, for these rows.
-            beside = (ms(floor_step), "-") + (("-",) if before else ())
+            beside = (ms(floor_step), "-", "-") + (("-",) if before else ())
             rows += [
                 Row(
                     f"{label} copy, per step ({place})",
@@ -285,7 +333,7 @@ def main() -> None:
             ]
     print_table(
         f"per-session overhead: marginal cost of one two-session case, best of {args.repeat}",
-        ("floor", "recipe", *(["before"] if before else [])),
+        ("floor", "item", "recipe", *(["before"] if before else [])),
         rows,
     )
     print("\nraw best times, wall/cpu (cases in suite, seconds):")
