@@ -157,6 +157,21 @@ def timed_run(argv: Sequence[str], **kwargs: object) -> float:
     return timed(lambda: run_checked(argv, **kwargs))
 
 
+def compile_trees(*trees: str | Path | None) -> None:
+    """Write the bytecode of each checkout's ``pytest_recall`` (None: this one) before anything is timed.
+
+    With ``PYTHONDONTWRITEBYTECODE`` set, a checkout that has never been
+    compiled makes every Python process started from it (each session of the
+    notebook agent, say) compile its modules again: some 15 ms a session that
+    has nothing to do with the harness, and a before/after that compares
+    compiling with not compiling.
+    """
+    import compileall
+
+    for tree in trees:
+        compileall.compile_dir(Path(tree or ROOT) / "pytest_recall", quiet=1)
+
+
 def pytest_argv(target: Path, *extra: str) -> list[str]:
     """A real pytest run, as a user would type it, without the cache plugin writing into the tree."""
     return [PYTHON, "-m", "pytest", str(target), "-p", "no:cacheprovider", "-q", *extra]

@@ -36,7 +36,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from _common import ANSWER, PYTHON, parse_args, scratch, write_trivial_cases
+from _common import ANSWER, PYTHON, compile_trees, parse_args, scratch, write_trivial_cases
 
 # A function's own time goes to the first part whose needle is in "file:function".
 PARTS: list[tuple[str, tuple[str, ...]]] = [
@@ -126,6 +126,7 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0], repeat=5, more=_options)
     small, large = (2, 6) if args.quick else (20, 120)
     trees = {"harness": None, **({"before": args.baseline_tree} if args.baseline_tree else {})}
+    compile_trees(None, args.baseline_tree)
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     # The unprofiled split: the harness (and the before tree) beside the floor.
     ways = {name: (tree, "--split-worker") for name, tree in trees.items()} | {"floor": (None, "--floor-worker")}

@@ -53,6 +53,7 @@ from _common import (
     Row,
     best_timings,
     clocked,
+    compile_trees,
     goal_text,
     ms,
     parse_args,
@@ -242,6 +243,7 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0], more=_options)
     sizes = QUICK_SIZES if args.quick else SIZES
     before = args.baseline_tree is not None
+    compile_trees(None, args.baseline_tree)
     rows: list[Row] = []
     raw: list[str] = []
     failed: list[str] = []
