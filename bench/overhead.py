@@ -83,49 +83,49 @@ CHECK_NOTEBOOK_WALL_S = 0.003
 
 
 def floor_run(suite: Path, argv: list[str]) -> None:
-    """The least a harness can do: each session in a fresh directory, stdout kept, nothing else.
-
-    Each case gets a scope folder too (``RECALL_SCOPE_DIR``), where the notebook keeps its memory.
-    """
-    env = {key: value for key, value in os.environ.items() if key != "TRAP_MANIFEST"}
+    """The least a harness can do: each session in a fresh directory, stdout kept, nothing else."""
+    env = floor_env()
     for case in sorted(suite.iterdir()):
-        scope = tempfile.mkdtemp()
-        env["RECALL_SCOPE_DIR"] = scope
-        for step in ("step1.txt", "step2.txt"):
-            prompt = (case / step).read_text()
-            workdir = tempfile.mkdtemp()
-            try:
-                subprocess.run(
-                    [*argv, prompt], cwd=workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True
-                )
-            finally:
-                shutil.rmtree(workdir)
-        shutil.rmtree(scope)
+        floor_case(case, argv, env)
 
 
-# One test a case that runs its sessions as floor_run does: pytest's own share of the harness's cost.
-ITEM_TEST = """
-import json, os, shutil, subprocess, tempfile
-from pathlib import Path
-
-import pytest
-
-ARGV = json.loads({argv!r})
-ENV = {{key: value for key, value in os.environ.items() if key != "TRAP_MANIFEST"}}
+def floor_env() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key != "TRAP_MANIFEST"}
 
 
-@pytest.mark.parametrize("case", sorted(Path({suite!r}).iterdir()), ids=lambda path: path.name)
-def test_case(case):
+def floor_case(case: Path, argv: list[str], env: dict[str, str]) -> None:
+    """One case the floor's way, with a scope folder (``RECALL_SCOPE_DIR``), where the notebook keeps its memory."""
     scope = tempfile.mkdtemp()
-    env = dict(ENV, RECALL_SCOPE_DIR=scope)
+    env["RECALL_SCOPE_DIR"] = scope
     for step in ("step1.txt", "step2.txt"):
         prompt = (case / step).read_text()
         workdir = tempfile.mkdtemp()
         try:
-            subprocess.run([*ARGV, prompt], cwd=workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+            subprocess.run(
+                [*argv, prompt], cwd=workdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True
+            )
         finally:
             shutil.rmtree(workdir)
     shutil.rmtree(scope)
+
+
+# One test a case that runs its case with floor_case: pytest's own share of the harness's cost.
+ITEM_TEST = """
+import json, sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, {bench!r})
+from overhead import floor_case, floor_env
+
+ARGV = json.loads({argv!r})
+ENV = floor_env()
+
+
+@pytest.mark.parametrize("case", sorted(Path({suite!r}).iterdir()), ids=lambda path: path.name)
+def test_case(case):
+    floor_case(case, ARGV, ENV)
 """
 
 
@@ -133,7 +133,8 @@ def item_test(suite: Path, argv: list[str], folder: Path) -> Path:
     """The item way's test module for ``suite``, in ``folder``: apart from the suite, which the harness collects."""
     folder.mkdir()
     path = folder / "test_items.py"
-    path.write_text(ITEM_TEST.format(argv=json.dumps(argv), suite=str(suite)), encoding="utf-8")
+    text = ITEM_TEST.format(argv=json.dumps(argv), suite=str(suite), bench=str(Path(__file__).resolve().parent))
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -191,7 +192,7 @@ def workspace_copy_s(work: Path, repeat: int, steps: int = 200) -> tuple[float, 
 def _rows(label: str, cost: dict[str, float], floor_goal: float, before: bool) -> list[Row]:
     """The goals, then how the harness's cost above the floor compares with the recipe's (and the baseline tree's)."""
     harness, floor, recipe = cost["harness"], cost["floor"], cost.get("recipe", math.nan)
-    baselines = (ms(floor), ms(cost["item"]), ms(recipe) if "recipe" in cost else "-")
+    baselines: tuple[str, ...] = (ms(floor), ms(cost["item"]), ms(recipe) if "recipe" in cost else "-")
     baselines += (ms(cost["before"]),) if before else ()
     versus_floor = ratio_of(harness, floor)
     rows = [
