@@ -141,10 +141,11 @@ class Case:
         again rather than silently reusing a stale score. A LongMemEval case's
         prompts are megabytes, so it is serialised and hashed once a case.
         """
-        if self._content_hash is None:
-            object.__setattr__(self, "_content_hash", self._digest())
-        assert self._content_hash is not None
-        return self._content_hash
+        digest = self._content_hash
+        if digest is None:
+            digest = self._digest()
+            object.__setattr__(self, "_content_hash", digest)
+        return digest
 
     def _digest(self) -> str:
         payload = {

@@ -60,6 +60,8 @@ HomeMode = Literal["case", "user"]
 WorkdirMode = Literal["fresh", "case"]
 # What one memory (scope, HOME) serves: one case, or every case of the run in turn.
 ScopeMode = Literal["case", "suite"]
+# The folders of a memory (the run's shared one, or a case area's own): the scope, and HOME with --recall-home=case.
+MEMORY_FOLDERS = ("scope", "home")
 # The placeholders a --recall-env value may use.
 ENV_PLACEHOLDERS = ("scope", "home", "workdir", "step", "case")
 # Where an agent finds this step's MCP server configuration (``--recall-mcp``), its templates filled in.
@@ -115,20 +117,17 @@ class CaseArea:
         memory = shared_memory or self.root
         self.scope = memory / "scope"
         self.home = memory / "home" if isolation.home == "case" else None
-        # The folders the area itself holds, removed by name when it closes.
-        self._made = () if shared_memory is not None else ("scope", "home") if self.home else ("scope",)
-        # Whether a step folder may be there still (a step opened, not yet closed).
-        self._step_left = False
         # What the agent left that the harness could not handle plainly (see remove_tree), in order.
         self.faults: list[str] = []
 
     def open_step(self) -> SessionRooms:
         """A fresh step directory and working directory: nothing of an earlier step is in either."""
         harness = self.root / "step"
-        if self._step_left:
+        try:
+            os.mkdir(harness, 0o700)
+        except FileExistsError:  # an earlier step's, which its close could not remove
             self._remove(harness)
-        os.mkdir(harness, 0o700)
-        self._step_left = True
+            os.mkdir(harness, 0o700)
         if self.workdir_mode == "case":
             workdir = self.root / "work"
             self._remove(workdir)
@@ -143,11 +142,14 @@ class CaseArea:
         fault = remove_made(rooms.harness, (), (COST_FILE_NAME, PROMPT_FILE_NAME, MCP_CONFIG_FILE))
         if fault is not None:
             self.faults.append(fault)
-        self._step_left = False
 
     def close(self) -> None:
-        """The whole area; in the usual case three ``rmdir`` calls (scope, home, the area), no walk."""
-        fault = remove_made(self.root, self._made, ())
+        """The whole area; in the usual case three ``rmdir`` calls (scope, home, the area), no walk.
+
+        An area whose memory is the run's shared one, or that has no HOME, lacks
+        one folder or both: its ``rmdir`` finds nothing, which costs no more than asking.
+        """
+        fault = remove_made(self.root, MEMORY_FOLDERS, ())
         if fault is not None:
             self.faults.append(f"the case's area: {fault}")
 
