@@ -138,11 +138,18 @@ def pids_allocated_since(first_pid: int, started: float) -> tuple[range, ...] | 
 
 
 def _proc_int(path: str) -> int | None:
+    """A number from a /proc file, read with bare descriptors: asked after every session, and a file
+    object would add a ``stat``, a terminal check and two seeks to the one read."""
     try:
-        with open(path, "rb") as handle:
-            return int(handle.read())
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return int(os.read(fd, 64))
     except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
 
 
 PID_MAX = _proc_int("/proc/sys/kernel/pid_max")
