@@ -16,6 +16,12 @@ their CPU split by ``getrusage`` into the runner's own user time (Python),
 its system time (the kernel working for it: folders, terminals, cgroups,
 pipes) and its children's (the agents). It shows which of the three the
 harness's cost above the floor is made of, in real milliseconds.
+
+A third table counts the runner's system calls a session, by call, under
+``strace`` (its threads included, the agents left out). A count does not
+move with the machine's load as times do, so it tells a change that saves
+a few calls a session from noise on a shared machine. Left out, with the
+reason, where ``strace`` is missing or may not trace.
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ import io
 import json
 import os
 import pstats
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -100,12 +108,49 @@ def split_once(suite: Path, floor: bool) -> dict[str, float]:
 
 
 def measure(tree: str | None, suite: Path, mode: str = "--worker") -> dict[str, float]:
+    done = subprocess.run(
+        [PYTHON, __file__, mode, str(suite)], env=_env_of(tree), capture_output=True, text=True, check=True
+    )
+    loaded: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def _env_of(tree: str | None) -> dict[str, str]:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (tree, env.get("PYTHONPATH"))))
-    done = subprocess.run([PYTHON, __file__, mode, str(suite)], env=env, capture_output=True, text=True, check=True)
-    loaded: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return loaded
+    return env
+
+
+# One traced call: "<pid> <name>(" ("<pid> <... name resumed>" lines continue a call already counted).
+_CALL = re.compile(r"(\d+) (\w+)\(")
+
+
+def count_calls(tree: str | None, suite: Path, mode: str, trace: Path) -> collections.Counter[str]:
+    """The system calls of one unprofiled run, by name: the runner's process and its threads, not the agents.
+
+    An agent is a process that ran ``execve`` after the runner itself did; what
+    the child does between its birth and that ``execve`` counts with the agent,
+    for the floor's children as for the harness's.
+    """
+    subprocess.run(
+        ["strace", "-f", "-qq", "-e", "signal=none", "-o", str(trace), PYTHON, __file__, mode, str(suite)],
+        env=_env_of(tree),
+        capture_output=True,
+        check=True,
+    )
+    calls = [match.groups() for match in map(_CALL.match, trace.read_text().splitlines()) if match]
+    runner = calls[0][0]
+    agents = {pid for pid, name in calls if name == "execve" and pid != runner}
+    return collections.Counter(name for pid, name in calls if pid not in agents)
+
+
+def strace_problem() -> str | None:
+    """Why system calls cannot be counted here, or None."""
+    if shutil.which("strace") is None:
+        return "strace is not installed"
+    probe = subprocess.run(["strace", "-qq", "-o", os.devnull, "true"], capture_output=True, text=True)
+    return None if probe.returncode == 0 else f"strace cannot trace here: {probe.stderr.strip()[:120]}"
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -141,6 +186,7 @@ def main() -> None:
             for name, (tree, mode) in ways.items():
                 low, high = measure(tree, suites[small], mode), measure(tree, suites[large], mode)
                 split_rounds[name].append({part: (high[part] - low[part]) / sessions for part in SPLIT})
+        calls = count_calls_a_session(ways, suites[small], suites[large], sessions)
     _print_table(
         f"per-session CPU breakdown, median of {args.repeat}, {small} and {large} cases",
         "part (ms of CPU a session, under cProfile)",
@@ -153,8 +199,44 @@ def main() -> None:
         SPLIT,
         split_rounds,
     )
+    _print_calls(calls)
     load = os.getloadavg()
     print(f"load: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
+
+
+def count_calls_a_session(
+    ways: dict[str, tuple[str | None, str]], small: Path, large: Path, sessions: int
+) -> dict[str, dict[str, float]] | str:
+    """Each way's system calls a session, by call (one round: counts barely move); or why they cannot be counted."""
+    problem = strace_problem()
+    if problem is not None:
+        return problem
+    per_session: dict[str, dict[str, float]] = {}
+    with scratch("breakdown-calls") as work:
+        for name, (tree, mode) in ways.items():
+            try:
+                low, high = (count_calls(tree, suite, mode, work / f"{name}.trace") for suite in (small, large))
+            except subprocess.CalledProcessError as exc:
+                return f"the traced {name} run failed: {exc.stderr.decode(errors='replace').strip()[-120:]}"
+            per_session[name] = {call: (high[call] - low[call]) / sessions for call in high | low}
+    return per_session
+
+
+def _print_calls(per_session: dict[str, dict[str, float]] | str) -> None:
+    """The third table: system calls a session, by call, the harness's most frequent first."""
+    if isinstance(per_session, str):
+        print(f"\n## system calls a session: left out ({per_session})")
+        return
+    calls = sorted(per_session["harness"], key=lambda call: -per_session["harness"][call])[:CALLS_SHOWN]
+    for counts in per_session.values():
+        counts["all"] = sum(counts.values())
+    header = ["system call (a session, strace)", *per_session]
+    body = [[call, *(f"{counts.get(call, 0):.1f}" for counts in per_session.values())] for call in [*calls, "all"]]
+    _print_rows("system calls a session, the runner's own (agents left out), one round", header, body)
+
+
+# The calls the third table names, the most frequent of the harness's first; "all" counts every one.
+CALLS_SHOWN = 16
 
 
 def _print_table(title: str, first: str, parts: Sequence[str], rounds: dict[str, list[dict[str, float]]]) -> None:
@@ -162,6 +244,10 @@ def _print_table(title: str, first: str, parts: Sequence[str], rounds: dict[str,
     body = [
         [part, *(f"{statistics.median(r[part] for r in rounds[name]) * 1000:.3f}" for name in rounds)] for part in parts
     ]
+    _print_rows(title, header, body)
+
+
+def _print_rows(title: str, header: list[str], body: list[list[str]]) -> None:
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
     print(f"\n## {title}")
     for row in [header, *body]:
