@@ -123,7 +123,7 @@ def _env_of(tree: str | None) -> dict[str, str]:
 
 
 # One traced call: "<pid> <name>(" ("<pid> <... name resumed>" lines continue a call already counted).
-_CALL = re.compile(r"(\d+) (\w+)\(")
+_CALL = re.compile(r"(\d+) +(\w+)\(")
 
 
 def count_calls(tree: str | None, suite: Path, mode: str, trace: Path) -> collections.Counter[str]:

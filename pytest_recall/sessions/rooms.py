@@ -117,6 +117,8 @@ class CaseArea:
         memory = shared_memory or self.root
         self.scope = memory / "scope"
         self.home = memory / "home" if isolation.home == "case" else None
+        # HOME and its XDG folders, the same for every step: worked out once a case, not once a step.
+        self._home_env = {} if self.home is None else home_variables(self.home)
         # What the agent left that the harness could not handle plainly (see remove_tree), in order.
         self.faults: list[str] = []
 
@@ -183,9 +185,7 @@ class CaseArea:
         env.update(dict.fromkeys(TEMP_VARS, str(rooms.harness)))
         if prompt_file is not None:
             env[PROMPT_FILE_VAR] = str(prompt_file)
-        if self.home is not None:
-            env["HOME"] = str(self.home)
-            env.update({var: str(self.home / sub) for var, sub in XDG_DIRS.items()})
+        env.update(self._home_env)
         values = {
             "scope": str(self.scope),
             "home": env.get("HOME", ""),
@@ -207,6 +207,11 @@ class CaseArea:
     def memory_roots(self) -> tuple[Path, ...]:
         """What the agent keeps between steps: scope/, and home/ with a HOME per case (see ``memory_listing``)."""
         return (self.scope,) if self.home is None else (self.scope, self.home)
+
+
+def home_variables(home: Path) -> dict[str, str]:
+    """HOME and the XDG variables that point into it."""
+    return {"HOME": str(home), **{var: os.path.join(home, sub) for var, sub in XDG_DIRS.items()}}
 
 
 def prepare_memory(root: Path, isolation: Isolation) -> None:
