@@ -30,6 +30,7 @@ from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.llm_judging import LlmJudging, judged_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
+from pytest_recall.sessions.run_folders import run_id
 from pytest_recall.sessions.settings import SessionSettings
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
@@ -71,6 +72,8 @@ class CaseExecutor:
         # --recall-max-cost: no case starts once this process's reported spend reaches it.
         self.max_cost_usd = run.scale_out.max_cost_usd
         self.spent_usd = 0.0
+        # This process's folders are named for it from here on; a killed run's are removed now, before any case.
+        run_id()
         # --recall-transcripts=all: records carry each prompt whole, not by reference.
         self.full_prompts = run.outputs.transcripts == "all"
         if run.isolation.scope == "suite":

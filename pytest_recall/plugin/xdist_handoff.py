@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_recall.plugin.config import CONFIG_KEY
+from pytest_recall.sessions.run_folders import made_folder
 
 # The resumable records the controller read.
 RESUME_INPUT = "recall_resume_index"
@@ -104,7 +104,7 @@ class WorkerHandoff:
     def _judge_cache_dir(self) -> Path:
         """One folder for the run, made when the first worker starts and removed when the run ends."""
         if self._judge_cache is None:
-            self._judge_cache = Path(tempfile.mkdtemp(prefix="recall-judge-cache-"))
+            self._judge_cache = made_folder("judge-cache")
             self.config.add_cleanup(lambda: shutil.rmtree(str(self._judge_cache), ignore_errors=True))
         return self._judge_cache
 

@@ -12,11 +12,9 @@ in report order.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from pytest_recall.reporting.judge_section import llm_judge_summary
@@ -116,7 +114,6 @@ class RecordSpool:
     """
 
     def __init__(self) -> None:
-        self._folder: Path | None = None
         self._handle: Any = None
         # Per node id, where its full record starts in the file, and its summary.
         self._offsets: dict[str, int] = {}
@@ -125,8 +122,8 @@ class RecordSpool:
     def open(self) -> None:
         """Make the file now, before sessions run: a run that exhausts descriptors must still keep its records."""
         if self._handle is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="pytest-recall-spool-"))
-            self._handle = open(self._folder / "records.jsonl", "a+b")  # noqa: SIM115 - open for the run
+            # A file without a name: it goes with the process, however the process ends (a SIGKILL included).
+            self._handle = tempfile.TemporaryFile(prefix="pytest-recall-spool-")  # noqa: SIM115 - open for the run
 
     def add(self, record: Mapping[str, Any]) -> None:
         self.open()
@@ -151,9 +148,6 @@ class RecordSpool:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-        if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
-            self._folder = None
 
 
 class StreamedCases(LazyRecords[Mapping[str, Any]]):

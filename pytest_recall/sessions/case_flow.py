@@ -67,7 +67,7 @@ def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 def open_shared_scope(settings: SessionSettings) -> Path:
     """The memory (scope, and HOME with ``--recall-home=case``) all cases of a run share; the caller removes it."""
-    root = private_dir("recall-memory-")
+    root = private_dir("memory")
     prepare_memory(root, settings.isolation)
     return root
 

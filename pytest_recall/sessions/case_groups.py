@@ -61,7 +61,7 @@ class GroupIngests:
         if held is not None and not (held.owner == owner and held.failure is not None):
             return None
         if self._store is None:
-            self._store = private_dir("recall-groups-")
+            self._store = private_dir("groups")
         digest = hashlib.sha256(f"{key[0]}\0{key[1]}".encode()).hexdigest()[:16]
         memory = self._store / digest
         remove_tree(memory)

@@ -26,6 +26,7 @@ from pytest_recall.scoring.judge_reply import JudgeReply, read_judge_reply
 from pytest_recall.sessions.case_flow import agent_environment
 from pytest_recall.sessions.cgroup import outside_sessions
 from pytest_recall.sessions.cost_file import read_cost
+from pytest_recall.sessions.run_folders import folder_prefix
 
 DEFAULT_JUDGE_TIMEOUT_S = 120.0
 # What a judge may print; a verdict is a line, so more is a broken judge, not a slower one.
@@ -78,7 +79,7 @@ def _once(
     argv: Sequence[str], request: Mapping[str, Any], timeout_s: float
 ) -> tuple[JudgeReply, tuple[float | None, int | None, int | None]]:
     no_cost: tuple[float | None, int | None, int | None] = (None, None, None)
-    with tempfile.TemporaryDirectory(prefix="recall-judge-") as room:
+    with tempfile.TemporaryDirectory(prefix=folder_prefix("judge")) as room:
         cost_file = Path(room) / "cost.json"
         env = {**judge_environment(os.environ), "RECALL_COST_FILE": str(cost_file)}
         try:

@@ -28,7 +28,6 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any, Literal
 
 from pytest_recall.cases.mcp_config import check_template, fill
 from pytest_recall.sessions.agent_tree import remove_agent_tree
+from pytest_recall.sessions.run_folders import made_folder
 
 # A --recall-env value is checked as an MCP configuration's strings are.
 check_env_template = check_template
@@ -110,7 +110,7 @@ class CaseArea:
     """The private area of one run of one case; see the module docstring."""
 
     def __init__(self, isolation: Isolation, *, shared_memory: Path | None = None) -> None:
-        self.root = private_dir("recall-case-")
+        self.root = private_dir("case")
         self.workdir_mode = isolation.workdir
         if shared_memory is None:
             prepare_memory(self.root, isolation)
@@ -135,7 +135,7 @@ class CaseArea:
             self._remove(workdir)
             workdir.mkdir(mode=0o700)
         else:
-            workdir = Path(tempfile.mkdtemp(prefix="recall-step-"))
+            workdir = made_folder("step")
         return SessionRooms(workdir=workdir, scope=self.scope, home=self.home, harness=harness)
 
     def close_step(self, rooms: SessionRooms) -> None:
@@ -233,8 +233,9 @@ def _prepare_home(home: Path, copies: tuple[HomeCopy, ...]) -> None:
             shutil.copy2(copy.source, target)
 
 
-def private_dir(prefix: str) -> Path:
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+def private_dir(kind: str) -> Path:
+    """A folder of this run (see :mod:`~pytest_recall.sessions.run_folders`) that only its owner may enter."""
+    path = made_folder(kind)
     os.chmod(path, stat.S_IRWXU)
     return path
 

@@ -12,13 +12,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.traptask import EXPECTED_KEY, MANIFEST_VAR, TASK_JUDGE_KEY
 from pytest_recall.sessions.rooms import remove_tree
+from pytest_recall.sessions.run_folders import made_folder
 
 SCRIPT_TIMEOUT_S = 120.0
 
@@ -29,7 +29,7 @@ class TaskScriptError(Exception):
 
 def run_task_judge(case: Case, stdout: str, exit_code: int | None) -> Any:
     """The task's own judge.py on the last step's stdout and exit code; returns what it printed as JSON."""
-    room = Path(tempfile.mkdtemp(prefix="recall-task-judge-"))
+    room = made_folder("task-judge")
     try:
         stdout_file = room / "stdout.txt"
         meta_file = room / "meta.json"

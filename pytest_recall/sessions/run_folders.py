@@ -1,0 +1,122 @@
+"""The folders a run makes in TMPDIR, and the removal of those a killed run left behind.
+
+A harness killed with SIGKILL (by a user, the OOM killer, a CI timeout)
+never reaches its cleanup: its case areas, step folders and shared memories
+stay in TMPDIR with all its agents wrote into them, and nothing would ever
+remove them. So each harness process holds a lock file there,
+``recall-run-<id>.lock``, with an ``flock`` that the kernel lets go of
+however the process ends, and names every folder it makes
+``recall-<kind>-<id>-<random>``. Before its first folder, a process looks at
+the lock files in TMPDIR: one it can lock belongs to a process that is gone,
+so that run's folders are removed (by :func:`remove_agent_tree`, which
+follows no link) and then its lock file. A live run's lock cannot be taken,
+so nothing of it is touched; folders without an id (an older version's) are
+never touched either. A lock is checked by the file, not by a pid, so a run
+in another pid namespace that shares this TMPDIR is not taken for dead.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from pytest_recall.sessions.agent_tree import remove_agent_tree
+
+LOCK_PREFIX = "recall-run-"
+LOCK_SUFFIX = ".lock"
+# A lock file is made under a name no sweep looks at, locked, then renamed: no sweep ever finds it unlocked.
+_CLAIMING = ".recall-run-claiming-"
+
+# The run id of this process in each TMPDIR it made folders in, and the lock that holds it.
+_claims: dict[tuple[int, str], str] = {}
+_claims_lock = threading.Lock()
+
+
+def made_folder(kind: str) -> Path:
+    """A new folder (mode 0700) in TMPDIR, named so that a later run can remove it if this one is killed."""
+    return Path(tempfile.mkdtemp(prefix=folder_prefix(kind)))
+
+
+def folder_prefix(kind: str) -> str:
+    """The name a folder of this run starts with: ``recall-<kind>-<id>-``."""
+    return f"recall-{kind}-{run_id()}-"
+
+
+def run_id(tmp: str | None = None) -> str:
+    """This process's run id in ``tmp`` (TMPDIR by default), claimed, after a sweep, the first time it is asked."""
+    tmp = tmp or tempfile.gettempdir()
+    # A forked child is a process of its own: the parent's lock is not its to hold.
+    key = (os.getpid(), tmp)
+    with _claims_lock:
+        known = _claims.get(key)
+        if known is None:
+            remove_dead_runs(tmp)
+            known = _claims[key] = _claim(tmp)
+        return known
+
+
+def _claim(tmp: str) -> str:
+    fd, claiming = tempfile.mkstemp(prefix=_CLAIMING, dir=tmp)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    identity = os.path.basename(claiming)[len(_CLAIMING) :]
+    lock = os.path.join(tmp, f"{LOCK_PREFIX}{identity}{LOCK_SUFFIX}")
+    os.rename(claiming, lock)
+    # The descriptor stays open, and so locked, until the process ends; it closes on exec, so no agent holds it.
+    atexit.register(_release, tmp, identity, lock, fd)
+    return identity
+
+
+def _release(tmp: str, identity: str, lock: str, fd: int) -> None:
+    """At a normal exit: the lock file goes unless a folder of the run is still there (an agent's, unremovable)."""
+    if not _folders_of(tmp, identity):
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+    os.close(fd)
+
+
+def remove_dead_runs(tmp: str) -> list[str]:
+    """Remove the folders and lock files of every run in ``tmp`` whose process is gone; returns the ids removed."""
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        if not (name.startswith(LOCK_PREFIX) and name.endswith(LOCK_SUFFIX)):
+            continue
+        lock = os.path.join(tmp, name)
+        try:
+            fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # another user's, or not a plain file
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # held: the run is alive
+            identity = name[len(LOCK_PREFIX) : -len(LOCK_SUFFIX)]
+            faults = [remove_agent_tree(Path(tmp, folder)) for folder in _folders_of(tmp, identity, names)]
+            if any(faults):
+                continue  # something an agent made could not go: the lock stays, for a later run to try again
+            os.unlink(lock)
+            removed.append(identity)
+        except OSError:
+            continue  # what could not go now, a later run tries again
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _folders_of(tmp: str, identity: str, names: list[str] | None = None) -> list[str]:
+    marker = f"-{identity}-"
+    if names is None:
+        try:
+            names = os.listdir(tmp)
+        except OSError:
+            return []
+    return [name for name in names if name.startswith("recall-") and marker in name and not name.endswith(LOCK_SUFFIX)]

@@ -1,0 +1,121 @@
+"""What a run killed with SIGKILL leaves in TMPDIR is removed by the next run, and nothing of a live run is.
+
+Real runs in subprocesses, a real SIGKILL, a real TMPDIR: see
+:mod:`pytest_recall.sessions.run_folders` for how a run's folders are told apart.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ANSWER = "12345.67"
+STEPS = (f"Remember the balance {ANSWER}.", "What was the balance?")
+# An agent that writes its pid where the test says, then waits for the gate file (or 60 s) before answering.
+GATED_AGENT = (
+    "import os, pathlib, sys, time\n"
+    "pathlib.Path(os.environ['GATED_PID_FILE']).write_text(str(os.getpid()))\n"
+    "gate = pathlib.Path(os.environ['GATED_GATE'])\n"
+    "deadline = time.monotonic() + 60\n"
+    "while not gate.exists() and time.monotonic() < deadline:\n"
+    "    time.sleep(0.02)\n"
+    f"print({ANSWER!r})\n"
+)
+
+
+@pytest.fixture
+def run_tmp(recall_suite: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A TMPDIR of the test's own for the inner runs, so what they leave is all that is in it."""
+    folder = recall_suite.pytester.path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return folder
+
+
+def gated(recall_suite: Any, run_tmp: Path, suite: str) -> tuple[list[str], dict[str, str], Path, Path]:
+    """The command line of a run over ``cases/<suite>`` whose agent waits at the gate, its environment, pid file, gate."""
+    pid_file, gate = recall_suite.pytester.path / f"{suite}.pid", recall_suite.pytester.path / f"{suite}.gate"
+    agent = shlex.join([sys.executable, "-c", GATED_AGENT])
+    argv = [sys.executable, "-m", "pytest", f"cases/{suite}", "-p", "no:cacheprovider", f"--recall-cmd={agent}"]
+    env = {**os.environ, "TMPDIR": str(run_tmp), "GATED_PID_FILE": str(pid_file), "GATED_GATE": str(gate)}
+    return argv, env, pid_file, gate
+
+
+def start(recall_suite: Any, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        cwd=recall_suite.pytester.path,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def wait_for(condition: Any, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the run never got there"
+        time.sleep(0.05)
+
+
+def entries(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
+
+
+def run_ids(names: list[str]) -> set[str]:
+    return {name[len("recall-run-") : -len(".lock")] for name in names if name.endswith(".lock")}
+
+
+def test_the_folders_of_a_killed_run_are_removed_by_the_next_run(recall_suite: Any, run_tmp: Path) -> None:
+    recall_suite.add("killed", STEPS, suite="first")
+    recall_suite.add("next", STEPS, suite="second")
+    # An older version's folder carries no run id: no sweep may take it for a dead run's.
+    foreign = run_tmp / "recall-case-foreign"
+    foreign.mkdir()
+    argv, env, pid_file, _ = gated(recall_suite, run_tmp, "first")
+    killed = start(recall_suite, argv, env)
+    try:
+        wait_for(pid_file.exists)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the agent, in a session of its own
+    left = entries(run_tmp)
+    (dead,) = run_ids(left)
+    assert any(name.startswith(f"recall-case-{dead}-") for name in left), left
+    assert any(name.startswith(f"recall-step-{dead}-") for name in left), left
+
+    recall_suite.run("cases/second", command=shlex.join(["echo", ANSWER])).assert_outcomes(passed=1)
+
+    assert entries(run_tmp) == ["recall-case-foreign"], "the killed run's folders, or the next run's own, are left"
+
+
+def test_a_live_runs_folders_are_left_alone_by_another_run(recall_suite: Any, run_tmp: Path) -> None:
+    recall_suite.add("waiting", STEPS, suite="first")
+    recall_suite.add("quick", STEPS, suite="second")
+    argv, env, pid_file, gate = gated(recall_suite, run_tmp, "first")
+    live = start(recall_suite, argv, env)
+    try:
+        wait_for(pid_file.exists)
+        before = entries(run_tmp)
+        (alive,) = run_ids(before)
+
+        recall_suite.run("cases/second", command=shlex.join(["echo", ANSWER])).assert_outcomes(passed=1)
+
+        assert entries(run_tmp) == before, f"the live run {alive} lost folders to the other run's sweep"
+        gate.touch()
+        assert live.wait(timeout=60) == 0, "the live run failed"
+    finally:
+        if live.poll() is None:
+            os.killpg(live.pid, signal.SIGKILL)
+            live.wait(timeout=30)
+    assert entries(run_tmp) == [], "a run that ended normally left something in TMPDIR"
