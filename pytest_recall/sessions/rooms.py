@@ -17,7 +17,9 @@ A case gets one private area (mode 0700) that holds:
   memory by their working directory. Under ``fresh`` (the default) every step
   gets a new directory with a random name instead.
 
-The whole area is removed when the case ends.
+The whole area is removed when the case ends; the area and a fresh workdir
+are named for the run (:mod:`~pytest_recall.sessions.run_folders`), so that
+the next run removes them if this one is killed before it can.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import atexit
 import contextlib
 import fcntl
 import os
+import secrets
 import tempfile
 import threading
 from pathlib import Path
@@ -47,9 +48,9 @@ def folder_prefix(kind: str) -> str:
     return f"recall-{kind}-{run_id()}-"
 
 
-def run_id(tmp: str | None = None) -> str:
-    """This process's run id in ``tmp`` (TMPDIR by default), claimed, after a sweep, the first time it is asked."""
-    tmp = tmp or tempfile.gettempdir()
+def run_id() -> str:
+    """This process's run id in TMPDIR, claimed the first time it is asked, after the dead runs there are removed."""
+    tmp = tempfile.gettempdir()
     # A forked child is a process of its own: the parent's lock is not its to hold.
     key = (os.getpid(), tmp)
     with _claims_lock:
@@ -61,18 +62,28 @@ def run_id(tmp: str | None = None) -> str:
 
 
 def _claim(tmp: str) -> str:
-    fd, claiming = tempfile.mkstemp(prefix=_CLAIMING, dir=tmp)
+    try:
+        fd, claiming = tempfile.mkstemp(prefix=_CLAIMING, dir=tmp)
+    except OSError:
+        # No lock file can be made (a TMPDIR that cannot be written, say): the folders, if any can be made,
+        # carry an id no lock names, so no sweep ever takes them; the failure is met where a folder is made.
+        return secrets.token_hex(4)
     fcntl.flock(fd, fcntl.LOCK_EX)
     identity = os.path.basename(claiming)[len(_CLAIMING) :]
     lock = os.path.join(tmp, f"{LOCK_PREFIX}{identity}{LOCK_SUFFIX}")
     os.rename(claiming, lock)
     # The descriptor stays open, and so locked, until the process ends; it closes on exec, so no agent holds it.
-    atexit.register(_release, tmp, identity, lock, fd)
+    atexit.register(_release, tmp, identity, lock, fd, os.getpid())
     return identity
 
 
-def _release(tmp: str, identity: str, lock: str, fd: int) -> None:
-    """At a normal exit: the lock file goes unless a folder of the run is still there (an agent's, unremovable)."""
+def _release(tmp: str, identity: str, lock: str, fd: int, owner: int) -> None:
+    """At a normal exit: the lock file goes unless a folder of the run is still there (an agent's, unremovable).
+
+    A forked child that exits through ``atexit`` runs this too; only the process that claimed the run lets it go.
+    """
+    if os.getpid() != owner:
+        return
     if not _folders_of(tmp, identity):
         with contextlib.suppress(OSError):
             os.unlink(lock)
