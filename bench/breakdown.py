@@ -18,9 +18,10 @@ pipes) and its children's (the agents). It shows which of the three the
 harness's cost above the floor is made of, in real milliseconds.
 
 A third table counts the runner's system calls a session, by call, under
-``strace`` (its threads included, the agents left out). A count does not
-move with the machine's load as times do, so it tells a change that saves
-a few calls a session from noise on a shared machine. Left out, with the
+``strace`` (its threads included, the agents left out). Counts move far
+less than times with the machine's load (the reaper's ``openat`` and
+``read`` of ``/proc`` do grow with the processes others start meanwhile),
+so they tell a change that saves a few calls a session from noise. Left out, with the
 reason, where ``strace`` is missing or may not trace.
 """
 
