@@ -6,6 +6,7 @@ Real runs in subprocesses, a real SIGKILL, a real TMPDIR: see
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import signal
@@ -34,14 +35,14 @@ GATED_AGENT = (
 @pytest.fixture
 def run_tmp(recall_suite: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A TMPDIR of the test's own for the inner runs, so what they leave is all that is in it."""
-    folder = recall_suite.pytester.path / "tmp"
+    folder: Path = recall_suite.pytester.path / "tmp"
     folder.mkdir()
     monkeypatch.setenv("TMPDIR", str(folder))
     return folder
 
 
 def gated(recall_suite: Any, run_tmp: Path, suite: str) -> tuple[list[str], dict[str, str], Path, Path]:
-    """The command line of a run over ``cases/<suite>`` whose agent waits at the gate, its environment, pid file, gate."""
+    """A run over ``cases/<suite>`` whose agent waits at the gate: its argv, environment, pid file and gate."""
     pid_file, gate = recall_suite.pytester.path / f"{suite}.pid", recall_suite.pytester.path / f"{suite}.gate"
     agent = shlex.join([sys.executable, "-c", GATED_AGENT])
     argv = [sys.executable, "-m", "pytest", f"cases/{suite}", "-p", "no:cacheprovider", f"--recall-cmd={agent}"]
@@ -119,3 +120,27 @@ def test_a_live_runs_folders_are_left_alone_by_another_run(recall_suite: Any, ru
             os.killpg(live.pid, signal.SIGKILL)
             live.wait(timeout=30)
     assert entries(run_tmp) == [], "a run that ended normally left something in TMPDIR"
+
+
+def test_the_sweep_takes_only_dead_plain_lock_files_and_never_waits_on_a_fifo(tmp_path: Path) -> None:
+    """A lock file a run still holds, and a FIFO an agent put under a lock file's name, keep their folders."""
+    for run in ("dead", "live", "fifo"):
+        folder = tmp_path / f"recall-case-{run}-abc123"
+        folder.mkdir()
+        (folder / "memory.txt").write_text("notes")
+    (tmp_path / "recall-run-dead.lock").touch()
+    os.mkfifo(tmp_path / "recall-run-fifo.lock")
+    live = os.open(tmp_path / "recall-run-live.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(live, fcntl.LOCK_EX)
+        sweep = "import sys; from pytest_recall.sessions import run_folders; run_folders.remove_dead_runs(sys.argv[1])"
+        # Another process, as the next run is: this one holds the live lock. A wait on the FIFO would time out.
+        subprocess.run([sys.executable, "-c", sweep, str(tmp_path)], check=True, timeout=60)
+    finally:
+        os.close(live)
+    assert entries(tmp_path) == [
+        "recall-case-fifo-abc123",
+        "recall-case-live-abc123",
+        "recall-run-fifo.lock",
+        "recall-run-live.lock",
+    ]

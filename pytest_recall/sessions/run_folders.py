@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -90,22 +91,28 @@ def _release(tmp: str, identity: str, lock: str, fd: int, owner: int) -> None:
     os.close(fd)
 
 
-def remove_dead_runs(tmp: str) -> list[str]:
-    """Remove the folders and lock files of every run in ``tmp`` whose process is gone; returns the ids removed."""
+def remove_dead_runs(tmp: str) -> None:
+    """Remove the folders and lock files of every run in ``tmp`` whose process is gone.
+
+    A lock file is opened without blocking and acted on only when it is a
+    plain file: an agent of an unsandboxed run can put a FIFO (whose open
+    would wait for a writer) or anything else under a lock file's name.
+    """
     try:
         names = os.listdir(tmp)
     except OSError:
-        return []
-    removed = []
+        return
     for name in names:
         if not (name.startswith(LOCK_PREFIX) and name.endswith(LOCK_SUFFIX)):
             continue
         lock = os.path.join(tmp, name)
         try:
-            fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
-            continue  # another user's, or not a plain file
+            continue  # another user's, or a link
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -115,12 +122,10 @@ def remove_dead_runs(tmp: str) -> list[str]:
             if any(faults):
                 continue  # something an agent made could not go: the lock stays, for a later run to try again
             os.unlink(lock)
-            removed.append(identity)
         except OSError:
             continue  # what could not go now, a later run tries again
         finally:
             os.close(fd)
-    return removed
 
 
 def _folders_of(tmp: str, identity: str, names: list[str] | None = None) -> list[str]:
