@@ -30,7 +30,7 @@ from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.llm_judging import LlmJudging, judged_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
-from pytest_recall.sessions.run_folders import run_id
+from pytest_recall.sessions.run_folders import release_run, run_id
 from pytest_recall.sessions.settings import SessionSettings
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
@@ -218,6 +218,7 @@ class CaseExecutor:
             self.judging.close()
         if self.sessions.shared_scope is not None:
             remove_tree(self.sessions.shared_scope)
+        release_run()
 
 
 def task_judge_output(case: Case, stdout: str, exit_code: int | None) -> Any:

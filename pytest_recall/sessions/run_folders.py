@@ -25,6 +25,7 @@ import secrets
 import stat
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_recall.sessions.agent_tree import remove_agent_tree
@@ -34,8 +35,18 @@ LOCK_SUFFIX = ".lock"
 # A lock file is made under a name no sweep looks at, locked, then renamed: no sweep ever finds it unlocked.
 _CLAIMING = ".recall-run-claiming-"
 
-# The run id of this process in each TMPDIR it made folders in, and the lock that holds it.
-_claims: dict[tuple[int, str], str] = {}
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    """A run id of this process in one TMPDIR, and the locked descriptor of its lock file (None: no lock)."""
+
+    identity: str
+    lock: str
+    fd: int | None
+
+
+# This process's claim in each TMPDIR it made folders in (a forked child makes its own: the key holds the pid).
+_claims: dict[tuple[int, str], _Claim] = {}
 _claims_lock = threading.Lock()
 
 
@@ -55,40 +66,45 @@ def run_id() -> str:
     # A forked child is a process of its own: the parent's lock is not its to hold.
     key = (os.getpid(), tmp)
     with _claims_lock:
-        known = _claims.get(key)
-        if known is None:
+        claim = _claims.get(key)
+        if claim is None:
             remove_dead_runs(tmp)
-            known = _claims[key] = _claim(tmp)
-        return known
+            claim = _claims[key] = _claim(tmp)
+        return claim.identity
 
 
-def _claim(tmp: str) -> str:
+def release_run() -> None:
+    """Let this run's lock files go, where no folder of the run is left: the run's folders are all removed.
+
+    Called when the cases are done, since a process may end without ``atexit``
+    (an xdist worker stopped by a signal ends with ``os._exit``); ``atexit``
+    tries again for what was still there. A folder made after this claims anew.
+    """
+    with _claims_lock:
+        for key in [key for key in _claims if key[0] == os.getpid()]:
+            claim = _claims[key]
+            if claim.fd is None or _folders_of(key[1], claim.identity):
+                continue  # an agent's leftover the harness could not remove: the lock keeps it for a later sweep
+            with contextlib.suppress(OSError):
+                os.unlink(claim.lock)
+            os.close(claim.fd)
+            del _claims[key]
+
+
+def _claim(tmp: str) -> _Claim:
     try:
         fd, claiming = tempfile.mkstemp(prefix=_CLAIMING, dir=tmp)
     except OSError:
         # No lock file can be made (a TMPDIR that cannot be written, say): the folders, if any can be made,
         # carry an id no lock names, so no sweep ever takes them; the failure is met where a folder is made.
-        return secrets.token_hex(4)
+        return _Claim(secrets.token_hex(4), "", None)
     fcntl.flock(fd, fcntl.LOCK_EX)
     identity = os.path.basename(claiming)[len(_CLAIMING) :]
     lock = os.path.join(tmp, f"{LOCK_PREFIX}{identity}{LOCK_SUFFIX}")
     os.rename(claiming, lock)
-    # The descriptor stays open, and so locked, until the process ends; it closes on exec, so no agent holds it.
-    atexit.register(_release, tmp, identity, lock, fd, os.getpid())
-    return identity
-
-
-def _release(tmp: str, identity: str, lock: str, fd: int, owner: int) -> None:
-    """At a normal exit: the lock file goes unless a folder of the run is still there (an agent's, unremovable).
-
-    A forked child that exits through ``atexit`` runs this too; only the process that claimed the run lets it go.
-    """
-    if os.getpid() != owner:
-        return
-    if not _folders_of(tmp, identity):
-        with contextlib.suppress(OSError):
-            os.unlink(lock)
-    os.close(fd)
+    # The descriptor stays open, and so locked, until the run is released or the process ends; it closes on
+    # exec, so no agent holds it.
+    return _Claim(identity, lock, fd)
 
 
 def remove_dead_runs(tmp: str) -> None:
@@ -136,3 +152,7 @@ def _folders_of(tmp: str, identity: str, names: list[str] | None = None) -> list
         except OSError:
             return []
     return [name for name in names if name.startswith("recall-") and marker in name and not name.endswith(LOCK_SUFFIX)]
+
+
+# At a normal exit, what release_run could not let go of earlier (a forked child's exit lets go of nothing: the key).
+atexit.register(release_run)
