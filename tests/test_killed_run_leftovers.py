@@ -12,11 +12,11 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import start_killable_run, wait_for
 
 ANSWER = "12345.67"
 STEPS = (f"Remember the balance {ANSWER}.", "What was the balance?")
@@ -42,30 +42,12 @@ def run_tmp(recall_suite: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def gated(recall_suite: Any, run_tmp: Path, suite: str) -> tuple[list[str], dict[str, str], Path, Path]:
-    """A run over ``cases/<suite>`` whose agent waits at the gate: its argv, environment, pid file and gate."""
+    """A run over ``cases/<suite>`` whose agent waits at the gate: its arguments, environment, pid file and gate."""
     pid_file, gate = recall_suite.pytester.path / f"{suite}.pid", recall_suite.pytester.path / f"{suite}.gate"
     agent = shlex.join([sys.executable, "-c", GATED_AGENT])
-    argv = [sys.executable, "-m", "pytest", f"cases/{suite}", "-p", "no:cacheprovider", f"--recall-cmd={agent}"]
+    args = [f"cases/{suite}", f"--recall-cmd={agent}"]
     env = {**os.environ, "TMPDIR": str(run_tmp), "GATED_PID_FILE": str(pid_file), "GATED_GATE": str(gate)}
-    return argv, env, pid_file, gate
-
-
-def start(recall_suite: Any, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        argv,
-        cwd=recall_suite.pytester.path,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def wait_for(condition: Any, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "the run never got there"
-        time.sleep(0.05)
+    return args, env, pid_file, gate
 
 
 def entries(folder: Path) -> list[str]:
@@ -82,8 +64,8 @@ def test_the_folders_of_a_killed_run_are_removed_by_the_next_run(recall_suite: A
     # An older version's folder carries no run id: no sweep may take it for a dead run's.
     foreign = run_tmp / "recall-case-foreign"
     foreign.mkdir()
-    argv, env, pid_file, _ = gated(recall_suite, run_tmp, "first")
-    killed = start(recall_suite, argv, env)
+    args, env, pid_file, _ = gated(recall_suite, run_tmp, "first")
+    killed = start_killable_run(recall_suite.pytester.path, args, env)
     try:
         wait_for(pid_file.exists)
     finally:
@@ -103,8 +85,8 @@ def test_the_folders_of_a_killed_run_are_removed_by_the_next_run(recall_suite: A
 def test_a_live_runs_folders_are_left_alone_by_another_run(recall_suite: Any, run_tmp: Path) -> None:
     recall_suite.add("waiting", STEPS, suite="first")
     recall_suite.add("quick", STEPS, suite="second")
-    argv, env, pid_file, gate = gated(recall_suite, run_tmp, "first")
-    live = start(recall_suite, argv, env)
+    args, env, pid_file, gate = gated(recall_suite, run_tmp, "first")
+    live = start_killable_run(recall_suite.pytester.path, args, env)
     try:
         wait_for(pid_file.exists)
         before = entries(run_tmp)

@@ -13,11 +13,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import start_killable_run, wait_for
 
 from pytest_recall.plugin.runlog import ResumeIndex, RunLog, load_records
 from pytest_recall.reporting.document import build_report
@@ -130,25 +130,6 @@ def test_resume_index_keeps_only_scored_records_and_the_latest_per_case():
     assert index.take("s/c::recall", "h", "agent", {**mode, "sandbox": "bwrap"}) is None
 
 
-def start_killable_run(pytester: pytest.Pytester, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """A run in its own process group, so SIGKILL takes the controller and every worker at once."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "pytest", "cases", "-p", "no:cacheprovider", *args],
-        cwd=pytester.path,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def wait_for(condition: Any, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "the run never got there"
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_killed_run_resumed_reports_what_an_uninterrupted_run_reports(
     recall_suite, agent_env, workers, without_timing
@@ -161,7 +142,8 @@ def test_a_killed_run_resumed_reports_what_an_uninterrupted_run_reports(
 
     log = agent_env["log"]
     env = {**os.environ, "RESUME_TEST_BLOCK_ON": "case_03"}
-    killed = start_killable_run(recall_suite.pytester, [*workers, f"--recall-cmd={agent}", f"--recall-log={log}"], env)
+    args = ["cases", *workers, f"--recall-cmd={agent}", f"--recall-log={log}"]
+    killed = start_killable_run(recall_suite.pytester.path, args, env)
     try:
         blocked = Path(f"{agent_env['calls']}.blocked")
         wait_for(lambda: blocked.exists() and log.exists() and len(load_records(log)) >= 2)
