@@ -22,7 +22,7 @@ ANSWER = "12345.67"
 STEPS = (f"Remember the balance {ANSWER}.", "What was the balance?")
 # An agent that writes its pid where the test says, then waits for the gate file (or 60 s) before answering.
 GATED_AGENT = (
-    "import os, pathlib, sys, time\n"
+    "import os, pathlib, time\n"
     "pathlib.Path(os.environ['GATED_PID_FILE']).write_text(str(os.getpid()))\n"
     "gate = pathlib.Path(os.environ['GATED_GATE'])\n"
     "deadline = time.monotonic() + 60\n"
