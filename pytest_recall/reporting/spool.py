@@ -2,8 +2,8 @@
 
 A run of 100,000 cases cannot hold 100,000 full records (transcripts,
 prompt references, step summaries) in the process that writes the report.
-Each record goes to a spool file in a private temporary folder the moment it
-arrives; memory keeps only the few scalars the verdict, the statistics and
+Each record goes to a spool file without a name (gone with the process,
+however it ends) the moment it arrives; memory keeps only the few scalars the verdict, the statistics and
 the terminal summary read (:data:`SUMMARY_KEYS`), plus where the full record
 sits in the file. The report then streams the records back, one at a time,
 in report order.

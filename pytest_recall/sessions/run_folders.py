@@ -9,7 +9,8 @@ however the process ends, and names every folder it makes
 ``recall-<kind>-<id>-<random>``. Before its first folder, a process looks at
 the lock files in TMPDIR: one it can lock belongs to a process that is gone,
 so that run's folders are removed (by :func:`remove_agent_tree`, which
-follows no link) and then its lock file. A live run's lock cannot be taken,
+follows no link) and then its lock file. A run lets its own lock file go
+when its cases are done and its last folder is gone. A live run's lock cannot be taken,
 so nothing of it is touched; folders without an id (an older version's) are
 never touched either. A lock is checked by the file, not by a pid, so a run
 in another pid namespace that shares this TMPDIR is not taken for dead.
@@ -134,7 +135,7 @@ def remove_dead_runs(tmp: str) -> None:
             except OSError:
                 continue  # held: the run is alive
             identity = name[len(LOCK_PREFIX) : -len(LOCK_SUFFIX)]
-            faults = [remove_agent_tree(Path(tmp, folder)) for folder in _folders_of(tmp, identity, names)]
+            faults = [remove_agent_tree(Path(tmp, folder)) for folder in _folders_of(tmp, identity)]
             if any(faults):
                 continue  # something an agent made could not go: the lock stays, for a later run to try again
             os.unlink(lock)
@@ -144,13 +145,13 @@ def remove_dead_runs(tmp: str) -> None:
             os.close(fd)
 
 
-def _folders_of(tmp: str, identity: str, names: list[str] | None = None) -> list[str]:
+def _folders_of(tmp: str, identity: str) -> list[str]:
+    """The entries of run ``identity`` in ``tmp``, its lock file aside."""
     marker = f"-{identity}-"
-    if names is None:
-        try:
-            names = os.listdir(tmp)
-        except OSError:
-            return []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return []
     return [name for name in names if name.startswith("recall-") and marker in name and not name.endswith(LOCK_SUFFIX)]
 
 
