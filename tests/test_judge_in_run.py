@@ -161,6 +161,17 @@ def test_a_free_case_or_a_judge_flag_without_a_judge_command_is_one_usage_line(
     assert "Traceback" not in result.stderr.str()
 
 
+
+def test_a_judge_command_not_installed_is_one_usage_line_that_names_the_judge(recall_suite: RecallSuite) -> None:
+    add_free(recall_suite, "case_01_free", "We chose Postgres", "Postgres")
+    result = recall_suite.run("--recall-judge-cmd=no-such-judge-4b1e -m fake")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: --recall-judge-cmd: 'no-such-judge-4b1e' was not found on PATH; install the judge command or give *"]
+    )
+    assert len([line for line in result.stderr.lines if line.strip()]) == 1
+    assert "agent" not in result.stderr.str()
+
 CGROUP_JUDGE = """
 import json, sys
 request = json.load(sys.stdin)
