@@ -161,7 +161,6 @@ def test_a_free_case_or_a_judge_flag_without_a_judge_command_is_one_usage_line(
     assert "Traceback" not in result.stderr.str()
 
 
-
 def test_a_judge_command_not_installed_is_one_usage_line_that_names_the_judge(recall_suite: RecallSuite) -> None:
     add_free(recall_suite, "case_01_free", "We chose Postgres", "Postgres")
     result = recall_suite.run("--recall-judge-cmd=no-such-judge-4b1e -m fake")
@@ -171,6 +170,7 @@ def test_a_judge_command_not_installed_is_one_usage_line_that_names_the_judge(re
     )
     assert len([line for line in result.stderr.lines if line.strip()]) == 1
     assert "agent" not in result.stderr.str()
+
 
 CGROUP_JUDGE = """
 import json, sys
