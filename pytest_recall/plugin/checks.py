@@ -104,17 +104,13 @@ def check_suite_scope(config: pytest.Config, run: RunConfig) -> None:
 SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl")
 
 
-# What each command flag starts, for a hint that names the right thing to install.
-COMMAND_ROLES = {"--recall-cmd": "agent", "--recall-judge-cmd": "judge command"}
-
-
-def check_command_starts(argv: tuple[str, ...], flag: str = "--recall-cmd") -> None:
-    """One clear line up front beats the same start error in every case."""
+def check_command_starts(argv: tuple[str, ...], flag: str = "--recall-cmd", role: str = "agent") -> None:
+    """One clear line up front beats the same start error in every case; ``role`` names what to install."""
     __tracebackhide__ = True
     program = argv[0]
     found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
     if found is None:
-        hint = f"; install the {COMMAND_ROLES.get(flag, 'command')} or give its full path"
+        hint = f"; install the {role} or give its full path"
         beside = Path(sys.executable).parent
         if (beside / program).is_file():
             # pytest-recall's own scripts sit beside the interpreter, in an environment not activated here.

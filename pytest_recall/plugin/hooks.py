@@ -82,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if run.command.argv:
             check_command_starts(run.command.argv)
         if run.llm_judge.on:
-            check_command_starts(run.llm_judge.argv, "--recall-judge-cmd")
+            check_command_starts(run.llm_judge.argv, "--recall-judge-cmd", "judge command")
         check_sandbox(config, run)
         recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
