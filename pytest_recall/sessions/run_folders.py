@@ -6,7 +6,7 @@ stay in TMPDIR with all its agents wrote into them, and nothing would ever
 remove them. So each harness process holds a lock file there,
 ``recall-run-<id>.lock``, with an ``flock`` that the kernel lets go of
 however the process ends, and names every folder it makes
-``recall-<kind>-<id>-<random>``. Before its first folder, a process looks at
+``recall-<kind>-<id>-<number>``. Before its first folder, a process looks at
 the lock files in TMPDIR: one it can lock belongs to a process that is gone,
 so that run's folders are removed (by :func:`remove_agent_tree`, which
 follows no link) and then its lock file. A run lets its own lock file go
@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import itertools
 import os
 import secrets
 import stat
@@ -46,13 +47,32 @@ class _Claim:
     fd: int | None
 
 
+# Numbers for the folders a run makes; how many taken names made_folder steps over before it lets mkdtemp choose.
+_folder_numbers = itertools.count()
+NUMBERED_TRIES = 100
+
 # This process's claim in each TMPDIR it made folders in (a forked child makes its own: the key holds the pid).
 _claims: dict[tuple[int, str], _Claim] = {}
 _claims_lock = threading.Lock()
 
 
 def made_folder(kind: str) -> Path:
-    """A new folder (mode 0700) in TMPDIR, named so that a later run can remove it if this one is killed."""
+    """A new folder (mode 0700) in TMPDIR, named so that a later run can remove it if this one is killed.
+
+    Numbered, not named by ``mkdtemp``'s random letters, which cost more
+    Python than the ``mkdir`` itself (a run makes three folders a case): the
+    run id (random, and locked by this run) already makes the name this
+    run's own, and ``mkdir`` refuses a name that exists in any form (a
+    folder, a file, a link put there), so a name taken only costs the next number.
+    """
+    prefix = os.path.join(tempfile.gettempdir(), folder_prefix(kind))
+    for _ in range(NUMBERED_TRIES):
+        path = f"{prefix}{next(_folder_numbers)}"
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return Path(path)
     return Path(tempfile.mkdtemp(prefix=folder_prefix(kind)))
 
 
