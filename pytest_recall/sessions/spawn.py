@@ -68,15 +68,26 @@ class AgentStartError(Exception):
 class AgentProcess:
     """A started agent: its pid, its terminal (through pexpect), its stderr pipe and its pidfd."""
 
-    def __init__(self, pid: int, terminal_fd: int, stderr_fd: int, stdin_fd: int | None = None) -> None:
+    def __init__(
+        self,
+        pid: int,
+        terminal_fd: int,
+        stderr_fd: int,
+        stdin_fd: int | None = None,
+        *,
+        eof_byte: bytes = DEFAULT_EOF_BYTE,
+        live: bool = False,
+    ) -> None:
         self.pid = pid
         # The write end of the stdin pipe, while the prompt is still going in.
         self.stdin_fd = stdin_fd
-        self.terminal = pexpect.fdpexpect.fdspawn(terminal_fd)
+        # A live session's turns are typed through pexpect; a fresh session is only read (directly, see
+        # session.py) and sent one end-of-file byte, so it does without the wrapper's set-up.
+        self.terminal = pexpect.fdpexpect.fdspawn(terminal_fd) if live else None
         self.terminal_fd = terminal_fd
         self.stderr_fd = stderr_fd
         self.pidfd = _pidfd(pid)
-        self.eof_byte = _eof_byte(terminal_fd)
+        self.eof_byte = eof_byte
         self.exit_code: int | None = None
         self.signal: int | None = None
         # The session keyring this process was started with, cleared when the session ends.
@@ -92,7 +103,9 @@ class AgentProcess:
 
     def send(self, data: bytes) -> int:
         """Write what the terminal takes now (it is non-blocking); returns how much that was."""
-        return int(self.terminal.send(data))
+        if self.terminal is not None:
+            return int(self.terminal.send(data))
+        return os.write(self.terminal_fd, data)
 
     def poll(self) -> bool:
         """True once the main process has exited; its status is known then.
@@ -138,7 +151,10 @@ class AgentProcess:
         self.close_stdin()
         clear_keyring(self.keyring)
         self.keyring = None
-        self.terminal.close()
+        if self.terminal is not None:
+            self.terminal.close()
+        else:
+            os.close(self.terminal_fd)
         os.close(self.stderr_fd)
         if self.pidfd is not None:
             os.close(self.pidfd)
@@ -175,11 +191,12 @@ def spawn_agent(
     try:
         with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
             if POSIX_SPAWN_GIVES_A_TERMINAL:
-                pid, terminal_fd = run_confined(
+                pid, terminal_fd, eof_byte = run_confined(
                     lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
                 )
             else:
                 pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
+                eof_byte = _eof_byte(terminal_fd)
     except BaseException as exc:
         for fd in (stderr_read, stdin_write):
             if fd is not None:
@@ -192,7 +209,7 @@ def spawn_agent(
         for fd in (stderr_write, stdin_read):
             if fd is not None:
                 os.close(fd)
-    process = AgentProcess(pid, terminal_fd, stderr_read, stdin_write)
+    process = AgentProcess(pid, terminal_fd, stderr_read, stdin_write, eof_byte=eof_byte, live=live)
     process.keyring = keyring
     if not live:
         # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
@@ -226,8 +243,8 @@ def _posix_spawn_on_terminal(
     stderr_fd: int,
     live: bool,
     stdin_fd: int | None,
-) -> tuple[int, int]:
-    master, slave = _open_terminal()
+) -> tuple[int, int, bytes]:
+    master, slave, eof_byte = _open_terminal()
     try:
         terminal = os.ttyname(slave)
         # The first terminal a session leader opens becomes its controlling terminal.
@@ -249,14 +266,15 @@ def _posix_spawn_on_terminal(
         raise
     finally:
         os.close(slave)
-    return pid, master
+    return pid, master, eof_byte
 
 
-def _open_terminal() -> tuple[int, int]:
-    """A new pty (master, slave) with echo off and the session's window size."""
+def _open_terminal() -> tuple[int, int, bytes]:
+    """A new pty (master, slave) with echo off and the session's window size, and its end-of-input byte."""
     master, slave = os.openpty()
     try:
         attributes = termios.tcgetattr(slave)
+        eof_byte = _eof_of(attributes)
         attributes[3] &= ~termios.ECHO
         termios.tcsetattr(slave, termios.TCSANOW, attributes)
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *TERMINAL_SIZE, 0, 0))
@@ -264,7 +282,7 @@ def _open_terminal() -> tuple[int, int]:
         os.close(master)
         os.close(slave)
         raise
-    return master, slave
+    return master, slave, eof_byte
 
 
 def _spawn_in(cwd: str, program: str, args: list[str], env: Mapping[str, str], actions: list[tuple[Any, ...]]) -> int:
@@ -356,17 +374,25 @@ def _inheritable_fds() -> list[int]:
 
 def _refuse_nul_bytes(argv: Sequence[str], env: Mapping[str, str]) -> None:
     """exec cannot carry a NUL byte: say so instead of failing somewhere deeper."""
-    if any("\0" in part for part in argv):
+    # Joined first: one search in C rather than a Python step for each of a hundred variables.
+    if "\0" in "".join(argv):
         raise AgentStartError("the agent's command line holds a NUL byte, which no program can receive in argv")
-    if any("\0" in key or "\0" in value for key, value in env.items()):
+    if "\0" in "".join(env) or "\0" in "".join(env.values()):
         raise AgentStartError("the agent's environment holds a NUL byte, which no program can receive")
 
 
 def _eof_byte(fd: int) -> bytes:
     """The byte this pty's line discipline reads as end of input."""
     try:
-        eof = termios.tcgetattr(fd)[6][termios.VEOF]
-    except (termios.error, OSError, IndexError):
+        return _eof_of(termios.tcgetattr(fd))
+    except (termios.error, OSError):
+        return DEFAULT_EOF_BYTE
+
+
+def _eof_of(attributes: list[Any]) -> bytes:
+    try:
+        eof = attributes[6][termios.VEOF]
+    except IndexError:
         return DEFAULT_EOF_BYTE
     return eof if isinstance(eof, bytes) and eof else DEFAULT_EOF_BYTE
 
