@@ -132,7 +132,9 @@ class _ConfinedSpawner:
     """One thread that carries the filter; work handed to it runs there, one piece at a time."""
 
     def __init__(self) -> None:
-        self._work: queue.SimpleQueue[tuple[Callable[[], object], list[object], threading.Event]] = queue.SimpleQueue()
+        # Each piece of work comes with a held lock that the thread lets go of when it is done: the cheapest
+        # hand-back there is (an Event builds a Condition, and waiting on it a lock, each time).
+        self._work: queue.SimpleQueue[tuple[Callable[[], object], list[object], threading.Lock]] = queue.SimpleQueue()
         ready = threading.Event()
         self.problem: str | None = None
 
@@ -146,7 +148,7 @@ class _ConfinedSpawner:
                 except BaseException as exc:  # handed back to the caller, whatever it is
                     outcome.append(exc)
                     outcome.append(True)
-                done.set()
+                done.release()
 
         self._thread = threading.Thread(target=serve, name="recall-confined-spawner", daemon=True)
         self._thread.start()
@@ -154,13 +156,14 @@ class _ConfinedSpawner:
 
     def run(self, function: Callable[[], _T]) -> _T:
         outcome: list[object] = []
-        done = threading.Event()
+        done = threading.Lock()
+        done.acquire()
         self._work.put((function, outcome, done))
         try:
-            done.wait()
+            done.acquire()
         except BaseException:
             # Ctrl-C while a child is being born: let the birth finish, so the caller's cleanup finds it.
-            done.wait()
+            done.acquire()
             raise
         if len(outcome) == 2:
             raise outcome[0]  # type: ignore[misc]
