@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +64,8 @@ class RunningSession:
 
     def __init__(self, spec: SessionSpec) -> None:
         self.spec = spec
-        self.token = uuid.uuid4().hex
+        # 32 random hex digits, as uuid4().hex has, without building a UUID object a session.
+        self.token = os.urandom(16).hex()
         env = dict(spec.env)
         env[SESSION_TOKEN_VAR] = self.token
         self._stdout = HeadTailBuffer(spec.max_output_bytes)
@@ -194,13 +193,12 @@ class RunningSession:
         )
         # The main process is a zombie until reaped below, so the group's id is still this session's.
         signal_group(self.child.pid, signal.SIGKILL)
-        # Everything that could write is dead now, so draining terminates.
+        # Everything that could write is dead now, so draining terminates. Both descriptors are
+        # non-blocking: read until there is nothing more, with no select() to ask first.
         if self.stdout_fd is not None:
-            while _readable_now(self.stdout_fd) and self.read_stdout():
-                pass
+            self._drain(self.stdout_fd, self._stdout, self.turns.feed if self.turns is not None else None)
         if self.stderr_fd is not None:
-            while _readable_now(self.stderr_fd) and self.read_stderr():
-                pass
+            self._drain(self.stderr_fd, self._stderr, None)
         self.child.reap()
         self.child.close()
         if self.cgroup is not None:
@@ -225,6 +223,13 @@ class RunningSession:
             ok_exit_codes=self.spec.ok_exit_codes,
         )
         return self.finished
+
+    @staticmethod
+    def _drain(fd: int, buffer: HeadTailBuffer, also: Callable[[bytes], None] | None) -> None:
+        while chunk := _read_chunk(fd):
+            buffer.feed(chunk)
+            if also is not None:
+                also(chunk)
 
     def abort(self) -> None:
         """Used on interrupt: nothing of the agent may outlive the harness."""
@@ -257,10 +262,3 @@ def _read_chunk(fd: int) -> bytes | None:
         return None
     except OSError:
         return b""
-
-
-def _readable_now(fd: int) -> bool:
-    try:
-        return bool(select.select([fd], [], [], 0)[0])
-    except (OSError, ValueError):
-        return False
