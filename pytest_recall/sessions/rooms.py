@@ -119,6 +119,9 @@ class CaseArea:
         memory = shared_memory or self.root
         self.scope = memory / "scope"
         self.home = memory / "home" if isolation.home == "case" else None
+        # Named once a case: every step's folder has this one name, and the environment these strings.
+        self._step_folder = self.root / "step"
+        self._scope_text = str(self.scope)
         # HOME and its XDG folders, the same for every step: worked out once a case, not once a step.
         self._home_env = {} if self.home is None else home_variables(self.home)
         # What the agent left that the harness could not handle plainly (see remove_tree), in order.
@@ -126,7 +129,7 @@ class CaseArea:
 
     def open_step(self) -> SessionRooms:
         """A fresh step directory and working directory: nothing of an earlier step is in either."""
-        harness = self.root / "step"
+        harness = self._step_folder
         try:
             os.mkdir(harness, 0o700)
         except FileExistsError:  # an earlier step's, which its close could not remove
@@ -181,15 +184,18 @@ class CaseArea:
         store), and named by ``RECALL_MCP_CONFIG``.
         """
         env = dict(base)
-        env[SCOPE_VAR] = str(self.scope)
-        env[COST_VAR] = str(rooms.harness / COST_FILE_NAME)
+        harness = os.fspath(rooms.harness)
+        env[SCOPE_VAR] = self._scope_text
+        env[COST_VAR] = os.path.join(harness, COST_FILE_NAME)
         env[STEP_VAR] = str(step)
-        env.update(dict.fromkeys(TEMP_VARS, str(rooms.harness)))
+        env.update(dict.fromkeys(TEMP_VARS, harness))
         if prompt_file is not None:
             env[PROMPT_FILE_VAR] = str(prompt_file)
         env.update(self._home_env)
+        if not overrides and not mcp_servers:
+            return env
         values = {
-            "scope": str(self.scope),
+            "scope": self._scope_text,
             "home": env.get("HOME", ""),
             "workdir": str(rooms.workdir),
             "step": str(step),
