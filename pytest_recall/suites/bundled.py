@@ -8,6 +8,8 @@ folder and hand it to pytest, without the repository.
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -40,11 +42,25 @@ def wheel_nodeid(path: Path) -> str | None:
     pytest would name every case by that path (``.venv/lib/python3.11/...``)
     in test ids, the report and JUnit class names.
     """
-    try:
-        relative = path.resolve().relative_to(WHEEL_CASES).as_posix()
-    except ValueError:
+    real = _real_path(os.fspath(path))
+    wheel = os.fspath(WHEEL_CASES)
+    if real == wheel or not real.startswith(wheel + os.sep):
         return None
-    return relative if relative != "." else None
+    return Path(real[len(wheel) + 1 :]).as_posix()
+
+
+def _real_path(path: str) -> str:
+    """``os.path.realpath``, with the folder above taken from a cache: collection asks for every case
+    folder in turn, and a full resolve checks each part of a long path for a link each time."""
+    if os.path.islink(path):
+        return os.path.realpath(path)
+    head, name = os.path.split(path)
+    return os.path.join(_real_folder(head), name) if name not in ("", ".", "..") else os.path.realpath(path)
+
+
+@functools.lru_cache(maxsize=256)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def suite_path(name: str) -> Path:
