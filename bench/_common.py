@@ -65,9 +65,9 @@ def goal_text(ratio: float, *, at_most: float | None = None, at_least: float | N
     return ""
 
 
-def print_table(title: str, baseline_names: Sequence[str], rows: Sequence[Row]) -> None:
+def print_table(title: str, baseline_names: Sequence[str], rows: Sequence[Row], *, first: str = "harness") -> None:
     """The compact table every benchmark prints; each row ends in its ratio, written ``N.NNx``."""
-    header = ["what", "harness", *baseline_names, "ratio", "", "goal"]
+    header = ["what", first, *baseline_names, "ratio", "", "goal"]
     body = [[row.what, row.harness, *row.baselines, row.ratio_name, _times(row.ratio), row.goal] for row in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     print(f"\n## {title}")
