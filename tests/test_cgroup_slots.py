@@ -53,3 +53,22 @@ def test_a_program_that_cannot_be_executed_says_why(tmp_path: Path) -> None:
     spec = SessionSpec((str(script),), tmp_path, {"PATH": os.defpath}, 30.0, 1.0, 1 << 20)
     with pytest.raises(AgentStartError, match="no program and has no #! line"):
         run_session(spec)
+
+
+@pytest.mark.skipif(
+    cgroup.waiting_mount() is None, reason="this cgroup2 mount has favordynmods: moves never wait, no quickener runs"
+)
+def test_where_moves_wait_one_quickener_runs_beside_the_sessions_and_is_gone_when_the_run_ends(recall_suite) -> None:
+    for number in (1, 2):
+        recall_suite.add(f"case_{number}", ["remember 12345.67\n", "what was it?\n"])
+    notes = recall_suite.pytester.path / "quickeners.txt"
+
+    result = recall_suite.run(command=recall_suite.agent("quickener_seer", str(notes)), report=False)
+
+    result.assert_outcomes(passed=2)
+    seen = notes.read_text(encoding="utf-8").split("\n")[:-1]
+    # Every session saw it, and the same one: one quickener a run, started before the first session.
+    assert len(seen) == 4
+    assert len(set(seen)) == 1
+    assert seen[0].isdigit(), seen
+    assert not os.path.exists(f"/proc/{seen[0]}"), "the quickener outlived its run"

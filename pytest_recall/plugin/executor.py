@@ -27,6 +27,7 @@ from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
 from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
+from pytest_recall.sessions.cgroup import stop_quickener
 from pytest_recall.sessions.llm_judging import LlmJudging, judged_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
@@ -219,6 +220,7 @@ class CaseExecutor:
         if self.sessions.shared_scope is not None:
             remove_tree(self.sessions.shared_scope)
         release_run()
+        stop_quickener()
 
 
 def task_judge_output(case: Case, stdout: str, exit_code: int | None) -> Any:

@@ -14,12 +14,16 @@ cgroups (root, or a delegated subtree), every session gets one:
    meanwhile (an LLM judge, from its own threads) would be born there too,
    be counted as the agent's leftover and be killed with it: such starts
    take :func:`outside_sessions`, which waits until the harness is home.
-   The move in waits on the kernel unless the cgroup2 mount has
-   ``favordynmods`` (:func:`waiting_mount`; the move home right after does
-   not). A spawner process that cloned agents straight into their cgroups
-   with ``clone3(CLONE_INTO_CGROUP)`` was measured against this and lost:
-   its clone of itself cost some 3 ms of CPU a session more than the
-   ``vfork`` under ``posix_spawn`` (bench/README.md);
+   On a cgroup2 mount without ``favordynmods`` (:func:`waiting_mount`), a
+   move waits out an RCU grace period when no move was made for a while:
+   7 to 14 ms a session start, serially. So there a small process of the
+   harness's (:func:`keep_moves_quick`) makes a move that changes nothing
+   every few milliseconds while the run lasts, which keeps the kernel where
+   ``favordynmods`` keeps it, and a session's move does not wait. A spawner
+   process that cloned agents straight into their cgroups with
+   ``clone3(CLONE_INTO_CGROUP)`` was measured against this and lost: its
+   clone of itself cost some 3 ms of CPU a session more than the ``vfork``
+   under ``posix_spawn`` (bench/README.md);
 3. at the session's end, when anything still runs in it, write 1 to
    ``cgroup.kill`` and wait for ``cgroup.events`` to say it is empty. A slot
    that emptied by itself is free for the next session; a killed one is
@@ -40,9 +44,12 @@ import functools
 import itertools
 import os
 import select
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 # How long a killed cgroup may take to empty before it is left behind (a process stuck in the kernel).
@@ -136,6 +143,8 @@ class SessionCgroup:
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
         """The harness inside the session's cgroup, so that what it spawns is born there."""
+        if _quickener is None:
+            keep_moves_quick()
         with _away_from_home:
             os.write(self._procs, b"0")
             try:
@@ -189,6 +198,83 @@ def outside_sessions() -> Iterator[None]:
     """For starting a process that belongs to the harness, not to an agent: waits out any session's spawn."""
     with _away_from_home:
         yield
+
+
+# How often the quickener makes its move: well under the shortest grace period a busy machine waits out (a
+# move 4 to 8 ms after the last one was measured as quick as one right after it; bench/cgroup_move.py).
+QUICKENER_PERIOD_S = 0.008
+# The quickener's program: its own pid into its own cgroup (a move to where it is) every period, until the
+# harness's end of its stdin closes, which it does when the run ends, however it ends. Any error ends it too.
+_QUICKENER_PROGRAM = (
+    "import os, select, sys\n"
+    "procs = os.open(sys.argv[1], os.O_WRONLY)\n"
+    "while not select.select([0], [], [], float(sys.argv[2]))[0]:\n"
+    "    os.write(procs, b'0')\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Quickener:
+    """The running quickener (None in its place once it was not wanted or could not start) and its stdin."""
+
+    process: subprocess.Popen[bytes] | None
+    stdin: int | None
+
+
+_quickener: _Quickener | None = None
+
+
+def keep_moves_quick() -> None:
+    """Where moves wait on the kernel (:func:`waiting_mount`), start the quickener; once a run, idempotent.
+
+    A move write-locks the lock every fork and exit on the machine reads.
+    Without ``favordynmods`` the kernel lets that lock go back to its fast
+    mode for readers a grace period after the last writer, and the next
+    writer waits for it to leave that mode again. Moves a few milliseconds
+    apart keep it out of the fast mode, as the mount option does for good:
+    forks and exits pay a little while the run lasts, and no session start
+    waits. Its cost is a Python start-up once a run and a tiny write every
+    :data:`QUICKENER_PERIOD_S`.
+    """
+    global _quickener
+    if _quickener is not None:
+        return
+    home = cgroup2_home()
+    if home is None or waiting_mount() is None:
+        _quickener = _Quickener(None, None)
+        return
+    read_end, write_end = os.pipe()
+    try:
+        with outside_sessions():
+            process = subprocess.Popen(
+                [sys.executable, "-S", "-c", _QUICKENER_PROGRAM, str(home / "cgroup.procs"), str(QUICKENER_PERIOD_S)],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+    except OSError:
+        os.close(write_end)
+        _quickener = _Quickener(None, None)
+        return
+    finally:
+        os.close(read_end)
+    _quickener = _Quickener(process, write_end)
+    atexit.register(stop_quickener)
+
+
+def stop_quickener() -> None:
+    """End the quickener, if it runs, and reap it; the next session that needs one starts it again."""
+    global _quickener
+    quickener, _quickener = _quickener, None
+    if quickener is None or quickener.process is None or quickener.stdin is None:
+        return
+    os.close(quickener.stdin)
+    try:
+        quickener.process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        quickener.process.kill()
+        quickener.process.wait()
 
 
 # Slots free now: emptied by themselves, awaiting their next session.
@@ -311,8 +397,8 @@ def tracking_line() -> str:
         mount_point = waiting_mount()
         if mount_point is not None:
             line += (
-                "; each session start waits on the kernel for the move into its cgroup (milliseconds): "
-                f"`mount -o remount,favordynmods {mount_point}` (root) removes the wait"
+                "; the mount lacks favordynmods, so a small helper process keeps the moves into them quick "
+                f"while sessions run (`mount -o remount,favordynmods {mount_point}`, as root, makes it unneeded)"
             )
         return line
     return (
