@@ -25,7 +25,7 @@ from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.reporting.document import build_report, sort_records, write_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
-from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, record_from_properties
+from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, published_record
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
 from pytest_recall.reporting.summary import error_lines, format_summary, warning_lines
 from pytest_recall.reporting.transcripts import transcripts_view
@@ -76,17 +76,18 @@ class Recorder:
             report.user_properties = [p for p in report.user_properties if p[0] not in CASE_PROPERTY_NAMES]
 
     def _take_record(self, report: pytest.TestReport) -> None:
-        record = record_from_properties(report.user_properties)
-        if record is not None:
+        published = published_record(report.user_properties)
+        if published is not None:
             report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
         place_case_figures(self.config, report)
-        if record is not None:
-            self.spool.add(record)
+        if published is not None:
+            record, text = published
+            self.spool.add(record, text)
             shorten_failure(report, record, self.seen_stderr)
             self.unrecorded_failures.pop(report.nodeid, None)
         elif report.failed and report.nodeid not in self.records and _looks_like_case(report.nodeid):
-            text = str(report.longrepr).strip().splitlines()
-            self.unrecorded_failures[report.nodeid] = text[-1] if text else "case was lost"
+            lines = str(report.longrepr).strip().splitlines()
+            self.unrecorded_failures[report.nodeid] = lines[-1] if lines else "case was lost"
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

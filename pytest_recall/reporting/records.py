@@ -285,7 +285,8 @@ _PUBLISHED_KEPT = 64
 def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
     """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record (as JSON, for xdist)."""
     scalars: list[tuple[str, object]] = list(case_properties(record))
-    text = json.dumps(record, ensure_ascii=False)
+    # One compact line: the spool writes this very text, so the record is serialised once a case.
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     _PUBLISHED[id(text)] = (text, dict(record))
     while len(_PUBLISHED) > _PUBLISHED_KEPT:
         _PUBLISHED.popitem(last=False)
@@ -295,13 +296,19 @@ def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
 
 def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str, Any] | None:
     """The record a report carries: the one published in this process when it is, else its JSON parsed."""
+    found = published_record(properties)
+    return None if found is None else found[0]
+
+
+def published_record(properties: Iterable[tuple[str, object]]) -> tuple[dict[str, Any], str] | None:
+    """The record a report carries, and its JSON text as it travelled (one compact line, for the spool)."""
     for name, value in properties:
         if name == RECORD_PROPERTY and isinstance(value, str):
             published = _PUBLISHED.pop(id(value), None)
             if published is not None and published[0] is value:
-                return published[1]
+                return published[1], value
             loaded: dict[str, Any] = json.loads(value)
-            return loaded
+            return loaded, value
     return None
 
 
