@@ -66,7 +66,7 @@ class AgentStartError(Exception):
 
 
 class AgentProcess:
-    """A started agent: its pid, its terminal (through pexpect), its stderr pipe and its pidfd."""
+    """A started agent: its pid, its terminal (typed to through pexpect when live), its stderr pipe and its pidfd."""
 
     def __init__(
         self,
