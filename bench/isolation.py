@@ -15,10 +15,13 @@ way a plain loop in this process, adding one mechanism a row:
 
 The mechanisms are the harness's own (``run_confined``, ``SessionCgroup``,
 the terminal set-up of ``spawn.py``); only the loop around them is bare.
-Each figure is the marginal CPU of one case (this process and the agents),
-the best of ``--repeat`` interleaved rounds, against the floor measured in
-the same rounds. The last row is the room the 1.5x goal leaves for
-everything else: pytest's item, collection, the case, the judge, the record.
+Then pytest's own share of a design with one item a case folder: a run of a
+plugin that collects each case folder as a ``pytest.Directory`` holding one
+item that does nothing. Each figure is the marginal CPU of one case (this
+process and the agents, or the pytest run), the best of ``--repeat``
+interleaved rounds, against the floor measured in the same rounds. The last
+row is the room the 1.5x goal leaves for the rest of the harness: reading
+the case, the event loop, the judge, the record and the report.
 """
 
 from __future__ import annotations
@@ -29,7 +32,21 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import ANSWER, Row, Timing, best_timings, clocked, ms, parse_args, print_table, ratio_of, scratch
+from _common import (
+    ANSWER,
+    Row,
+    Timing,
+    best_timings,
+    clocked,
+    ms,
+    parse_args,
+    print_table,
+    pytest_argv,
+    ratio_of,
+    run_checked,
+    scratch,
+    write_trivial_cases,
+)
 from overhead import CHECK_CPU_RATIO, floor_case, floor_env
 
 from pytest_recall.sessions.cgroup import SessionCgroup
@@ -40,6 +57,22 @@ from pytest_recall.sessions.spawn import _open_terminal
 ARGV = ["/bin/echo", ANSWER]
 SIZES, QUICK_SIZES = (40, 400), (4, 12)
 Case = Callable[[Path], None]
+# pytest's own share: each case folder a Directory with one item that does nothing, as pytest_recall collects it.
+NOOP_PLUGIN = """
+import pytest
+
+class NoopItem(pytest.Item):
+    def runtest(self):
+        pass
+
+class CaseFolder(pytest.Directory):
+    def collect(self):
+        yield NoopItem.from_parent(self, name="recall")
+
+def pytest_collect_directory(path, parent):
+    if (path / "answer.json").is_file():
+        return CaseFolder.from_parent(parent, path=path)
+"""
 
 
 def lean_case(*, pty: bool, thread: bool, cgroup: bool, event_loop: bool, all_folders: bool) -> Case:
@@ -169,25 +202,44 @@ def main() -> None:
             where = Path(tempfile.mkdtemp(dir=work))
             return lambda: clocked(lambda: [ways[way](where) for _ in range(count)])
 
-        names = ["floor", *ways]
-        best = best_timings({f"{way} {n}": timing(way, n) for way in names for n in (small, large)}, args.repeat)
+        plugin_folder = work / "plugin"
+        plugin_folder.mkdir()
+        (plugin_folder / "recall_noop_items.py").write_text(NOOP_PLUGIN, encoding="utf-8")
+        suites = {n: write_trivial_cases(work / f"suite-{n}", n) for n in (small, large)}
+        pytest_env = dict(os.environ, PYTHONPATH=str(plugin_folder), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+        variants = {f"{way} {n}": timing(way, n) for way in ["floor", *ways] for n in (small, large)}
+        for n, suite in suites.items():
+            argv = pytest_argv(suite, "-p", "recall_noop_items")
+            variants[f"pytest {n}"] = lambda a=argv: clocked(lambda: run_checked(a, env=pytest_env))
+        best = best_timings(variants, args.repeat)
+    names = ["floor", *ways, "pytest"]
     cost = {way: (best[f"{way} {large}"].cpu - best[f"{way} {small}"].cpu) / (large - small) for way in names}
     floor = cost["floor"]
     rows = [
         Row(f"{way}, cpu a case", ms(cost[way]), (ms(floor),), "way/floor", ratio_of(cost[way], floor), "")
         for way in ways
     ]
-    room = CHECK_CPU_RATIO * floor - cost["+ all folders"]
-    rows.append(
+    design = cost["+ all folders"] + cost["pytest"]
+    room = CHECK_CPU_RATIO * floor - design
+    rows += [
+        Row(
+            "pytest's own: a Directory and a no-op item",
+            ms(cost["pytest"]),
+            (ms(floor),),
+            "pytest/floor",
+            ratio_of(cost["pytest"], floor),
+            "",
+        ),
+        Row("isolation and pytest's own", ms(design), (ms(floor),), "way/floor", ratio_of(design, floor), ""),
         Row(
             f"left for the rest under {CHECK_CPU_RATIO:g}x",
             ms(room),
             (ms(floor),),
             "room/floor",
             ratio_of(room, floor),
-            "pytest's item, collection, case, judge, record",
-        )
-    )
+            "case, event loop, judge, record, report",
+        ),
+    ]
     title = f"the isolation's own cost: marginal CPU of one two-session case, best of {args.repeat}"
     print_table(title, ["floor"], rows, first="this way")
     if not cgroup_available():
