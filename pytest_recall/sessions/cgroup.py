@@ -397,8 +397,8 @@ def tracking_line() -> str:
         mount_point = waiting_mount()
         if mount_point is not None:
             line += (
-                "; the mount lacks favordynmods, so a small helper process keeps the moves into them quick "
-                f"while sessions run (`mount -o remount,favordynmods {mount_point}`, as root, makes it unneeded)"
+                "; a helper process keeps moves into them quick, as the mount lacks favordynmods "
+                f"(`mount -o remount,favordynmods {mount_point}` makes it unneeded)"
             )
         return line
     return (
