@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 
-from pytest_recall.reporting.records import RECORD_PROPERTY, record_from_properties, record_properties
+from pytest_recall.reporting.records import RECORD_PROPERTY, published_record, record_properties
 from pytest_recall.testing.synthetic import synthetic_record
 
 
 def test_a_record_published_in_this_process_is_taken_as_it_is() -> None:
     record = synthetic_record(5)
     properties = record_properties(record)
-    taken = record_from_properties(properties)
+    taken = published_record(properties)[0]
     assert taken == record and taken is not record
     # Taken once: the same text seen again (a second report of the item) is parsed.
-    again = record_from_properties(properties)
+    again = published_record(properties)[0]
     assert again == record and again is not taken
 
 
@@ -23,9 +23,9 @@ def test_a_record_that_travelled_as_text_is_parsed() -> None:
     text = dict(record_properties(record))[RECORD_PROPERTY]
     assert isinstance(text, str)
     travelled = json.loads(json.dumps(text))  # a new string, as xdist delivers it
-    assert record_from_properties([(RECORD_PROPERTY, travelled)]) == record
+    assert published_record([(RECORD_PROPERTY, travelled)]) == (record, travelled)
 
 
 def test_only_the_latest_records_are_kept_for_the_hand_off() -> None:
     published = [record_properties(synthetic_record(index)) for index in range(200)]
-    assert all(record_from_properties(properties) == synthetic_record(i) for i, properties in enumerate(published))
+    assert all(published_record(properties)[0] == synthetic_record(i) for i, properties in enumerate(published))

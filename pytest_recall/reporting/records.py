@@ -294,14 +294,9 @@ def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
     return scalars
 
 
-def record_from_properties(properties: Iterable[tuple[str, object]]) -> dict[str, Any] | None:
-    """The record a report carries: the one published in this process when it is, else its JSON parsed."""
-    found = published_record(properties)
-    return None if found is None else found[0]
-
-
 def published_record(properties: Iterable[tuple[str, object]]) -> tuple[dict[str, Any], str] | None:
-    """The record a report carries, and its JSON text as it travelled (one compact line, for the spool)."""
+    """The record a report carries (the one published in this process when it is, else its JSON parsed),
+    and its JSON text as it travelled: one compact line, which the spool writes as it is."""
     for name, value in properties:
         if name == RECORD_PROPERTY and isinstance(value, str):
             published = _PUBLISHED.pop(id(value), None)
