@@ -49,8 +49,8 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 # How long a killed cgroup may take to empty before it is left behind (a process stuck in the kernel).
 EMPTY_TIMEOUT_S = 5.0
@@ -213,15 +213,8 @@ _QUICKENER_PROGRAM = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Quickener:
-    """The running quickener (None in its place once it was not wanted or could not start) and its stdin."""
-
-    process: subprocess.Popen[bytes] | None
-    stdin: int | None
-
-
-_quickener: _Quickener | None = None
+# This run's quickener: None until a session start asks, False where none runs (not wanted, or it could not start).
+_quickener: subprocess.Popen[bytes] | Literal[False] | None = None
 
 
 def keep_moves_quick() -> None:
@@ -240,41 +233,37 @@ def keep_moves_quick() -> None:
     if _quickener is not None:
         return
     home = cgroup2_home()
+    _quickener = False
     if home is None or waiting_mount() is None:
-        _quickener = _Quickener(None, None)
         return
-    read_end, write_end = os.pipe()
-    try:
-        with outside_sessions():
-            process = subprocess.Popen(
-                [sys.executable, "-S", "-c", _QUICKENER_PROGRAM, str(home / "cgroup.procs"), str(QUICKENER_PERIOD_S)],
-                stdin=read_end,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-    except OSError:
-        os.close(write_end)
-        _quickener = _Quickener(None, None)
-        return
-    finally:
-        os.close(read_end)
-    _quickener = _Quickener(process, write_end)
-    atexit.register(stop_quickener)
+    with outside_sessions(), contextlib.suppress(OSError):
+        # Its stdin is a pipe whose other end only the harness holds (close-on-exec): closed by stop_quickener,
+        # or by the kernel when the harness dies, and the quickener ends.
+        _quickener = subprocess.Popen(
+            [sys.executable, "-S", "-c", _QUICKENER_PROGRAM, str(home / "cgroup.procs"), str(QUICKENER_PERIOD_S)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def stop_quickener() -> None:
     """End the quickener, if it runs, and reap it; the next session that needs one starts it again."""
     global _quickener
     quickener, _quickener = _quickener, None
-    if quickener is None or quickener.process is None or quickener.stdin is None:
+    if not quickener:
         return
-    os.close(quickener.stdin)
+    assert quickener.stdin is not None
+    quickener.stdin.close()
     try:
-        quickener.process.wait(timeout=2)
+        quickener.wait(timeout=2)
     except subprocess.TimeoutExpired:
-        quickener.process.kill()
-        quickener.process.wait()
+        quickener.kill()
+        quickener.wait()
+
+
+atexit.register(stop_quickener)
 
 
 # Slots free now: emptied by themselves, awaiting their next session.
