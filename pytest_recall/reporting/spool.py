@@ -125,14 +125,12 @@ class RecordSpool:
             # A file without a name: it goes with the process, however the process ends (a SIGKILL included).
             self._handle = tempfile.TemporaryFile(prefix="pytest-recall-spool-")  # noqa: SIM115 - open for the run
 
-    def add(self, record: Mapping[str, Any], text: str | None = None) -> None:
-        """Spool ``record``; ``text``, when given, is its JSON already made (one line), written as it is."""
+    def add(self, record: Mapping[str, Any], text: str) -> None:
+        """Spool ``record``, whose JSON ``text`` (one line, as the hand-off made it) is written as it is."""
         self.open()
         nodeid = str(record.get("nodeid"))
         self._handle.seek(0, 2)
         self._offsets[nodeid] = self._handle.tell()
-        if text is None:
-            text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
         self._handle.write(text.encode("utf-8") + b"\n")
         self.summaries[nodeid] = summary_of(record)
 
