@@ -26,6 +26,7 @@ the case, the event loop, the judge, the record and the report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import tempfile
@@ -117,10 +118,7 @@ def _session(cwd: str, env: dict[str, str], *, pty: bool, thread: bool, cgroup: 
             os.close(home)
 
     slot = SessionCgroup.create() if cgroup else None
-    if slot is not None:
-        with slot.entered():
-            pid = run_confined(spawn) if thread else spawn()
-    else:
+    with slot.entered() if slot is not None else contextlib.nullcontext():
         pid = run_confined(spawn) if thread else spawn()
     os.close(slave)
     os.close(err_write)
@@ -175,13 +173,17 @@ def _read_until_exit(pid: int, out_fd: int, err_fd: int) -> bytes:
     return b"".join(chunks) + _read_all(out_fd)
 
 
+# Each row adds the next mechanism to those above it.
+MECHANISMS = {
+    "+ pty": "pty",
+    "+ filtered thread": "thread",
+    "+ cgroup": "cgroup",
+    "+ event loop": "event_loop",
+    "+ all folders": "all_folders",
+}
 WAYS: dict[str, dict[str, bool]] = {
-    "lean spawn": {"pty": False, "thread": False, "cgroup": False, "event_loop": False, "all_folders": False},
-    "+ pty": {"pty": True, "thread": False, "cgroup": False, "event_loop": False, "all_folders": False},
-    "+ filtered thread": {"pty": True, "thread": True, "cgroup": False, "event_loop": False, "all_folders": False},
-    "+ cgroup": {"pty": True, "thread": True, "cgroup": True, "event_loop": False, "all_folders": False},
-    "+ event loop": {"pty": True, "thread": True, "cgroup": True, "event_loop": True, "all_folders": False},
-    "+ all folders": {"pty": True, "thread": True, "cgroup": True, "event_loop": True, "all_folders": True},
+    way: {flag: index < added for index, flag in enumerate(MECHANISMS.values())}
+    for added, way in enumerate(["lean spawn", *MECHANISMS])
 }
 
 
