@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pytest_recall.cases.case_refs import ReadAgain
-from pytest_recall.cases.model import CaseError, load_case_dir
+from pytest_recall.cases.model import CaseError, folder_digests, load_case_dir
 from pytest_recall.suites import ledger
 from pytest_recall.suites.suite_file import family_suite
 
@@ -94,6 +94,38 @@ def test_a_case_read_again_is_the_case_collected_to_the_byte(tmp_path):
     assert again() == collected
     (folder / "answer.json").write_text(json.dumps({**answer, "answer": "2.00"}), encoding="utf-8")
     with pytest.raises(CaseError, match=r"^s/case: its files no longer hold the case collected$"):
+        again()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda folder: (folder / "step2.txt").write_text("recall it", encoding="utf-8"),
+        lambda folder: (folder / "step2.txt").write_text("recall", encoding="utf-8"),  # the same text, written again
+        lambda folder: (folder / "case.toml").write_text("timeout = 5\n", encoding="utf-8"),
+        lambda folder: (folder / "step2.txt").rename(folder / "step3.txt"),
+    ],
+    ids=["edited", "rewritten-unchanged", "file-added", "renamed"],
+)
+def test_a_plain_case_folder_is_checked_by_its_files_signature_not_a_hash(tmp_path, change):
+    folder = tmp_path / "case"
+    folder.mkdir()
+    (folder / "step1.txt").write_text("remember 1.00", encoding="utf-8")
+    (folder / "step2.txt").write_text("recall", encoding="utf-8")
+    answer = {"id": "c", "category": "recall", "answer": "1.00", "answer_kind": "money"}
+    (folder / "answer.json").write_text(json.dumps(answer), encoding="utf-8")
+
+    def read():
+        return load_case_dir(folder, suite="s", source="s/case", known_kinds=None)
+
+    on_disk = folder_digests(folder)
+    again = ReadAgain.of(read, read(), folder=folder, on_disk=on_disk)
+    assert again.collected == b"", "a plain folder needs no fingerprint"
+    assert again() == read()
+    change(folder)
+    with pytest.raises(
+        CaseError, match=r"^s/case: (its files no longer hold the case collected|step2\.txt is missing.*)$"
+    ):
         again()
 
 

@@ -260,7 +260,7 @@ class CaseDirectory(pytest.Directory):
         load = partial(load_case_dir, self.path, suite=self.path.parent.name, source=source, known_kinds=known_kinds)
         with _one_line_case_errors(self):
             case = load()
-        yield from _items_of(self, case, ReadAgain.of(load, case), on_disk=on_disk)
+        yield from _items_of(self, case, ReadAgain.of(load, case, folder=self.path, on_disk=on_disk), on_disk=on_disk)
 
 
 def _items_of(
