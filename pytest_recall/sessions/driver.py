@@ -8,38 +8,53 @@ sessions start on one thread (see :mod:`pytest_recall.sessions.spawn`).
 from __future__ import annotations
 
 import contextlib
-import selectors
+import select
 import time
 
 from pytest_recall.cases.runs import SessionResult
 from pytest_recall.sessions.session import RunningSession, SessionSpec
 
+# What a descriptor is to its session; the loop dispatches on it.
+_STDOUT, _STDERR, _EXIT, _STDIN = range(4)
+
 
 class SessionDriver:
-    """An event loop over many sessions at once: pty, stderr pipe and pidfd of each."""
+    """An event loop over many sessions at once: pty, stderr pipe and pidfd of each.
+
+    An ``epoll`` object used directly, not through :mod:`selectors`, whose
+    key objects and lookups cost more Python a session than the system calls.
+    Hang-ups and errors wake a descriptor whatever it was registered for, and
+    each is handled as what it is to its session, as the selector did.
+    """
 
     def __init__(self) -> None:
-        self._selector = selectors.DefaultSelector()
+        self._epoll = select.epoll()
+        self._watched: dict[int, tuple[RunningSession, int]] = {}
         self.active: set[RunningSession] = set()
+
+    def _watch(self, fd: int | None, session: RunningSession, what: int) -> None:
+        if fd is not None:
+            self._epoll.register(fd, select.EPOLLOUT if what == _STDIN else select.EPOLLIN)
+            self._watched[fd] = (session, what)
+
+    def _unwatch(self, fd: int) -> None:
+        if self._watched.pop(fd, None) is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._epoll.unregister(fd)
 
     def start(self, spec: SessionSpec) -> RunningSession:
         session = RunningSession(spec)
         self.active.add(session)
-        if session.stdout_fd is not None:
-            self._selector.register(session.stdout_fd, selectors.EVENT_READ, (session, "stdout"))
-        if session.stderr_fd is not None:
-            self._selector.register(session.stderr_fd, selectors.EVENT_READ, (session, "stderr"))
-        if session.pidfd is not None:
-            self._selector.register(session.pidfd, selectors.EVENT_READ, (session, "exit"))
-        if session.stdin_fd is not None:
-            self._selector.register(session.stdin_fd, selectors.EVENT_WRITE, (session, "stdin"))
+        self._watch(session.stdout_fd, session, _STDOUT)
+        self._watch(session.stderr_fd, session, _STDERR)
+        self._watch(session.pidfd, session, _EXIT)
+        self._watch(session.stdin_fd, session, _STDIN)
         return session
 
     def _forget(self, session: RunningSession) -> None:
         for fd in (session.stdout_fd, session.stderr_fd, session.pidfd, session.stdin_fd):
-            if fd is not None:
-                with contextlib.suppress(KeyError, ValueError):
-                    self._selector.unregister(fd)
+            if fd is not None and self._watched.get(fd, (None,))[0] is session:
+                self._unwatch(fd)
         self.active.discard(session)
 
     def step(self, max_wait_s: float | None = None) -> list[RunningSession]:
@@ -52,22 +67,25 @@ class SessionDriver:
         wake = min(session.next_wakeup() for session in self.active)
         if max_wait_s is not None:
             wake = min(wake, now + max_wait_s)
-        events = self._selector.select(max(0.0, wake - now))
+        events = self._epoll.poll(max(0.0, wake - now), len(self._watched) or 1)
         maybe_done: set[RunningSession] = set()
-        for key, _ in events:
-            session, what = key.data
-            if what == "stdout" and not session.read_stdout():
-                self._selector.unregister(key.fd)
+        for fd, _ in events:
+            watched = self._watched.get(fd)
+            if watched is None:
+                continue  # unwatched by an earlier event of this same wakeup
+            session, what = watched
+            if what == _STDOUT and not session.read_stdout():
+                self._unwatch(fd)
                 session.stdout_fd = None
                 maybe_done.add(session)
-            elif what == "stderr" and not session.read_stderr():
-                self._selector.unregister(key.fd)
+            elif what == _STDERR and not session.read_stderr():
+                self._unwatch(fd)
                 session.stderr_fd = None
-            elif what == "stdin":
+            elif what == _STDIN:
                 session.write_stdin()
                 if session.stdin_fd is None:
-                    self._selector.unregister(key.fd)
-            elif what == "exit":
+                    self._unwatch(fd)
+            elif what == _EXIT:
                 maybe_done.add(session)
         now = time.monotonic()
         done = []
@@ -88,7 +106,7 @@ class SessionDriver:
 
     def close(self) -> None:
         self.abort_all()
-        self._selector.close()
+        self._epoll.close()
 
 
 def run_session(spec: SessionSpec, driver: SessionDriver | None = None) -> SessionResult:
