@@ -54,6 +54,8 @@ NUMBERED_TRIES = 100
 # This process's claim in each TMPDIR it made folders in (a forked child makes its own: the key holds the pid).
 _claims: dict[tuple[int, str], _Claim] = {}
 _claims_lock = threading.Lock()
+# The path prefix of each kind of folder, by (pid, tempfile.tempdir, kind), while the run's claim holds.
+_prefixes: dict[tuple[int, str | None, str], str] = {}
 
 
 def made_folder(kind: str) -> Path:
@@ -65,7 +67,11 @@ def made_folder(kind: str) -> Path:
     run's own, and ``mkdir`` refuses a name that exists in any form (a
     folder, a file, a link put there), so a name taken only costs the next number.
     """
-    prefix = os.path.join(tempfile.gettempdir(), folder_prefix(kind))
+    prefix = _prefixes.get((os.getpid(), tempfile.tempdir, kind))
+    if prefix is None:
+        # Worked out once a kind: it asks for the run id, which takes a lock. A release forgets it.
+        prefix = os.path.join(tempfile.gettempdir(), folder_prefix(kind))
+        _prefixes[(os.getpid(), tempfile.tempdir, kind)] = prefix
     for _ in range(NUMBERED_TRIES):
         path = f"{prefix}{next(_folder_numbers)}"
         try:
@@ -110,6 +116,7 @@ def release_run() -> None:
                 os.unlink(claim.lock)
             os.close(claim.fd)
             del _claims[key]
+            _prefixes.clear()
 
 
 def _claim(tmp: str) -> _Claim:
