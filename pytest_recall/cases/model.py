@@ -282,6 +282,9 @@ def session_fields(settings: Mapping[str, Any], source: str) -> dict[str, Any]:
     turn protocol (see :mod:`pytest_recall.cases.live_protocol`).
     """
     __tracebackhide__ = True
+    if not settings:
+        # Most cases set nothing: the defaults, with no protocol to check and build.
+        return {"timeout_s": None, "session": "fresh", "live": DEFAULT_PROTOCOL}
     session = str(settings.get("session", "fresh"))
     if session not in SESSION_MODES:
         raise CaseError(f"{source}: session must be one of {', '.join(SESSION_MODES)}, not {session!r}")
@@ -358,26 +361,27 @@ def parse_positive_seconds(value: Any, what: str, *, zero_ok: bool = False) -> f
 
 def read_step_prompts(folder: Path, source: str, names: Iterable[str] | None = None) -> list[str]:
     """The prompts of ``step1.txt``, ``step2.txt``, ... in order, refusing gaps; ``names``: the folder's, if listed."""
-    numbered: dict[int, Path] = {}
+    numbered: dict[int, str] = {}
     for name in os.listdir(folder) if names is None else names:
         match = _STEP_FILE.match(name)
         if match:
-            numbered[int(match.group(1))] = folder / name
+            numbered[int(match.group(1))] = name
     if not numbered:
         return []
-    expected_numbers = list(range(1, len(numbered) + 1))
-    if sorted(numbered) != expected_numbers:
-        gap = next(n for n in expected_numbers if n not in numbered)
+    count = len(numbered)
+    if sorted(numbered) != list(range(1, count + 1)):
+        gap = next(n for n in range(1, count + 1) if n not in numbered)
         raise CaseError(f"{source}: step{gap}.txt is missing; steps must be numbered 1, 2, 3 ... without gaps")
+    base = os.fspath(folder)
     prompts = []
-    for number in expected_numbers:
-        refuse_outside_link(numbered[number], folder, source)
+    for number in range(1, count + 1):
+        path = os.path.join(base, numbered[number])
         try:
-            prompt = text_of(numbered[number])
+            prompt = text_of(path, links_within=folder, source=source)
         except UnicodeDecodeError:
             raise CaseError(f"{source}/step{number}.txt is not UTF-8 text") from None
         except OSError as exc:
-            raise CaseUnreadable(_unreadable(source, numbered[number], exc), exc.errno) from None
+            raise CaseUnreadable(_unreadable(source, Path(path), exc), exc.errno) from None
         if "\0" in prompt:
             raise CaseError(f"{source}/step{number}.txt holds a NUL byte, which no agent can take in argv; remove it")
         prompts.append(prompt)
@@ -432,14 +436,26 @@ def _near_misses(folder: Path) -> str:
     return f" (found {', '.join(found)}: rename it {ANSWER_FILE})" if found else f" in {folder}"
 
 
-def text_of(path: Path) -> str:
+def text_of(path: str | Path, *, links_within: Path | None = None, source: str = "") -> str:
     """A UTF-8 file's text as ``Path.read_text`` gives it (newlines made ``\\n``), in three system calls.
 
     Every case is read twice (collected, then read again when it runs), each
     time its answer and its step files: the buffered text reader's ``fstat``,
-    ``ioctl`` and ``lseek`` a file were a tenth of collecting a case.
+    ``ioctl`` and ``lseek`` a file were a tenth of collecting a case. With
+    ``links_within``, a symlink is followed only into that folder (see
+    :func:`refuse_outside_link`); the open that refuses to follow one finds
+    it, so a plain file costs no ``lstat`` to tell.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    if links_within is None:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    else:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            refuse_outside_link(Path(path), links_within, source)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         chunks = []
         while chunk := os.read(fd, 1 << 20):
