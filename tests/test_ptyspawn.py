@@ -124,4 +124,5 @@ def test_pids_allocated_since_a_spawn_cover_its_children_and_give_up_on_long_ses
     if window is None:
         pytest.skip("this system does not expose pid_max and ns_last_pid")
     assert any(second.pid in r for r in window)
+    assert not any(first.pid in r for r in window), "the main process is the session's own to end"
     assert pids_allocated_since(first.pid, started - 10**9) is None

@@ -118,7 +118,7 @@ def cgroup_name(pid: str) -> str | None:
 
 
 def pids_allocated_since(first_pid: int, started: float) -> tuple[range, ...] | None:
-    """The pids a process started since ``first_pid`` can hold; None when it could hold any.
+    """The pids a process started after ``first_pid``'s can hold; None when it could hold any.
 
     Linux hands out pids in increasing order and wraps at ``pid_max``, so a
     process created after ``first_pid`` holds a pid from it up to the last one
@@ -132,9 +132,10 @@ def pids_allocated_since(first_pid: int, started: float) -> tuple[range, ...] | 
     last = _proc_int("/proc/sys/kernel/ns_last_pid")
     if last is None:
         return None
+    # ``first_pid`` itself is left out: it is the session's main process, which its end deals with.
     if last >= first_pid:
-        return (range(first_pid, last + 1),)
-    return range(first_pid, PID_MAX + 1), range(1, last + 1)
+        return (range(first_pid + 1, last + 1),)
+    return range(first_pid + 1, PID_MAX + 1), range(1, last + 1)
 
 
 def _proc_int(path: str) -> int | None:
