@@ -204,7 +204,8 @@ def plain_data(value: Any) -> Any:
 
 
 def is_case_dir(path: Path) -> bool:
-    return (path / ANSWER_FILE).is_file()
+    # os.path, not pathlib: asked of every folder collection meets.
+    return os.path.isfile(os.path.join(path, ANSWER_FILE))
 
 
 def looks_like_case_dir(path: Path) -> bool:

@@ -219,7 +219,8 @@ class CaseArea:
 
 def home_variables(home: Path) -> dict[str, str]:
     """HOME and the XDG variables that point into it."""
-    return {"HOME": str(home), **{var: os.path.join(home, sub) for var, sub in XDG_DIRS.items()}}
+    text = str(home)
+    return {"HOME": text, **{var: f"{text}/{sub}" for var, sub in XDG_DIRS.items()}}
 
 
 def prepare_memory(root: Path, isolation: Isolation) -> None:

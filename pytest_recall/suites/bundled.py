@@ -54,8 +54,10 @@ def _real_path(path: str) -> str:
     folder in turn, and a full resolve checks each part of a long path for a link each time."""
     if os.path.islink(path):
         return os.path.realpath(path)
-    head, name = os.path.split(path)
-    return os.path.join(_real_folder(head), name) if name not in ("", ".", "..") else os.path.realpath(path)
+    head, _, name = path.rpartition(os.sep)
+    if not head or name in ("", ".", ".."):
+        return os.path.realpath(path)
+    return f"{_real_folder(head)}{os.sep}{name}"
 
 
 @functools.lru_cache(maxsize=256)
