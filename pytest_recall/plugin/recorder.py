@@ -65,15 +65,17 @@ class Recorder:
         self._take_record(report)
         yield
         # The run log adds a failed append to the report in its own wrapper, which runs inside this one.
-        for name, why in report.user_properties:
-            if name == LOG_ERROR_PROPERTY:
-                self.log_errors[str(why)] = self.log_errors.get(str(why), 0) + 1
-        if any(p[0] == LOG_ERROR_PROPERTY for p in report.user_properties):
-            report.user_properties = [p for p in report.user_properties if p[0] != LOG_ERROR_PROPERTY]
         # pytest keeps every report to the end (the terminal reporter's stats); once every plugin has
         # seen this one, its per-case scalars would only cost memory per case. The JUnit writer has them.
-        if any(p[0] in CASE_PROPERTY_NAMES for p in report.user_properties):
-            report.user_properties = [p for p in report.user_properties if p[0] not in CASE_PROPERTY_NAMES]
+        properties = report.user_properties
+        kept = []
+        for name, value in properties:
+            if name == LOG_ERROR_PROPERTY:
+                self.log_errors[str(value)] = self.log_errors.get(str(value), 0) + 1
+            elif name not in CASE_PROPERTY_NAMES:
+                kept.append((name, value))
+        if len(kept) != len(properties):
+            report.user_properties = kept
 
     def _take_record(self, report: pytest.TestReport) -> None:
         published = published_record(report.user_properties)

@@ -33,7 +33,10 @@ class TaskGraders:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not any(name == ENTRY_PROPERTY for name, _ in report.user_properties):
+        for name, _ in report.user_properties:
+            if name == ENTRY_PROPERTY:
+                break
+        else:
             # pytest keeps every report to the end: a fresh list per report would cost memory per case.
             return
         kept: list[tuple[str, object]] = []
