@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import json
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
@@ -184,7 +185,7 @@ class CaseRecord:
 
     def as_json(self) -> dict[str, Any]:
         """The record as JSON data, keys in the report's order; the optional keys only when set."""
-        data = {name: getattr(self, name) for name in _JSON_FIELDS}
+        data = dict(zip(_JSON_FIELDS, _json_values(self), strict=True))
         for name in OPTIONAL_FIELDS:
             if data[name] is None:
                 del data[name]
@@ -194,6 +195,8 @@ class CaseRecord:
 
 
 _JSON_FIELDS = tuple(f.name for f in fields(CaseRecord))
+# Every field's value in one call, not one getattr a field.
+_json_values = operator.attrgetter(*_JSON_FIELDS)
 # Keys a record carries only when they apply (a workspace case, a files verdict).
 OPTIONAL_FIELDS = (
     "workspace",

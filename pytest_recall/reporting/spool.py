@@ -95,6 +95,14 @@ class CaseSummary(Mapping[str, Any]):
         value = self._values[_POSITION[key]]
         return value.hex() if isinstance(value, bytes) else value
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """As a mapping's, without its round through ``__getitem__`` and ``KeyError``: the aggregates ask often."""
+        position = _POSITION.get(key)
+        if position is None:
+            return default
+        value = self._values[position]
+        return value.hex() if isinstance(value, bytes) else value
+
     def __iter__(self) -> Iterator[str]:
         return iter(SUMMARY_KEYS)
 
