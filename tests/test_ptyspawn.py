@@ -93,6 +93,26 @@ def test_signals_the_harness_ignores_are_default_again_in_the_agent(tmp_path: Pa
     assert not ignored & (1 << (signal.SIGPIPE - 1))
 
 
+def test_a_signal_that_ends_the_run_reaches_the_main_thread_and_the_agent_starts_with_none_blocked(
+    tmp_path: Path, spawn_path: str
+) -> None:
+    """The filtered spawning thread blocks the run's signals, so the kernel hands them to the main thread
+    (asleep in the event loop, which a signal delivered elsewhere would never wake); its agents block none."""
+    from pytest_recall.sessions import seccomp
+
+    spec = SessionSpec(("cat", "/proc/self/status"), tmp_path, dict(os.environ), 30.0, 1.0, 1 << 20)
+    result = run_session(spec)
+    blocked_line = next(line for line in result.stdout.decode().splitlines() if line.startswith("SigBlk:"))
+    assert int(blocked_line.split()[1], 16) == 0
+    spawner = seccomp._spawner
+    if spawn_path == "fork" or spawner is None or spawner.problem is not None:
+        return  # no filtered thread was used
+    status = Path(f"/proc/self/task/{spawner._thread.native_id}/status").read_text()
+    thread_blocked = int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        assert thread_blocked & (1 << (signum - 1)), signum
+
+
 def test_an_inheritable_descriptor_of_the_harness_does_not_reach_the_agent(tmp_path: Path, spawn_path: str) -> None:
     read_end, write_end = os.pipe()
     os.set_inheritable(write_end, True)

@@ -30,6 +30,7 @@ import ctypes
 import errno
 import platform
 import queue
+import signal
 import struct
 import sys
 import threading
@@ -128,6 +129,10 @@ def install_keyring_filter() -> str | None:
     return None
 
 
+# The signals that end a run (plugin/signals.py's and Ctrl-C): only the main thread takes them.
+RUN_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
 class _ConfinedSpawner:
     """One thread that carries the filter; work handed to it runs there, one piece at a time."""
 
@@ -139,6 +144,10 @@ class _ConfinedSpawner:
         self.problem: str | None = None
 
         def serve() -> None:
+            # A signal sent to the run must reach the main thread: delivered here, it would wake no one, and
+            # the main thread would sleep in its event loop until an agent's next output or its timeout.
+            # What this thread spawns starts with no signal blocked (see spawn.py's setsigmask).
+            signal.pthread_sigmask(signal.SIG_BLOCK, RUN_SIGNALS)
             self.problem = install_keyring_filter()
             ready.set()
             while True:

@@ -296,7 +296,9 @@ def _spawn_in(cwd: str, program: str, args: list[str], env: Mapping[str, str], a
     try:
         os.chdir(cwd)
         try:
-            return os.posix_spawn(program, args, env, file_actions=actions, setsid=True, setsigdef=DEFAULT_SIGNALS)
+            return os.posix_spawn(
+                program, args, env, file_actions=actions, setsid=True, setsigdef=DEFAULT_SIGNALS, setsigmask=()
+            )
         finally:
             os.fchdir(home)
     finally:
