@@ -75,24 +75,28 @@ def test_collection_keeps_no_case_and_a_case_changed_before_it_runs_scores_0(rec
         assert step1 == ledger.generate_one(7, index).steps[0].prompt
 
 
-def test_a_case_read_again_is_the_case_collected_to_the_byte(tmp_path):
-    suite = family_suite({"family": "ledger", "seed": 7, "count": 4}, suite="ledger", source="s")
-    assert [case.content_hash for case in suite] == [case.content_hash for case in ledger.generate(7, 4)]
-    assert suite.case(2) == ledger.generate_one(7, 2)
+ANSWER = {"id": "c", "category": "recall", "answer": "1.00", "answer_kind": "money"}
+
+
+def _small_case_folder(tmp_path):
+    """A two-step case folder, and how to read it."""
     folder = tmp_path / "case"
     folder.mkdir()
     (folder / "step1.txt").write_text("remember 1.00", encoding="utf-8")
     (folder / "step2.txt").write_text("recall", encoding="utf-8")
-    answer = {"id": "c", "category": "recall", "answer": "1.00", "answer_kind": "money"}
-    (folder / "answer.json").write_text(json.dumps(answer), encoding="utf-8")
+    (folder / "answer.json").write_text(json.dumps(ANSWER), encoding="utf-8")
+    return folder, lambda: load_case_dir(folder, suite="s", source="s/case", known_kinds=None)
 
-    def read():
-        return load_case_dir(folder, suite="s", source="s/case", known_kinds=None)
 
+def test_a_case_read_again_is_the_case_collected_to_the_byte(tmp_path):
+    suite = family_suite({"family": "ledger", "seed": 7, "count": 4}, suite="ledger", source="s")
+    assert [case.content_hash for case in suite] == [case.content_hash for case in ledger.generate(7, 4)]
+    assert suite.case(2) == ledger.generate_one(7, 2)
+    folder, read = _small_case_folder(tmp_path)
     collected = read()
     again = ReadAgain.of(read, collected)
     assert again() == collected
-    (folder / "answer.json").write_text(json.dumps({**answer, "answer": "2.00"}), encoding="utf-8")
+    (folder / "answer.json").write_text(json.dumps({**ANSWER, "answer": "2.00"}), encoding="utf-8")
     with pytest.raises(CaseError, match=r"^s/case: its files no longer hold the case collected$"):
         again()
 
@@ -108,16 +112,7 @@ def test_a_case_read_again_is_the_case_collected_to_the_byte(tmp_path):
     ids=["edited", "rewritten-unchanged", "file-added", "renamed"],
 )
 def test_a_plain_case_folder_is_checked_by_its_files_signature_not_a_hash(tmp_path, change):
-    folder = tmp_path / "case"
-    folder.mkdir()
-    (folder / "step1.txt").write_text("remember 1.00", encoding="utf-8")
-    (folder / "step2.txt").write_text("recall", encoding="utf-8")
-    answer = {"id": "c", "category": "recall", "answer": "1.00", "answer_kind": "money"}
-    (folder / "answer.json").write_text(json.dumps(answer), encoding="utf-8")
-
-    def read():
-        return load_case_dir(folder, suite="s", source="s/case", known_kinds=None)
-
+    folder, read = _small_case_folder(tmp_path)
     on_disk = folder_digests(folder)
     again = ReadAgain.of(read, read(), folder=folder, on_disk=on_disk)
     assert again.collected == b"", "a plain folder needs no fingerprint"
