@@ -10,10 +10,11 @@ cgroups (root, or a delegated subtree), every session gets one:
    slots as sessions ever ran at once (the folder of a harness that was
    killed is swept by the next run);
 2. start the agent in it: the harness moves itself into it for the instant
-   of a ``posix_spawn`` and back. Any other process the harness starts
-   meanwhile (an LLM judge, from its own threads) would be born there too,
-   be counted as the agent's leftover and be killed with it: such starts
-   take :func:`outside_sessions`, which waits until the harness is home.
+   of a ``posix_spawn`` and back, from the thread that spawns. Any other
+   process the harness starts meanwhile (an LLM judge, from its own
+   threads) would be born there too, be counted as the agent's leftover and
+   be killed with it: such starts take :func:`outside_sessions`, which
+   waits until the harness is home.
    On a cgroup2 mount without ``favordynmods`` (:func:`waiting_mount`), a
    move waits out an RCU grace period when no move was made for a while:
    7 to 14 ms a session start, serially. So there a small process of the
@@ -119,11 +120,16 @@ class SessionCgroup:
 
     @classmethod
     def create(cls, name: str = "") -> SessionCgroup | None:
-        """An empty cgroup for one session (a free slot, else a new one); None where cgroups cannot be used here."""
+        """An empty cgroup for one session (a free slot, else a new one); None where cgroups cannot be used here.
+
+        Called on the thread that runs the sessions, which starts the quickener
+        here where one is wanted: the thread that spawns, and enters the slot,
+        would hand its keyring filter to it.
+        """
         if _free_slots:
             slot = _free_slots.pop()
             slot._taken = True
-            return slot
+            return slot._with_moves_kept_quick()
         parent = _run_cgroup()
         if parent is None:
             return None
@@ -138,13 +144,27 @@ class SessionCgroup:
             with contextlib.suppress(OSError):
                 path.rmdir()
             return None
-        return cls(path, procs)
+        return cls(path, procs)._with_moves_kept_quick()
+
+    def _with_moves_kept_quick(self) -> SessionCgroup:
+        """This slot, with the quickener started where one is wanted and none runs yet."""
+        if _quickener is None:
+            keep_moves_quick()
+        return self
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
-        """The harness inside the session's cgroup, so that what it spawns is born there."""
-        if _quickener is None:
-            keep_moves_quick()
+        """The harness inside the session's cgroup, so that what it spawns is born there.
+
+        Entered on the thread that spawns, as the first thing it does. A move
+        takes every thread of the harness along, and for each one the kernel
+        runs a call on the CPU where that thread last ran: an interrupt between
+        CPUs, which on a VM exits to the hypervisor and costs most when that
+        CPU has gone idle. Made as the spawning thread wakes, while the thread
+        that handed it the spawn is still on its way to sleep, the moves were
+        measured at half the kernel time of moves made before the hand-over
+        (``bench/README.md``).
+        """
         with _away_from_home:
             os.write(self._procs, b"0")
             try:

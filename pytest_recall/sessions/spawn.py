@@ -39,7 +39,7 @@ import struct
 import sys
 import termios
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pexpect
 import pexpect.fdpexpect
@@ -49,6 +49,7 @@ from pytest_recall.sessions.cgroup import SessionCgroup
 from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
 from pytest_recall.sessions.seccomp import run_confined, unavailable_reason
 
+_T = TypeVar("_T")
 # Rows and columns of every session's terminal: wide, so answers are not wrapped.
 TERMINAL_SIZE = (24, 200)
 # Opening a terminal makes it the controlling one only on Linux; elsewhere ptyprocess forks.
@@ -189,14 +190,17 @@ def spawn_agent(
     # No keyring for the child where the filter holds; else the harness's session keyring, a new one each time.
     keyring = join_fresh_session_keyring() if unavailable_reason() is not None else None
     try:
-        with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
-            if POSIX_SPAWN_GIVES_A_TERMINAL:
-                pid, terminal_fd, eof_byte = run_confined(
-                    lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
+        if POSIX_SPAWN_GIVES_A_TERMINAL:
+            pid, terminal_fd, eof_byte = run_confined(
+                lambda: _inside(
+                    cgroup, lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
                 )
-            else:
-                pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
-                eof_byte = _eof_byte(terminal_fd)
+            )
+        else:
+            pid, terminal_fd = _inside(
+                cgroup, lambda: _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
+            )
+            eof_byte = _eof_byte(terminal_fd)
     except BaseException as exc:
         for fd in (stderr_read, stdin_write):
             if fd is not None:
@@ -218,6 +222,18 @@ def spawn_agent(
     # Non-blocking both ways: reads drain a flood, and a live prompt goes in as the agent takes it.
     os.set_blocking(terminal_fd, False)
     return process
+
+
+def _inside(cgroup: SessionCgroup | None, start: Callable[[], _T]) -> _T:
+    """``start()`` with the harness in ``cgroup``, moved there by the thread that runs it, first thing.
+
+    On the thread that spawns and before the terminal is opened, not just
+    around the spawn, for the reason :meth:`SessionCgroup.entered` gives.
+    """
+    if cgroup is None:
+        return start()
+    with cgroup.entered():
+        return start()
 
 
 # (name, PATH) -> the program it found: every session of a run asks the same, and a search stats each folder.
