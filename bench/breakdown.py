@@ -23,6 +23,17 @@ less than times with the machine's load (the reaper's ``openat`` and
 ``read`` of ``/proc`` do grow with the processes others start meanwhile),
 so they tell a change that saves a few calls a session from noise. Left out, with the
 reason, where ``strace`` is missing or may not trace.
+
+A fourth table prices those calls: the runner's CPU a session, sampled by
+``perf`` (``cpu-clock``, with call chains), each kernel sample charged to the
+system call it was made in (a write to ``cgroup.procs``, the move into a
+session's cgroup, on a row of its own), page faults and the rest of the
+kernel apart, and user space (Python and C) in one row. A child counts with
+the runner until its ``execve``, so the spawn's work in the child is here.
+That is how a move was found to cost mostly interrupts between CPUs, one for
+each thread of pytest's on another CPU. Left out, with the reason, where
+``perf`` is missing or may not sample the kernel (root, or
+``perf_event_paranoid`` at most 1).
 """
 
 from __future__ import annotations
@@ -188,6 +199,7 @@ def main() -> None:
                 low, high = measure(tree, suites[small], mode), measure(tree, suites[large], mode)
                 split_rounds[name].append({part: (high[part] - low[part]) / sessions for part in SPLIT})
         calls = count_calls_a_session(ways, suites[small], suites[large], sessions)
+        kernel = kernel_time_a_session(ways, suites[small], suites[large], sessions)
     _print_table(
         f"per-session CPU breakdown, median of {args.repeat}, {small} and {large} cases",
         "part (ms of CPU a session, under cProfile)",
@@ -201,6 +213,7 @@ def main() -> None:
         split_rounds,
     )
     _print_calls(calls)
+    _print_kernel_time(kernel)
     load = os.getloadavg()
     print(f"load: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
 
@@ -238,6 +251,96 @@ def _print_calls(per_session: dict[str, dict[str, float]] | str) -> None:
 
 # The calls the third table names, the most frequent of the harness's first; "all" counts every one.
 CALLS_SHOWN = 16
+
+# perf's sample period: one sample for each 250 us of a task's CPU, so a sample count is a time.
+PERF_PERIOD_NS = 250_000
+PERF_RECORD = ("perf", "record", "-q", "-e", "cpu-clock", "-c", str(PERF_PERIOD_NS), "-g")
+# A kernel frame that names the system call a sample was taken in (x86-64 and arm64 spellings).
+_SYSCALL_FRAME = re.compile(r"^(?:__x64_sys_|__do_sys_|__arm64_sys_|__se_sys_)(\w+)")
+USER_SPACE, PAGE_FAULTS, OTHER_KERNEL, CGROUP_MOVE = "user space", "page faults", "other kernel", "write (cgroup move)"
+
+
+def perf_problem() -> str | None:
+    """Why the runner's kernel time cannot be sampled here, or None."""
+    if shutil.which("perf") is None:
+        return "perf is not installed"
+    if os.geteuid() != 0:
+        with contextlib.suppress(OSError, ValueError):
+            if int(Path("/proc/sys/kernel/perf_event_paranoid").read_text()) > 1:
+                return "kernel samples need root or kernel.perf_event_paranoid <= 1"
+    probe = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o", os.devnull, "true"], capture_output=True)
+    return None if probe.returncode == 0 else f"perf cannot sample here: {probe.stderr.decode(errors='replace')[:120]}"
+
+
+def kernel_time(tree: str | None, suite: Path, mode: str, data: Path) -> collections.Counter[str]:
+    """Samples of the runner's CPU in one unprofiled run, by system call (see the module docstring)."""
+    subprocess.run(
+        [*PERF_RECORD, "-o", str(data), PYTHON, __file__, mode, str(suite)],
+        env=_env_of(tree),
+        capture_output=True,
+        check=True,
+    )
+    script = subprocess.run(
+        ["perf", "script", "-i", str(data), "-F", "comm,ip,sym,dso"], capture_output=True, text=True, check=True
+    )
+    runner = Path(PYTHON).name[:15]  # the kernel keeps 15 characters of a command's name
+    samples: collections.Counter[str] = collections.Counter()
+    for sample in script.stdout.split("\n\n"):
+        lines = sample.strip().splitlines()
+        if lines and lines[0].split()[0] == runner:
+            samples[_charged_to(lines[1:])] += 1
+    return samples
+
+
+def _charged_to(frames: list[str]) -> str:
+    """The row a sample goes to, from its frames (innermost first): the system call it was made in, or else."""
+    symbols = [frame.split()[1] for frame in frames if "[kernel.kallsyms]" in frame and len(frame.split()) > 1]
+    if not symbols:
+        return USER_SPACE
+    if "cgroup_procs_write" in symbols:
+        return CGROUP_MOVE
+    for symbol in reversed(symbols):  # the outermost handler: a call made inside another is charged to it
+        match = _SYSCALL_FRAME.match(symbol)
+        if match:
+            return match.group(1)
+    return PAGE_FAULTS if "exc_page_fault" in symbols else OTHER_KERNEL
+
+
+def kernel_time_a_session(
+    ways: dict[str, tuple[str | None, str]], small: Path, large: Path, sessions: int
+) -> dict[str, dict[str, float]] | str:
+    """Each way's CPU a session by system call (one round); or why it cannot be sampled."""
+    problem = perf_problem()
+    if problem is not None:
+        return problem
+    per_session: dict[str, dict[str, float]] = {}
+    with scratch("breakdown-perf") as work:
+        for name, (tree, mode) in ways.items():
+            try:
+                low, high = (kernel_time(tree, suite, mode, work / f"{name}.data") for suite in (small, large))
+            except subprocess.CalledProcessError as exc:
+                return f"the sampled {name} run failed: {(exc.stderr or b'')[-120:]!r}"
+            per_session[name] = {row: (high[row] - low[row]) * PERF_PERIOD_NS / 1e9 / sessions for row in high | low}
+    return per_session
+
+
+def _print_kernel_time(per_session: dict[str, dict[str, float]] | str) -> None:
+    """The fourth table: the runner's CPU a session by system call, the harness's costliest first."""
+    if isinstance(per_session, str):
+        print(f"\n## the runner's CPU by system call: left out ({per_session})")
+        return
+    harness = per_session["harness"]
+    rows = sorted((row for row in harness if row != USER_SPACE), key=lambda row: -harness[row])[:CALLS_SHOWN]
+    for times in per_session.values():
+        times["all"] = sum(times.values())
+    header = ["where (ms of CPU a session, perf)", *per_session]
+    body = [
+        [row, *(f"{times.get(row, 0) * 1000:.3f}" for times in per_session.values())]
+        for row in [USER_SPACE, *rows, "all"]
+    ]
+    _print_rows(
+        "the runner's CPU a session by system call, its threads and children before exec, one round", header, body
+    )
 
 
 def _print_table(title: str, first: str, parts: Sequence[str], rounds: dict[str, list[dict[str, float]]]) -> None:
