@@ -53,7 +53,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from _common import ANSWER, PYTHON, compile_trees, parse_args, scratch, write_trivial_cases
@@ -191,6 +191,7 @@ def main() -> None:
     sessions = 2 * (large - small)
     with scratch("breakdown") as work:
         suites = {n: write_trivial_cases(work / str(n), n).parent for n in (small, large)}
+        sizes = (suites[small], suites[large])
         for _ in range(args.repeat):
             for name, tree in trees.items():
                 low, high = measure(tree, suites[small]), measure(tree, suites[large])
@@ -198,8 +199,10 @@ def main() -> None:
             for name, (tree, mode) in ways.items():
                 low, high = measure(tree, suites[small], mode), measure(tree, suites[large], mode)
                 split_rounds[name].append({part: (high[part] - low[part]) / sessions for part in SPLIT})
-        calls = count_calls_a_session(ways, suites[small], suites[large], sessions)
-        kernel = kernel_time_a_session(ways, suites[small], suites[large], sessions)
+        calls = a_session(ways, *sizes, sessions, problem=strace_problem(), one_run=count_calls)
+        kernel = a_session(
+            ways, *sizes, sessions, problem=perf_problem(), one_run=kernel_time, unit=PERF_PERIOD_NS / 1e9
+        )
     _print_table(
         f"per-session CPU breakdown, median of {args.repeat}, {small} and {large} cases",
         "part (ms of CPU a session, under cProfile)",
@@ -218,21 +221,28 @@ def main() -> None:
     print(f"load: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
 
 
-def count_calls_a_session(
-    ways: dict[str, tuple[str | None, str]], small: Path, large: Path, sessions: int
+def a_session(
+    ways: dict[str, tuple[str | None, str]],
+    small: Path,
+    large: Path,
+    sessions: int,
+    *,
+    problem: str | None,
+    one_run: Callable[[str | None, Path, str, Path], collections.Counter[str]],
+    unit: float = 1.0,
 ) -> dict[str, dict[str, float]] | str:
-    """Each way's system calls a session, by call (one round: counts barely move); or why they cannot be counted."""
-    problem = strace_problem()
+    """Each way's figures a session, by row, from one run of each size (one round: they barely move); or why not."""
     if problem is not None:
         return problem
     per_session: dict[str, dict[str, float]] = {}
-    with scratch("breakdown-calls") as work:
+    with scratch("breakdown-runs") as work:
         for name, (tree, mode) in ways.items():
             try:
-                low, high = (count_calls(tree, suite, mode, work / f"{name}.trace") for suite in (small, large))
+                low, high = (one_run(tree, suite, mode, work / name) for suite in (small, large))
             except subprocess.CalledProcessError as exc:
-                return f"the traced {name} run failed: {exc.stderr.decode(errors='replace').strip()[-120:]}"
-            per_session[name] = {call: (high[call] - low[call]) / sessions for call in high | low}
+                said = exc.stderr if isinstance(exc.stderr, str) else (exc.stderr or b"").decode(errors="replace")
+                return f"the {name} run failed: {said.strip()[-120:]}"
+            per_session[name] = {row: (high[row] - low[row]) * unit / sessions for row in high | low}
     return per_session
 
 
@@ -304,24 +314,6 @@ def _charged_to(frames: list[str]) -> str:
         if match:
             return match.group(1)
     return PAGE_FAULTS if "exc_page_fault" in symbols else OTHER_KERNEL
-
-
-def kernel_time_a_session(
-    ways: dict[str, tuple[str | None, str]], small: Path, large: Path, sessions: int
-) -> dict[str, dict[str, float]] | str:
-    """Each way's CPU a session by system call (one round); or why it cannot be sampled."""
-    problem = perf_problem()
-    if problem is not None:
-        return problem
-    per_session: dict[str, dict[str, float]] = {}
-    with scratch("breakdown-perf") as work:
-        for name, (tree, mode) in ways.items():
-            try:
-                low, high = (kernel_time(tree, suite, mode, work / f"{name}.data") for suite in (small, large))
-            except subprocess.CalledProcessError as exc:
-                return f"the sampled {name} run failed: {(exc.stderr or b'')[-120:]!r}"
-            per_session[name] = {row: (high[row] - low[row]) * PERF_PERIOD_NS / 1e9 / sessions for row in high | low}
-    return per_session
 
 
 def _print_kernel_time(per_session: dict[str, dict[str, float]] | str) -> None:
