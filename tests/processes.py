@@ -28,6 +28,29 @@ def processes_with(*markers: str, parts: tuple[str, ...] = ("cmdline", "environ"
     return found
 
 
+# Put back at their default actions in a run a test starts, since the test sends them (see with_signals_at_default).
+SIGNALS_A_TEST_SENDS = ("SIGINT", "SIGTERM", "SIGHUP")
+_AT_DEFAULT_THEN_EXEC = (
+    "import os, signal, sys\n"
+    f"for name in {SIGNALS_A_TEST_SENDS!r}:\n"
+    "    signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def with_signals_at_default(argv: list[str]) -> list[str]:
+    """``argv`` started with SIGINT, SIGTERM and SIGHUP at their default actions, whatever this process ignores.
+
+    A run inherits the signals its starter ignores: a shell ignores SIGINT in
+    what it starts in the background without job control, and ``nohup``
+    ignores SIGHUP. The plugin keeps a signal ignored as it found it (the
+    user's choice), so a run started so would never get the signal a test
+    sends it, and the test would time out for the way it was launched.
+    ``argv[0]`` must be a path; the run keeps the starter's pid (``execv``).
+    """
+    return [sys.executable, "-c", _AT_DEFAULT_THEN_EXEC, *argv]
+
+
 def start_killable_run(cwd: Path, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     """``pytest cases ...`` in its own process group, so SIGKILL takes the controller and every worker at once."""
     return subprocess.Popen(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import processes_with
+from processes import processes_with, with_signals_at_default
 
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.sessions.sandbox import check_bwrap
@@ -69,7 +69,11 @@ def test_ctrl_c_kills_running_agents_and_writes_report_and_log_with_every_finish
         f"--recall-concurrency={concurrency}", "--recall-timeout=300", *sandbox,
     ]  # fmt: skip
     run = subprocess.Popen(
-        argv, cwd=recall_suite.pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        with_signals_at_default(argv),
+        cwd=recall_suite.pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         # An agent's prompt is in its command line: that is how the test sees which case is running.

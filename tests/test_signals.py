@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import processes_with
+from processes import processes_with, with_signals_at_default
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 ANSWER = "12345.67"
@@ -65,7 +65,11 @@ def start_run(recall_suite: Any, marker: str, pidfile: Path, tmpdir: Path, *extr
     ]
     env = {**os.environ, "TMPDIR": str(tmpdir)}
     return subprocess.Popen(
-        argv, cwd=recall_suite.pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        with_signals_at_default(argv),
+        cwd=recall_suite.pytester.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
 
 
