@@ -159,11 +159,12 @@ class SessionCgroup:
         Entered on the thread that spawns, as the first thing it does. A move
         takes every thread of the harness along, and for each one the kernel
         runs a call on the CPU where that thread last ran: an interrupt between
-        CPUs, which on a VM exits to the hypervisor and costs most when that
-        CPU has gone idle. Made as the spawning thread wakes, while the thread
-        that handed it the spawn is still on its way to sleep, the moves were
-        measured at half the kernel time of moves made before the hand-over
-        (``bench/README.md``).
+        CPUs for each thread that last ran elsewhere, about 27 us of CPU each on
+        this VM, so a move costs more the more threads pytest has (a plugin's,
+        the listing and judge pools). Made as the spawning thread wakes, while
+        the thread that handed it the spawn is still on its way to sleep, a move
+        was measured at 51-66 us of CPU against 62-66 us made before the
+        hand-over (``bench/README.md``).
         """
         with _away_from_home:
             os.write(self._procs, b"0")
