@@ -129,7 +129,8 @@ class SessionCgroup:
         if _free_slots:
             slot = _free_slots.pop()
             slot._taken = True
-            return slot._with_moves_kept_quick()
+            keep_moves_quick()
+            return slot
         parent = _run_cgroup()
         if parent is None:
             return None
@@ -144,13 +145,8 @@ class SessionCgroup:
             with contextlib.suppress(OSError):
                 path.rmdir()
             return None
-        return cls(path, procs)._with_moves_kept_quick()
-
-    def _with_moves_kept_quick(self) -> SessionCgroup:
-        """This slot, with the quickener started where one is wanted and none runs yet."""
-        if _quickener is None:
-            keep_moves_quick()
-        return self
+        keep_moves_quick()
+        return cls(path, procs)
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:

@@ -39,7 +39,7 @@ import struct
 import sys
 import termios
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import pexpect
 import pexpect.fdpexpect
@@ -49,7 +49,6 @@ from pytest_recall.sessions.cgroup import SessionCgroup
 from pytest_recall.sessions.keyring import clear_keyring, join_fresh_session_keyring
 from pytest_recall.sessions.seccomp import run_confined, unavailable_reason
 
-_T = TypeVar("_T")
 # Rows and columns of every session's terminal: wide, so answers are not wrapped.
 TERMINAL_SIZE = (24, 200)
 # Opening a terminal makes it the controlling one only on Linux; elsewhere ptyprocess forks.
@@ -192,14 +191,11 @@ def spawn_agent(
     try:
         if POSIX_SPAWN_GIVES_A_TERMINAL:
             pid, terminal_fd, eof_byte = run_confined(
-                lambda: _inside(
-                    cgroup, lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read)
-                )
+                lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read, cgroup)
             )
         else:
-            pid, terminal_fd = _inside(
-                cgroup, lambda: _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
-            )
+            with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
+                pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
             eof_byte = _eof_byte(terminal_fd)
     except BaseException as exc:
         for fd in (stderr_read, stdin_write):
@@ -222,18 +218,6 @@ def spawn_agent(
     # Non-blocking both ways: reads drain a flood, and a live prompt goes in as the agent takes it.
     os.set_blocking(terminal_fd, False)
     return process
-
-
-def _inside(cgroup: SessionCgroup | None, start: Callable[[], _T]) -> _T:
-    """``start()`` with the harness in ``cgroup``, moved there by the thread that runs it, first thing.
-
-    On the thread that spawns and before the terminal is opened, not just
-    around the spawn, for the reason :meth:`SessionCgroup.entered` gives.
-    """
-    if cgroup is None:
-        return start()
-    with cgroup.entered():
-        return start()
 
 
 # (name, PATH) -> the program it found: every session of a run asks the same, and a search stats each folder.
@@ -259,30 +243,34 @@ def _posix_spawn_on_terminal(
     stderr_fd: int,
     live: bool,
     stdin_fd: int | None,
+    cgroup: SessionCgroup | None,
 ) -> tuple[int, int, bytes]:
-    master, slave, eof_byte = _open_terminal()
-    try:
-        terminal = os.ttyname(slave)
-        # The first terminal a session leader opens becomes its controlling terminal.
-        actions: list[tuple[Any, ...]] = [
-            (os.POSIX_SPAWN_OPEN, 1, terminal, os.O_RDWR, 0),
-            (os.POSIX_SPAWN_OPEN, 0, terminal, os.O_RDWR, 0)
-            if live
-            else (os.POSIX_SPAWN_DUP2, stdin_fd, 0)
-            if stdin_fd is not None
-            else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
-        ]
-        # Python's own descriptors close on exec; any inheritable one a plugin left open must
-        # not reach the agent.
-        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds() if fd > 2]
-        pid = _spawn_in(cwd, program, list(argv), env, actions)
-    except BaseException:
-        os.close(master)
-        raise
-    finally:
-        os.close(slave)
-    return pid, master, eof_byte
+    """The start on Linux, on the thread that spawns: it moves into ``cgroup`` first thing, for the reason
+    :meth:`SessionCgroup.entered` gives, and back once the agent is born."""
+    with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
+        master, slave, eof_byte = _open_terminal()
+        try:
+            terminal = os.ttyname(slave)
+            # The first terminal a session leader opens becomes its controlling terminal.
+            actions: list[tuple[Any, ...]] = [
+                (os.POSIX_SPAWN_OPEN, 1, terminal, os.O_RDWR, 0),
+                (os.POSIX_SPAWN_OPEN, 0, terminal, os.O_RDWR, 0)
+                if live
+                else (os.POSIX_SPAWN_DUP2, stdin_fd, 0)
+                if stdin_fd is not None
+                else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, stderr_fd, 2),
+            ]
+            # Python's own descriptors close on exec; any inheritable one a plugin left open must
+            # not reach the agent.
+            actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds() if fd > 2]
+            pid = _spawn_in(cwd, program, list(argv), env, actions)
+        except BaseException:
+            os.close(master)
+            raise
+        finally:
+            os.close(slave)
+        return pid, master, eof_byte
 
 
 def _open_terminal() -> tuple[int, int, bytes]:
