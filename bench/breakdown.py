@@ -201,7 +201,7 @@ def main() -> None:
                 split_rounds[name].append({part: (high[part] - low[part]) / sessions for part in SPLIT})
         calls = a_session(ways, *sizes, sessions, problem=strace_problem(), one_run=count_calls)
         kernel = a_session(
-            ways, *sizes, sessions, problem=perf_problem(), one_run=kernel_time, unit=PERF_PERIOD_NS / 1e9
+            ways, *sizes, sessions, problem=perf_problem(), one_run=kernel_time, unit=PERF_PERIOD_NS / 1e6
         )
     _print_table(
         f"per-session CPU breakdown, median of {args.repeat}, {small} and {large} cases",
@@ -215,8 +215,19 @@ def main() -> None:
         SPLIT,
         split_rounds,
     )
-    _print_calls(calls)
-    _print_kernel_time(kernel)
+    _print_per_session(
+        calls,
+        "system calls a session, the runner's own (agents left out), one round",
+        "system call (a session, strace)",
+        digits=1,
+    )
+    _print_per_session(
+        kernel,
+        "the runner's CPU a session by system call, its threads and children before exec, one round",
+        "where (ms of CPU a session, perf)",
+        digits=3,
+        pinned=(USER_SPACE,),
+    )
     load = os.getloadavg()
     print(f"load: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
 
@@ -246,20 +257,25 @@ def a_session(
     return per_session
 
 
-def _print_calls(per_session: dict[str, dict[str, float]] | str) -> None:
-    """The third table: system calls a session, by call, the harness's most frequent first."""
+def _print_per_session(
+    per_session: dict[str, dict[str, float]] | str, title: str, first: str, *, digits: int, pinned: tuple[str, ...] = ()
+) -> None:
+    """A table of :func:`a_session`'s figures: the ``pinned`` rows, the harness's largest, then their sum."""
     if isinstance(per_session, str):
-        print(f"\n## system calls a session: left out ({per_session})")
+        print(f"\n## {title}: left out ({per_session})")
         return
-    calls = sorted(per_session["harness"], key=lambda call: -per_session["harness"][call])[:CALLS_SHOWN]
-    for counts in per_session.values():
-        counts["all"] = sum(counts.values())
-    header = ["system call (a session, strace)", *per_session]
-    body = [[call, *(f"{counts.get(call, 0):.1f}" for counts in per_session.values())] for call in [*calls, "all"]]
-    _print_rows("system calls a session, the runner's own (agents left out), one round", header, body)
+    harness = per_session["harness"]
+    rows = sorted((row for row in harness if row not in pinned), key=lambda row: -harness[row])[:CALLS_SHOWN]
+    for figures in per_session.values():
+        figures["all"] = sum(figures.values())
+    body = [
+        [row, *(f"{figures.get(row, 0):.{digits}f}" for figures in per_session.values())]
+        for row in [*pinned, *rows, "all"]
+    ]
+    _print_rows(title, [first, *per_session], body)
 
 
-# The calls the third table names, the most frequent of the harness's first; "all" counts every one.
+# The rows the third and fourth tables name, the harness's largest first; "all" sums every one.
 CALLS_SHOWN = 16
 
 # perf's sample period: one sample for each 250 us of a task's CPU, so a sample count is a time.
@@ -278,7 +294,7 @@ def perf_problem() -> str | None:
         with contextlib.suppress(OSError, ValueError):
             if int(Path("/proc/sys/kernel/perf_event_paranoid").read_text()) > 1:
                 return "kernel samples need root or kernel.perf_event_paranoid <= 1"
-    probe = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o", os.devnull, "true"], capture_output=True)
+    probe = subprocess.run([*PERF_RECORD, "-o", os.devnull, "true"], capture_output=True)
     return None if probe.returncode == 0 else f"perf cannot sample here: {probe.stderr.decode(errors='replace')[:120]}"
 
 
@@ -314,25 +330,6 @@ def _charged_to(frames: list[str]) -> str:
         if match:
             return match.group(1)
     return PAGE_FAULTS if "exc_page_fault" in symbols else OTHER_KERNEL
-
-
-def _print_kernel_time(per_session: dict[str, dict[str, float]] | str) -> None:
-    """The fourth table: the runner's CPU a session by system call, the harness's costliest first."""
-    if isinstance(per_session, str):
-        print(f"\n## the runner's CPU by system call: left out ({per_session})")
-        return
-    harness = per_session["harness"]
-    rows = sorted((row for row in harness if row != USER_SPACE), key=lambda row: -harness[row])[:CALLS_SHOWN]
-    for times in per_session.values():
-        times["all"] = sum(times.values())
-    header = ["where (ms of CPU a session, perf)", *per_session]
-    body = [
-        [row, *(f"{times.get(row, 0) * 1000:.3f}" for times in per_session.values())]
-        for row in [USER_SPACE, *rows, "all"]
-    ]
-    _print_rows(
-        "the runner's CPU a session by system call, its threads and children before exec, one round", header, body
-    )
 
 
 def _print_table(title: str, first: str, parts: Sequence[str], rounds: dict[str, list[dict[str, float]]]) -> None:
