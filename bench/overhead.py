@@ -199,6 +199,8 @@ def _rows(label: str, cost: dict[str, float], floor_goal: float, before: bool) -
         Row(label, ms(harness), baselines, "harness/floor", versus_floor, goal_text(versus_floor, at_most=floor_goal)),
         # What pytest alone costs: the floor's sessions, one test a case.
         Row(label, ms(harness), baselines, "item/floor", ratio_of(cost["item"], floor)),
+        # What the harness adds to that least: reading, isolating, running, judging and recording a case.
+        Row(label, ms(harness), baselines, "harness/item", ratio_of(harness, cost["item"])),
     ]
     dashes = ("-",) * len(baselines)
     if "recipe" in cost:
