@@ -9,7 +9,10 @@
   naive "last line equals the answer" check;
 - report: ``build_report`` and ``write_json_atomic`` over N realistic records
   (two steps, the real ledger prompts, transcripts), against ``json.dump`` of
-  the same records to a file.
+  the same records to a file;
+- start: how long resume (``ResumeIndex.load``) and merge (its read-and-check
+  pass) take before they do anything over one report of N synthetic records,
+  against ``json.load`` of the same file (goal: under 10 s at 100,000).
 
 - memory: the peak RSS of a real run (``--recall-concurrency=8``, an agent
   that is one ``sh`` printing a value, a judge that passes every answer, so
@@ -24,7 +27,7 @@ about 10x the time. Memory: at most 2 KB per case above pytest's own.
 
     python bench/scale.py                                    # everything, 1,000 and 10,000
     python bench/scale.py --memory-only --memory-counts 1000,10000,100000
-    python bench/scale.py --merge-cases 100000               # the merge's peak memory
+    python bench/scale.py --merge-cases 100000               # the merge's peak memory; resume's and merge's start
 """
 
 from __future__ import annotations
@@ -432,8 +435,58 @@ def merge_row(count: int) -> Row:
     )
 
 
+START_GOAL_S = 10.0
+
+
+def start_rows(count: int) -> list[Row]:
+    """How long resume and merge take to start over one report of ``count`` records, against ``json.load`` of it.
+
+    Resume builds its index (``ResumeIndex.load``: every record parsed and
+    checked against the schema, its key and line offset kept); merge reads and
+    checks every record before it writes (``merge_report_files``). The records
+    are synthetic (``pytest_recall.testing.synthetic``), one a line, as the
+    plugin writes them. Goal: each under 10 s at 100,000.
+    """
+    from pytest_recall.plugin.runlog import ResumeIndex
+    from pytest_recall.reporting.merge import close_files, merge_report_files
+    from pytest_recall.testing.synthetic import COMMAND, SyntheticCases, synthetic_report
+
+    with scratch("start") as root:
+        path = root / "report.json"
+        write_json_atomic(
+            path, {**synthetic_report(1), "command": COMMAND, "cases": SyntheticCases(count)}, line_each="cases"
+        )
+        size_mb = path.stat().st_size / 1e6
+        parsed = timed(lambda: json.loads(path.read_bytes()))
+        resumed = timed(lambda: ResumeIndex.load(path))
+        merged = timed(lambda: close_files(merge_report_files([path])))
+
+    def goal(spent: float) -> str:
+        # Set for 100,000 records; a smaller run's time is mostly imports and the schema's compilation.
+        if count < 100_000:
+            return f"< {START_GOAL_S:g} s at 100,000"
+        return f"< {START_GOAL_S:g} s {'met' if spent < START_GOAL_S else 'NOT MET'}"
+
+    return [
+        Row(
+            f"{what}, {count} records ({size_mb:.0f} MB)",
+            secs(spent),
+            (secs(parsed),),
+            f"{what.split()[0]}/json.load",
+            spent / parsed,
+            goal(spent),
+        )
+        for what, spent in (("resume index loaded", resumed), ("merge read and checked", merged))
+    ]
+
+
 def more_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--merge-cases", type=int, default=None, help="only the merge's peak memory at N cases")
+    parser.add_argument(
+        "--merge-cases",
+        type=int,
+        default=None,
+        help="only the merge's peak memory, and how long resume and merge take to start, at N cases",
+    )
     parser.add_argument("--report-cases", type=int, default=None, help="only the size of a report of N passing cases")
     parser.add_argument("--memory-only", action="store_true", help="only the memory table")
     parser.add_argument(
@@ -447,6 +500,7 @@ def main() -> None:
     counts = QUICK_COUNTS if args.quick else COUNTS
     if args.merge_cases:
         print_table("scale: merge, one run each", ("loaded whole (before)",), [merge_row(args.merge_cases)])
+        print_table("scale: resume and merge start, one run each", ("json.load",), start_rows(args.merge_cases))
         return
     if args.report_cases:
         print_table("scale: report size", ("write time",), [report_size_row(args.report_cases)])
@@ -464,6 +518,7 @@ def main() -> None:
     print_table(f"scale: collection, best of {args.repeat}", ("plain pytest",), collection_rows(counts, args.repeat))
     print_table(f"scale: judging, best of {args.repeat}", ("naive",), judge_rows(counts, args.repeat))
     print_table(f"scale: report, best of {args.repeat}", ("json.dump",), report_rows(counts, args.repeat))
+    print_table("scale: resume and merge start, one run each", ("json.load",), start_rows(counts[-1]))
 
 
 if __name__ == "__main__":
