@@ -265,7 +265,7 @@ def _print_per_session(
         print(f"\n## {title}: left out ({per_session})")
         return
     harness = per_session["harness"]
-    rows = sorted((row for row in harness if row not in pinned), key=lambda row: -harness[row])[:CALLS_SHOWN]
+    rows = sorted((row for row in harness if row not in pinned), key=lambda row: -harness[row])[:ROWS_SHOWN]
     for figures in per_session.values():
         figures["all"] = sum(figures.values())
     body = [
@@ -276,7 +276,7 @@ def _print_per_session(
 
 
 # The rows the third and fourth tables name, the harness's largest first; "all" sums every one.
-CALLS_SHOWN = 16
+ROWS_SHOWN = 16
 
 # perf's sample period: one sample for each 250 us of a task's CPU, so a sample count is a time.
 PERF_PERIOD_NS = 250_000

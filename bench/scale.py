@@ -444,18 +444,16 @@ def start_rows(count: int) -> list[Row]:
     Resume builds its index (``ResumeIndex.load``: every record parsed and
     checked against the schema, its key and line offset kept); merge reads and
     checks every record before it writes (``merge_report_files``). The records
-    are synthetic (``pytest_recall.testing.synthetic``), one a line, as the
-    plugin writes them. Goal: each under 10 s at 100,000.
+    are synthetic (``pytest_recall.testing.synthetic``), written by the plugin's
+    own ``write_report``. Goal: each under 10 s at 100,000.
     """
     from pytest_recall.plugin.runlog import ResumeIndex
     from pytest_recall.reporting.merge import close_files, merge_report_files
-    from pytest_recall.testing.synthetic import COMMAND, SyntheticCases, synthetic_report
+    from pytest_recall.testing.synthetic import synthetic_report
 
     with scratch("start") as root:
         path = root / "report.json"
-        write_json_atomic(
-            path, {**synthetic_report(1), "command": COMMAND, "cases": SyntheticCases(count)}, line_each="cases"
-        )
+        write_report(path, synthetic_report(count))
         size_mb = path.stat().st_size / 1e6
         parsed = timed(lambda: json.loads(path.read_bytes()))
         resumed = timed(lambda: ResumeIndex.load(path))
