@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,15 +125,23 @@ def _cpu_seconds() -> float:
     return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
 
 
-def best_timings(variants: dict[str, Callable[[], Timing]], repeat: int) -> dict[str, Timing]:
+def best_timings(variants: Mapping[str, Callable[[], Timing]], repeat: int) -> dict[str, Timing]:
     """Like :func:`best_times`, keeping the best wall and the best CPU time of each variant."""
-    best: dict[str, Timing] = {}
+    return best_of(timings_by_round(variants, repeat))
+
+
+def timings_by_round(variants: Mapping[str, Callable[[], Timing]], repeat: int) -> dict[str, list[Timing]]:
+    """Every variant's timing in each of ``repeat`` interleaved rounds, in round order, for paired comparisons."""
+    rounds: dict[str, list[Timing]] = {name: [] for name in variants}
     for _ in range(repeat):
         for name, measure in variants.items():
-            got = measure()
-            seen = best.get(name, got)
-            best[name] = Timing(min(seen.wall, got.wall), min(seen.cpu, got.cpu))
-    return best
+            rounds[name].append(measure())
+    return rounds
+
+
+def best_of(rounds: dict[str, list[Timing]]) -> dict[str, Timing]:
+    """The best wall and the best CPU time of each variant, over its rounds."""
+    return {name: Timing(min(t.wall for t in timings), min(t.cpu for t in timings)) for name, timings in rounds.items()}
 
 
 def timed(action: Callable[[], object]) -> float:

@@ -18,7 +18,10 @@ the harness's own cost; a tiny Python script is closer to a real agent; the
 bundled ``recall-notebook`` is a real one (SQLite, the solvers), for which the
 recipe is left out. Goals: harness CPU at most 1.5x the floor (1.10x with the
 notebook); at least 2.5x faster than the recipe; with the notebook, at most
-3 ms of wall time a session above the floor.
+3 ms of wall time a session above the floor. That last goal is 2% of the
+notebook's marginal run time, so it is judged over 10 and 80 cases, by the
+median over rounds of each round's own difference from the floor (see
+:func:`paired_above_floor`); the best-of figure is printed beside it.
 
 ``--check`` exits 1 when the echo agent's CPU is over 1.5x the floor or the
 notebook's wall time over 3 ms a session above it: a check for a developer to
@@ -40,6 +43,7 @@ import math
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -51,7 +55,8 @@ from _common import (
     PYTHON,
     ROOT,
     Row,
-    best_timings,
+    Timing,
+    best_of,
     clocked,
     compile_trees,
     goal_text,
@@ -62,6 +67,7 @@ from _common import (
     ratio_of,
     run_checked,
     scratch,
+    timings_by_round,
     write_script,
     write_trivial_cases,
 )
@@ -75,7 +81,7 @@ RECIPE = ROOT / "bench" / "recipe.sh"
 WORKSPACE_FILES = 100
 WORKSPACE_GOAL_S = 0.005
 # (small, large) suite sizes per agent: the Python agents are ~30x slower, so fewer cases keep the run short.
-SIZES = {"echo": (40, 400), "python": (10, 100), "notebook": (10, 40)}
+SIZES = {"echo": (40, 400), "python": (10, 100), "notebook": (10, 80)}
 QUICK_SIZES = {"echo": (2, 6), "python": (2, 4), "notebook": (1, 2)}
 # What --check holds the harness to: CPU against the floor, and wall time above it with a real agent.
 CHECK_CPU_RATIO = 1.5
@@ -232,6 +238,21 @@ def _rows(label: str, cost: dict[str, float], floor_goal: float, before: bool) -
     return rows
 
 
+def paired_above_floor(rounds: dict[str, list[Timing]], way: str, small: int, large: int) -> list[float]:
+    """Per round, ``way``'s marginal wall time a session minus the floor's in the same round.
+
+    A real agent's own time drifts with the machine by more than the 3 ms
+    goal over a run of seconds. Four best-of times taken from different
+    rounds carry that drift into their difference; the two ways measured
+    back to back in one round share it, and it cancels.
+    """
+
+    def marginal(name: str, index: int) -> float:
+        return (rounds[f"{name} {large}"][index].wall - rounds[f"{name} {small}"][index].wall) / (large - small)
+
+    return [(marginal(way, i) - marginal("floor", i)) / 2 for i in range(len(rounds[f"floor {small}"]))]
+
+
 def _met(held: bool) -> str:
     return "met" if held else "NOT MET"
 
@@ -277,7 +298,8 @@ def main() -> None:
                     variants[f"before {n}"] = lambda s=suite, c=command: clocked(
                         lambda: harness_run(s, c, args.baseline_tree)
                     )
-            best = best_timings(variants, args.repeat)
+            rounds = timings_by_round(variants, args.repeat)
+            best = best_of(rounds)
             raw.append(f"{agent:<8} " + "  ".join(f"{name} {t.wall:.3f}s/{t.cpu:.3f}s" for name, t in best.items()))
             for metric in ("wall", "cpu"):
                 cost = {
@@ -294,16 +316,31 @@ def main() -> None:
                 elif agent == "echo" and metric == "cpu" and cost["harness"] > CHECK_CPU_RATIO * cost["floor"]:
                     failed.append(f"echo agent CPU {ratio_of(cost['harness'], cost['floor']):.2f}x the floor")
                 if agent == "notebook" and metric == "wall":
-                    above = (cost["harness"] - cost["floor"]) / 2
-                    rows.append(
+                    by_round = paired_above_floor(rounds, "harness", small, large)
+                    above = statistics.median(by_round)
+                    before_above = 0.0
+                    if before:
+                        before_above = statistics.median(paired_above_floor(rounds, "before", small, large))
+                    rows += [
                         Row(
-                            "notebook agent, wall above floor a session",
+                            "notebook agent, wall above floor a session, paired",
                             ms(above),
-                            ("-", "-", "-") + ((ms((cost["before"] - cost["floor"]) / 2),) if before else ()),
+                            ("-", "-", "-") + ((ms(before_above),) if before else ()),
                             "",
                             math.nan,
                             f"<= {CHECK_NOTEBOOK_WALL_S * 1000:g} ms {_met(above <= CHECK_NOTEBOOK_WALL_S)}",
-                        )
+                        ),
+                        Row(
+                            "notebook agent, wall above floor a session, best of",
+                            ms((cost["harness"] - cost["floor"]) / 2),
+                            ("-", "-", "-") + ((ms((cost["before"] - cost["floor"]) / 2),) if before else ()),
+                            "",
+                            math.nan,
+                        ),
+                    ]
+                    raw.append(
+                        "notebook harness above floor a session, by round (ms): "
+                        + " ".join(f"{value * 1000:.2f}" for value in by_round)
                     )
                     if above > CHECK_NOTEBOOK_WALL_S:
                         failed.append(f"notebook agent {above * 1000:.2f} ms wall a session above the floor")
