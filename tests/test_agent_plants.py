@@ -168,6 +168,48 @@ def test_only_a_memory_with_nothing_in_it_skips_the_walk(tmp_path: Path) -> None
         scope.chmod(stat.S_IRWXU)
 
 
+def test_a_small_memory_is_listed_at_once_and_a_larger_one_as_before(tmp_path: Path) -> None:
+    """Listed on the run loop's thread, a small memory reads exactly as the listing threads list it; past any of
+    the small bounds the attempt gives up, so the full limits, and the faults they find, are the threads'."""
+    from pytest_recall.sessions.memory_listing import SMALL_MEMORY, list_memory, list_small_memory
+
+    scope, home = tmp_path / "scope", tmp_path / "home"
+    scope.mkdir()
+    (home / ".config" / "agent").mkdir(parents=True)
+    (scope / "notebook.sqlite").write_bytes(os.urandom(12288))
+    (home / ".config" / "agent" / "notes.md").write_text("the balance is 12345.67\n")
+    (scope / "linked").hardlink_to(scope / "notebook.sqlite")  # noted, never read, in both
+    small = list_small_memory([scope, home])
+    assert small is not None and small == list_memory([scope, home])
+    assert [entry.path for entry in small.files] == [
+        "home/.config/agent/notes.md",
+        "scope/linked",
+        "scope/notebook.sqlite",
+    ]
+    (scope / "linked").unlink()
+
+    big = scope / "big.bin"
+    big.write_bytes(b"x" * (SMALL_MEMORY.file_hash_bytes + 1))
+    assert list_small_memory([scope, home]) is None
+    big.unlink()
+    deep = scope.joinpath(*["d"] * SMALL_MEMORY.max_depth)
+    deep.mkdir(parents=True)
+    assert list_small_memory([scope, home]) is None
+    deep.rmdir()
+    for index in range(SMALL_MEMORY.max_entries):
+        (home / f"note{index}").write_text("n")
+    assert list_small_memory([scope, home]) is None
+    assert list_memory([scope, home]).count == SMALL_MEMORY.max_entries + 2
+
+    # A fault that is no bound (a root the agent made a file) is the small listing's to report, as the threads do.
+    for index in range(SMALL_MEMORY.max_entries):
+        (home / f"note{index}").unlink()
+    scope_file = tmp_path / "scope-file"
+    scope_file.write_text("not a folder")
+    small = list_small_memory([scope_file, home])
+    assert small is not None and small.fault is not None and small == list_memory([scope_file, home])
+
+
 # -- item 6: a workdir swapped for a symbolic link -----------------------------------------------
 
 

@@ -34,7 +34,7 @@ from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
-from pytest_recall.sessions.memory_listing import MemoryListing, holds_nothing, start_listing
+from pytest_recall.sessions.memory_listing import MemoryListing, holds_nothing, list_small_memory, start_listing
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
@@ -219,18 +219,23 @@ def _fresh_steps(
 
 
 def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
-    """The memory listing, made on a thread of its own while this case pauses and every other one runs."""
-    if holds_nothing(area.memory_roots()):
+    """The memory listing: made at once when the memory is small, else on a thread of its own while this case
+    pauses and every other one runs."""
+    roots = area.memory_roots()
+    if holds_nothing(roots):
         return MemoryListing()
-    future, cancel = start_listing(area.memory_roots())
-    try:
-        # A small memory is listed in a moment: waited for here, with no round through the event loop.
-        concurrent.futures.wait([future], timeout=LISTING_INLINE_WAIT_S)
-        while not future.done():
-            yield Pause(time.monotonic() + LISTING_POLL_S)
-    finally:
-        cancel.set()  # an interrupted run stops hashing at the next chunk
-    listing = future.result()
+    listing = list_small_memory(roots)
+    if listing is None:
+        future, cancel = start_listing(roots)
+        try:
+            # A memory over the small bounds may still be listed in a moment: waited for here, with no round
+            # through the event loop.
+            concurrent.futures.wait([future], timeout=LISTING_INLINE_WAIT_S)
+            while not future.done():
+                yield Pause(time.monotonic() + LISTING_POLL_S)
+        finally:
+            cancel.set()  # an interrupted run stops hashing at the next chunk
+        listing = future.result()
     if listing.fault is not None:
         area.faults.append(listing.fault)
     return listing

@@ -9,7 +9,8 @@ files, so the listing takes nothing of them on trust:
   :attr:`ListingLimits.seconds`: a 1 TB sparse file costs a bounded moment,
   and a file it did not hash says why in place of its digest;
 - it runs on a thread of its own (:func:`start_listing`), so the sessions of
-  other cases keep being served meanwhile;
+  other cases keep being served meanwhile, unless the memory is small enough
+  to list at once (:func:`list_small_memory`), as most are;
 - it walks by directory descriptor, without recursion, never following a
   link, opens files with ``O_NOFOLLOW | O_NONBLOCK`` and reads only regular
   ones; a tree deeper or wider than the bounds is the agent's fault, said in
@@ -64,12 +65,31 @@ class MemoryListing:
     fault: str | None = None
 
 
+# What a listing made on the run loop's own thread may take before it hands the work to the listing threads.
+SMALL_MEMORY = ListingLimits(
+    file_hash_bytes=1 << 20, step_hash_bytes=1 << 20, seconds=0.002, max_depth=8, max_entries=64
+)
+
+
+class _NotSmall(Exception):
+    """The memory is over :data:`SMALL_MEMORY`: listed on the listing threads, with the full limits."""
+
+
 @dataclass
 class _Budget:
     hash_bytes: int
     deadline: float
     cancel: threading.Event
     entries: int = 0
+    # Set for a listing that gives up at any limit (raising _NotSmall) rather than noting it.
+    small_only: bool = False
+
+    def over(self, fault: str) -> str:
+        """``fault`` (a bound the agent's tree broke, or why a file was not hashed), unless only a small listing
+        is wanted: then no listing, the full one is made elsewhere."""
+        if self.small_only:
+            raise _NotSmall
+        return fault
 
     @staticmethod
     def note(why: str) -> str:
@@ -83,11 +103,31 @@ def shown_path(name: str | bytes) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
+def list_small_memory(roots: Iterable[Path]) -> MemoryListing | None:
+    """The listing, made at once on this thread if the memory is within :data:`SMALL_MEMORY`, else None.
+
+    A round through the listing threads costs two thread switches and the
+    GIL's hand-over both ways: about 0.2 ms of wall time a step against the
+    0.1 ms that listing and hashing a notebook's few kilobytes take
+    (bench/README.md). A larger memory costs this attempt at most its bounds.
+    """
+    try:
+        return list_memory(roots, SMALL_MEMORY, small_only=True)
+    except _NotSmall:
+        return None
+
+
 def list_memory(
-    roots: Iterable[Path], limits: ListingLimits = ListingLimits(), cancel: threading.Event | None = None
+    roots: Iterable[Path],
+    limits: ListingLimits = ListingLimits(),
+    cancel: threading.Event | None = None,
+    *,
+    small_only: bool = False,
 ) -> MemoryListing:
     """List the regular files under ``roots`` (scope, HOME), sorted by path, within ``limits``."""
-    budget = _Budget(limits.step_hash_bytes, time.monotonic() + limits.seconds, cancel or threading.Event())
+    budget = _Budget(
+        limits.step_hash_bytes, time.monotonic() + limits.seconds, cancel or threading.Event(), small_only=small_only
+    )
     found: list[tuple[str, int, str, tuple[int, int, int]]] = []  # path, size, digest, (dev, ino, nlink)
     fault = None
     for root in roots:
@@ -127,7 +167,8 @@ def _walk(root: Path, limits: ListingLimits, budget: _Budget, found: list) -> st
             name = names.pop()
             budget.entries += 1
             if budget.entries > limits.max_entries:
-                return f"the memory holds more than {limits.max_entries:,} entries; the listing stopped there"
+                too_many = f"the memory holds more than {limits.max_entries:,} entries; the listing stopped there"
+                return budget.over(too_many)
             path = f"{prefix}/{shown_path(name)}"
             try:
                 info = os.stat(name, dir_fd=directory, follow_symlinks=False)
@@ -135,7 +176,7 @@ def _walk(root: Path, limits: ListingLimits, budget: _Budget, found: list) -> st
                 continue
             if stat.S_ISDIR(info.st_mode):
                 if len(stack) >= limits.max_depth:
-                    return f"the memory is deeper than {limits.max_depth} directories ({path[:200]}…)"
+                    return budget.over(f"the memory is deeper than {limits.max_depth} directories ({path[:200]}…)")
                 try:
                     child = os.open(name, _OPEN_DIRECTORY, dir_fd=directory)
                 except OSError:
@@ -165,11 +206,11 @@ def _digest(directory: int, name: str, info: os.stat_result, limits: ListingLimi
     if info.st_uid != os.getuid():
         return budget.note("owned by another user (never read)")
     if info.st_size > limits.file_hash_bytes:
-        return budget.note(f"larger than {limits.file_hash_bytes >> 20} MiB")
+        return budget.over(budget.note(f"larger than {limits.file_hash_bytes >> 20} MiB"))
     if info.st_size > budget.hash_bytes:
-        return budget.note(f"over the {limits.step_hash_bytes >> 20} MiB hashed per step")
+        return budget.over(budget.note(f"over the {limits.step_hash_bytes >> 20} MiB hashed per step"))
     if budget.cancel.is_set() or time.monotonic() > budget.deadline:
-        return budget.note(f"over the {limits.seconds:g} s a listing may take")
+        return budget.over(budget.note(f"over the {limits.seconds:g} s a listing may take"))
     try:
         fd = os.open(name, _OPEN_FILE, dir_fd=directory)
     except OSError:
@@ -182,7 +223,7 @@ def _digest(directory: int, name: str, info: os.stat_result, limits: ListingLimi
         left = min(limits.file_hash_bytes, budget.hash_bytes)
         while chunk := os.read(fd, min(_HASH_CHUNK, left + 1)):
             if len(chunk) > left or budget.cancel.is_set() or time.monotonic() > budget.deadline:
-                return budget.note("grew or took too long while it was read")
+                return budget.over(budget.note("grew or took too long while it was read"))
             digest.update(chunk)
             left -= len(chunk)
             budget.hash_bytes -= len(chunk)
