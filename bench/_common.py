@@ -139,7 +139,7 @@ def timings_by_round(variants: Mapping[str, Callable[[], Timing]], repeat: int) 
     return rounds
 
 
-def best_of(rounds: dict[str, list[Timing]]) -> dict[str, Timing]:
+def best_of(rounds: Mapping[str, list[Timing]]) -> dict[str, Timing]:
     """The best wall and the best CPU time of each variant, over its rounds."""
     return {name: Timing(min(t.wall for t in timings), min(t.cpu for t in timings)) for name, timings in rounds.items()}
 
