@@ -1,16 +1,21 @@
-"""Where the harness's CPU goes in one session: cProfile's own time per part, marginal between two suite sizes.
+"""Where the harness's CPU goes in one session: each part by its own thread's CPU clock, marginal between two sizes.
 
 Runs ``pytest <suite> --recall-cmd='/bin/echo 1234.56'`` in a fresh process
-under ``cProfile`` with a CPU clock (``time.process_time``, so a wait is not
-counted), over a small and a large suite of two-step cases; each function's
-own time goes to a part of the harness by its module (spawn, cgroup, step
-folders, judge, records...), and the difference between the two sizes per
-session is the marginal cost. The profiler inflates every call, so the parts
-are to be compared with each other and with ``--baseline-tree`` (the same
-table for another checkout, measured interleaved), not with ``overhead.py``.
-The median of ``--repeat`` rounds is kept.
+with the ``_ledger`` plugin, which times a handful of the harness's functions
+for each part of a session (case files read and checked, folders, spawn,
+the session's end, the event loop, the judge, the record...) by
+``time.thread_time_ns``, each exclusive of the parts nested in it, over a
+small and a large suite of two-step cases; the difference between the two
+sizes per session is the marginal cost, in real milliseconds of CPU (user and
+kernel), the unit of ``overhead.py``. What no part covers has rows of its
+own: pytest's own work on the main thread, and the runner's other threads.
+With ``--baseline-tree``, the same table for another checkout, measured
+interleaved (a part whose functions that checkout lacks reads 0, and is
+named under the table). The median of ``--repeat`` rounds is kept. (Until
+issue 27's tenth pass this table came from cProfile, which inflates each
+call 3-5x and sees no kernel time.)
 
-A second table needs no profiler: the same runs (and the floor of
+A second table needs no profiler: the same suites (and the floor of
 ``overhead.py``, a bare ``subprocess.run`` loop) in a fresh process each,
 their CPU split by ``getrusage`` into the runner's own user time (Python),
 its system time (the kernel working for it: folders, terminals, cgroups,
@@ -41,62 +46,40 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import cProfile
 import io
 import json
 import os
-import pstats
 import re
 import resource
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from _common import ANSWER, PYTHON, compile_trees, parse_args, scratch, write_trivial_cases
+from _ledger import AGENTS, OTHER_THREADS, PARTS, REST_OF_MAIN, RUNNER
 
-# A function's own time goes to the first part whose needle is in "file:function".
-PARTS: list[tuple[str, tuple[str, ...]]] = [
-    ("spawn", ("sessions/spawn", "pexpect", "ptyprocess", "posix_spawn", "openpty", "tcsetattr", "tcgetattr")),
-    ("spawn", ("ioctl", "pidfd_open", "sendmsg", "method 'recv'", "marshal", "posix.pipe")),
-    ("cgroup", ("sessions/cgroup.py",)),
-    ("keyring", ("sessions/keyring.py", "sessions/seccomp.py", "CFuncPtr")),
-    ("leftover sweep", ("sessions/reaper.py",)),
-    ("step and case folders", ("sessions/rooms.py", "sessions/workspace", "tempfile", "shutil", "mkdir", "rmdir")),
-    ("step and case folders", ("sessions/agent_tree.py", "sessions/memory_listing.py", "sessions/cost_file.py")),
-    ("step and case folders", ("posix.scandir", "posix.lstat", "unlink", "posix.chmod")),
-    ("judge", ("scoring/", "terminal_text.py", "sessions/render.py", "cases/model.py")),
-    ("record, JSON, spool", ("reporting/", "recorder.py", "json/", "junit")),
-    ("collection", ("suites/", "cases/", "items.py", "_pytest/python.py", "_pytest/nodes.py", "_pytest/mark")),
-    ("event loop and pool", ("sessions/driver.py", "sessions/pool.py", "sessions/session.py", "sessions/case_flow")),
-    ("event loop and pool", ("sessions/capture.py", "selectors.py", "select.", "waitid", "posix.read", "posix.write")),
-    ("pytest's own item", ("_pytest/", "pluggy/")),
-]
-NAMES = [*dict.fromkeys(name for name, _ in PARTS), "other (pathlib, builtins...)", "all"]
+LEDGER = Path(__file__).resolve().parent / "_ledger.py"
+LEDGER_ROWS = [*PARTS, REST_OF_MAIN, OTHER_THREADS, RUNNER, AGENTS]
 
 
-def part_of(filename: str, function: str) -> str:
-    text = f"{filename}:{function}"
-    return next((name for name, needles in PARTS if any(n in text for n in needles)), NAMES[-2])
+def ledger_once(tree: str | None, suite: Path, out: Path) -> dict[str, float]:
+    """CPU seconds per part of one run with the ``_ledger`` plugin; what this tree lacks goes to :data:`_missing`."""
+    env = _env_of(tree)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(LEDGER.parent), env.get("PYTHONPATH"))))
+    env["RECALL_LEDGER_OUT"] = str(out)
+    argv = [PYTHON, "-m", "pytest", str(suite), "-p", "_ledger", f"--recall-cmd=/bin/echo {ANSWER}"]
+    subprocess.run([*argv, "-p", "no:cacheprovider", "-q"], env=env, capture_output=True, check=True)
+    loaded = json.loads(out.read_text(encoding="utf-8"))
+    figures: dict[str, float] = {part: ns / 1e9 for part, ns in loaded["figures"].items()}
+    _missing.update(f"{tree or 'this checkout'}: {name}" for name in loaded["missing"])
+    return figures
 
 
-def profile_once(suite: Path) -> dict[str, float]:
-    """CPU seconds per part of one in-process run (this is the worker's side)."""
-    import pytest
-
-    profiler = cProfile.Profile(time.process_time)
-    with contextlib.redirect_stdout(io.StringIO()):
-        profiler.enable()
-        pytest.main([str(suite), f"--recall-cmd=/bin/echo {ANSWER}", "-p", "no:cacheprovider", "-q"])
-        profiler.disable()
-    totals: collections.Counter[str] = collections.Counter()
-    for (filename, _, function), row in pstats.Stats(profiler).stats.items():  # type: ignore[attr-defined]
-        totals[part_of(filename, function)] += row[2]
-    totals["all"] = sum(totals.values())
-    return dict(totals)
+# What a checkout's ledger could not time, said under the table.
+_missing: set[str] = set()
 
 
 SPLIT = ("own user (Python)", "own system (kernel)", "agents (user + system)", "all")
@@ -119,7 +102,7 @@ def split_once(suite: Path, floor: bool) -> dict[str, float]:
     return dict(zip(SPLIT, (*parts, sum(parts)), strict=True))
 
 
-def measure(tree: str | None, suite: Path, mode: str = "--worker") -> dict[str, float]:
+def measure(tree: str | None, suite: Path, mode: str) -> dict[str, float]:
     done = subprocess.run(
         [PYTHON, __file__, mode, str(suite)], env=_env_of(tree), capture_output=True, text=True, check=True
     )
@@ -166,16 +149,12 @@ def strace_problem() -> str | None:
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--baseline-tree", help="also profile the harness of this checkout, interleaved")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--baseline-tree", help="also measure the harness of this checkout, interleaved")
     parser.add_argument("--split-worker", help=argparse.SUPPRESS)
     parser.add_argument("--floor-worker", help=argparse.SUPPRESS)
 
 
 def main() -> None:
-    if "--worker" in sys.argv:
-        print(json.dumps(profile_once(Path(sys.argv[sys.argv.index("--worker") + 1]))))
-        return
     for mode in ("--split-worker", "--floor-worker"):
         if mode in sys.argv:
             print(json.dumps(split_once(Path(sys.argv[sys.argv.index(mode) + 1]), mode == "--floor-worker")))
@@ -185,7 +164,7 @@ def main() -> None:
     trees = {"harness": None, **({"before": args.baseline_tree} if args.baseline_tree else {})}
     compile_trees(None, args.baseline_tree)
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-    # The unprofiled split: the harness (and the before tree) beside the floor.
+    # The split by getrusage: the harness (and the before tree) beside the floor.
     ways = {name: (tree, "--split-worker") for name, tree in trees.items()} | {"floor": (None, "--floor-worker")}
     split_rounds: dict[str, list[dict[str, float]]] = {name: [] for name in ways}
     sessions = 2 * (large - small)
@@ -194,8 +173,8 @@ def main() -> None:
         sizes = (suites[small], suites[large])
         for _ in range(args.repeat):
             for name, tree in trees.items():
-                low, high = measure(tree, suites[small]), measure(tree, suites[large])
-                rounds[name].append({part: (high.get(part, 0) - low.get(part, 0)) / sessions for part in NAMES})
+                low, high = (ledger_once(tree, suites[n], work / f"ledger-{n}.json") for n in (small, large))
+                rounds[name].append({part: (high.get(part, 0) - low.get(part, 0)) / sessions for part in LEDGER_ROWS})
             for name, (tree, mode) in ways.items():
                 low, high = measure(tree, suites[small], mode), measure(tree, suites[large], mode)
                 split_rounds[name].append({part: (high[part] - low[part]) / sessions for part in SPLIT})
@@ -204,11 +183,13 @@ def main() -> None:
             ways, *sizes, sessions, problem=perf_problem(), one_run=kernel_time, unit=PERF_PERIOD_NS / 1e6
         )
     _print_table(
-        f"per-session CPU breakdown, median of {args.repeat}, {small} and {large} cases",
-        "part (ms of CPU a session, under cProfile)",
-        NAMES,
+        f"per-session CPU by part, median of {args.repeat}, {small} and {large} cases",
+        "part (ms of CPU a session, thread clock)",
+        LEDGER_ROWS,
         rounds,
     )
+    for name in sorted(_missing):
+        print(f"not timed (no such function): {name}")
     _print_table(
         f"whose CPU a session is, unprofiled (getrusage), median of {args.repeat}",
         "share (ms of CPU a session)",
