@@ -74,7 +74,10 @@ def ledger_once(tree: str | None, suite: Path, out: Path) -> dict[str, float]:
     subprocess.run([*argv, "-p", "no:cacheprovider", "-q"], env=env, capture_output=True, check=True)
     loaded = json.loads(out.read_text(encoding="utf-8"))
     figures: dict[str, float] = {part: ns / 1e9 for part, ns in loaded["figures"].items()}
-    _missing.update(f"{tree or 'this checkout'}: {name}" for name in loaded["missing"])
+    if tree is None and loaded["missing"]:
+        # This checkout's own functions renamed or gone: the ledger must follow, or a part silently reads 0.
+        raise SystemExit(f"bench/_ledger.py's PARTS name what this checkout lacks: {', '.join(loaded['missing'])}")
+    _missing.update(f"{tree}: {name}" for name in loaded["missing"])
     return figures
 
 
