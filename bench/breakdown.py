@@ -15,7 +15,7 @@ named under the table). The median of ``--repeat`` rounds is kept. (Until
 issue 27's tenth pass this table came from cProfile, which inflates each
 call 3-5x and sees no kernel time.)
 
-A second table needs no profiler: the same suites (and the floor of
+A second table needs no plugin: the same suites (and the floor of
 ``overhead.py``, a bare ``subprocess.run`` loop) in a fresh process each,
 their CPU split by ``getrusage`` into the runner's own user time (Python),
 its system time (the kernel working for it: folders, terminals, cgroups,
