@@ -53,6 +53,8 @@ class Row:
     ratio_name: str
     ratio: float
     goal: str = ""
+    # What the ratio column is in: a ratio ("x") unless the row says otherwise ("KB", say).
+    unit: str = "x"
 
 
 def goal_text(ratio: float, *, at_most: float | None = None, at_least: float | None = None) -> str:
@@ -66,9 +68,11 @@ def goal_text(ratio: float, *, at_most: float | None = None, at_least: float | N
 
 
 def print_table(title: str, baseline_names: Sequence[str], rows: Sequence[Row], *, first: str = "harness") -> None:
-    """The compact table every benchmark prints; each row ends in its ratio, written ``N.NNx``."""
+    """The compact table every benchmark prints; each row ends in its ratio, written ``N.NNx`` (or in its own unit)."""
     header = ["what", first, *baseline_names, "ratio", "", "goal"]
-    body = [[row.what, row.harness, *row.baselines, row.ratio_name, _times(row.ratio), row.goal] for row in rows]
+    body = [
+        [row.what, row.harness, *row.baselines, row.ratio_name, _times(row.ratio, row.unit), row.goal] for row in rows
+    ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     print(f"\n## {title}")
     for line in [header, *body]:
@@ -76,9 +80,11 @@ def print_table(title: str, baseline_names: Sequence[str], rows: Sequence[Row], 
     sys.stdout.flush()
 
 
-def _times(ratio: float) -> str:
+def _times(ratio: float, unit: str = "x") -> str:
     # A ratio of two differences is meaningless when noise made one of them <= 0.
-    return f"{ratio:.2f}x" if math.isfinite(ratio) and ratio >= 0 else "n/a"
+    if not (math.isfinite(ratio) and ratio >= 0):
+        return "n/a"
+    return f"{ratio:.2f}x" if unit == "x" else f"{ratio:.2f} {unit}"
 
 
 def ratio_of(numerator: float, denominator: float) -> float:

@@ -337,6 +337,7 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
                 (f"{plain_mb:.0f} MB", f"{data_mb:.0f} MB"),
                 "KB/case above pytest",
                 per_case_kb,
+                unit="KB",
             )
         )
     for small, large in itertools.pairwise(counts):
@@ -350,7 +351,8 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
                 ("-", f"{over_data * 1000 / (large - small):.2f} KB/case above"),
                 "KB/case above pytest",
                 marginal_kb,
-                f"<= {MEMORY_GOAL_KB:g} {'met' if marginal_kb <= MEMORY_GOAL_KB else 'NOT MET'}",
+                f"<= {MEMORY_GOAL_KB:g} KB {'met' if marginal_kb <= MEMORY_GOAL_KB else 'NOT MET'}",
+                unit="KB",
             )
         )
     return rows
@@ -391,7 +393,13 @@ def report_size_row(count: int) -> Row:
         size_mb = path.stat().st_size / 1e6
     goal = f"<= 100 MB at 100,000 {'met' if size_mb * 100_000 / count <= 100 else 'NOT MET'}"
     return Row(
-        f"report of {count} passing cases", f"{size_mb:.1f} MB", (secs(spent),), "KB/case", size_mb * 1000 / count, goal
+        f"report of {count} passing cases",
+        f"{size_mb:.1f} MB",
+        (secs(spent),),
+        "KB/case",
+        size_mb * 1000 / count,
+        goal,
+        unit="KB",
     )
 
 
