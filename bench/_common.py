@@ -53,7 +53,7 @@ class Row:
     ratio_name: str
     ratio: float
     goal: str = ""
-    # What the ratio column is in: a ratio ("x") unless the row says otherwise ("KB", say).
+    # What follows the ratio column's number: "x" for a ratio, " KB" for a size, say.
     unit: str = "x"
 
 
@@ -80,11 +80,9 @@ def print_table(title: str, baseline_names: Sequence[str], rows: Sequence[Row], 
     sys.stdout.flush()
 
 
-def _times(ratio: float, unit: str = "x") -> str:
+def _times(ratio: float, unit: str) -> str:
     # A ratio of two differences is meaningless when noise made one of them <= 0.
-    if not (math.isfinite(ratio) and ratio >= 0):
-        return "n/a"
-    return f"{ratio:.2f}x" if unit == "x" else f"{ratio:.2f} {unit}"
+    return f"{ratio:.2f}{unit}" if math.isfinite(ratio) and ratio >= 0 else "n/a"
 
 
 def ratio_of(numerator: float, denominator: float) -> float:

@@ -337,7 +337,7 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
                 (f"{plain_mb:.0f} MB", f"{data_mb:.0f} MB"),
                 "KB/case above pytest",
                 per_case_kb,
-                unit="KB",
+                unit=" KB",
             )
         )
     for small, large in itertools.pairwise(counts):
@@ -352,7 +352,7 @@ def memory_rows(counts: tuple[int, ...], transcripts: str) -> list[Row]:
                 "KB/case above pytest",
                 marginal_kb,
                 f"<= {MEMORY_GOAL_KB:g} KB {'met' if marginal_kb <= MEMORY_GOAL_KB else 'NOT MET'}",
-                unit="KB",
+                unit=" KB",
             )
         )
     return rows
@@ -399,7 +399,7 @@ def report_size_row(count: int) -> Row:
         "KB/case",
         size_mb * 1000 / count,
         goal,
-        unit="KB",
+        unit=" KB",
     )
 
 
