@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -98,7 +99,7 @@ def secs(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
-def best_times(variants: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
+def best_times(variants: Mapping[str, Callable[[], float]], repeat: int) -> dict[str, float]:
     """Each variant's best time over ``repeat`` interleaved rounds; a variant returns its own seconds."""
     best = {name: float("inf") for name in variants}
     for _ in range(repeat):
@@ -158,14 +159,16 @@ def run_checked(
     argv: Sequence[str], *, ok_codes: tuple[int, ...] = (0,), **kwargs: object
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a command that must succeed (exit with one of ``ok_codes``); its output is shown only when it does not."""
-    done = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False, **kwargs)  # type: ignore[call-overload]
+    done: subprocess.CompletedProcess[bytes] = subprocess.run(
+        list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False, **kwargs
+    )  # type: ignore[call-overload]
     if done.returncode not in ok_codes:
         sys.stdout.write(done.stdout.decode(errors="replace")[-4000:])
         raise SystemExit(f"benchmark step failed (exit {done.returncode}): {' '.join(argv)}")
     return done
 
 
-def timed_run(argv: Sequence[str], **kwargs: object) -> float:
+def timed_run(argv: Sequence[str], **kwargs: Any) -> float:
     return timed(lambda: run_checked(argv, **kwargs))
 
 

@@ -41,7 +41,7 @@ def samples(suite: Path) -> list[Sample]:
     return found
 
 
-@solver
+@solver  # type: ignore[untyped-decorator]
 def agent_steps(agent: list[str]):  # type: ignore[no-untyped-def]
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         case = Path(state.metadata["case"])

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -81,4 +80,4 @@ def _starts(slot: Path, home: Path, starts: int) -> tuple[list[float], list[floa
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -27,11 +27,13 @@ the case, the event loop, the judge, the record and the report.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _common import (
     ANSWER,
@@ -102,7 +104,7 @@ def _session(cwd: str, env: dict[str, str], *, pty: bool, thread: bool, cgroup: 
     err_read, err_write = os.pipe()
     if pty:
         out_read, slave, _eof = _open_terminal()
-        actions = [(os.POSIX_SPAWN_OPEN, 1, os.ttyname(slave), os.O_RDWR, 0)]
+        actions: list[tuple[Any, ...]] = [(os.POSIX_SPAWN_OPEN, 1, os.ttyname(slave), os.O_RDWR, 0)]
     else:
         out_read, slave = os.pipe()
         actions = [(os.POSIX_SPAWN_DUP2, slave, 1)]
@@ -199,10 +201,17 @@ def main() -> None:
         ways: dict[str, Case] = {name: lean_case(**flags) for name, flags in WAYS.items()}
 
         def timing(way: str, count: int) -> Callable[[], Timing]:
+            one_case: Callable[[], object]
             if way == "floor":
-                return lambda: clocked(lambda: [floor_case(case_folder, ARGV, env) for _ in range(count)])
-            where = Path(tempfile.mkdtemp(dir=work))
-            return lambda: clocked(lambda: [ways[way](where) for _ in range(count)])
+                one_case = functools.partial(floor_case, case_folder, ARGV, env)
+            else:
+                one_case = functools.partial(ways[way], Path(tempfile.mkdtemp(dir=work)))
+
+            def cases() -> None:
+                for _ in range(count):
+                    one_case()
+
+            return functools.partial(clocked, cases)
 
         plugin_folder = work / "plugin"
         plugin_folder.mkdir()
@@ -212,7 +221,7 @@ def main() -> None:
         variants = {f"{way} {n}": timing(way, n) for way in ["floor", *ways] for n in (small, large)}
         for n, suite in suites.items():
             argv = pytest_argv(suite, "-p", "recall_noop_items")
-            variants[f"pytest {n}"] = lambda a=argv: clocked(lambda: run_checked(a, env=pytest_env))
+            variants[f"pytest {n}"] = functools.partial(clocked, functools.partial(run_checked, argv, env=pytest_env))
         best = best_timings(variants, args.repeat)
     names = ["floor", *ways, "pytest"]
     cost = {way: (best[f"{way} {large}"].cpu - best[f"{way} {small}"].cpu) / (large - small) for way in names}

@@ -19,6 +19,7 @@ Goal: at least 100 MB/s, memory bounded.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -133,9 +134,13 @@ def main() -> None:
     with scratch("output") as work:
         agent = write_script(work, "flood.py", FLOOD_AGENT)
         results: dict[str, dict[str, float]] = {}
+
+        def kept(way: str, size: int) -> float:
+            return _keep(results, f"{way} {size}", measure(way, agent, size, cap))
+
         seconds = best_times(
             {
-                f"{way} {size}": (lambda w=way, s=size: _keep(results, f"{w} {s}", measure(w, agent, s, cap)))
+                f"{way} {size}": functools.partial(kept, way, size)
                 for size in sizes
                 for way in ("harness", "pipe", "pty")
             },

@@ -38,6 +38,7 @@ next to the floor's cost of one session measured in the same run, in TMPDIR
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -287,16 +288,15 @@ def main() -> None:
             variants = {}
             for n, suite in suites.items():
                 test = item_test(suite, argv, work / f"{agent}-{n}-item")
-                variants[f"harness {n}"] = lambda s=suite, c=command: clocked(lambda: harness_run(s, c))
-                variants[f"floor {n}"] = lambda s=suite, a=argv: clocked(lambda: floor_run(s, a))
-                variants[f"item {n}"] = lambda t=test: clocked(lambda: item_run(t))
+                variants[f"harness {n}"] = functools.partial(clocked, functools.partial(harness_run, suite, command))
+                variants[f"floor {n}"] = functools.partial(clocked, functools.partial(floor_run, suite, argv))
+                variants[f"item {n}"] = functools.partial(clocked, functools.partial(item_run, test))
                 if "recipe" in ways:
-                    variants[f"recipe {n}"] = lambda s=suite, a=argv: clocked(
-                        lambda: run_checked(["bash", str(RECIPE), str(s), str(out), *a])
-                    )
+                    recipe = ["bash", str(RECIPE), str(suite), str(out), *argv]
+                    variants[f"recipe {n}"] = functools.partial(clocked, functools.partial(run_checked, recipe))
                 if before:
-                    variants[f"before {n}"] = lambda s=suite, c=command: clocked(
-                        lambda: harness_run(s, c, args.baseline_tree)
+                    variants[f"before {n}"] = functools.partial(
+                        clocked, functools.partial(harness_run, suite, command, args.baseline_tree)
                     )
             rounds = timings_by_round(variants, args.repeat)
             best = best_of(rounds)

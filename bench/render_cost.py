@@ -16,6 +16,7 @@ Goal: the streamed session under 50 ms; the worst case under 2 s.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -68,8 +69,8 @@ def main() -> None:
     outputs = {"plain": plain_output(), "streamed": streamed_output(), "worst": worst_output()}
     rows = []
     for name, text in outputs.items():
-        rendered = best_of(lambda text=text: render_terminal(text), args.repeat)
-        stripped = best_of(lambda text=text: clean_terminal_text(text), args.repeat)
+        rendered = best_of(functools.partial(render_terminal, text), args.repeat)
+        stripped = best_of(functools.partial(clean_terminal_text, text), args.repeat)
         assert render_terminal(text).rstrip().endswith("1234.56"), name
         goal = GOALS_S.get(name)
         rows.append(

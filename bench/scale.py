@@ -33,6 +33,7 @@ about 10x the time. Memory: at most 2 KB per case above pytest's own.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import subprocess
@@ -91,15 +92,19 @@ def collection_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
         (root / "empty").mkdir()
         # --collect-only still checks the agent command; `true` is on every PATH.
         extra = ("--collect-only", "--recall-cmd=true")
-        variants = {"startup": lambda: _startup(root, extra)}
+        variants: dict[str, Callable[[], float]] = {"startup": lambda: _startup(root, extra)}
         for count in counts:
-            variants[f"suite {count}"] = lambda c=count: timed_run(pytest_argv(root / f"suite-{c}", *extra), cwd=root)
-            variants[f"plain {count}"] = lambda c=count: timed_run(pytest_argv(root / f"plain-{c}", *extra), cwd=root)
+            variants[f"suite {count}"] = functools.partial(
+                timed_run, pytest_argv(root / f"suite-{count}", *extra), cwd=root
+            )
+            variants[f"plain {count}"] = functools.partial(
+                timed_run, pytest_argv(root / f"plain-{count}", *extra), cwd=root
+            )
         best = best_times(variants, repeat)
     rows = []
     for count in counts:
-        harness, plain = best[f"suite {count}"], best[f"plain {count}"]
-        rows.append(Row(f"collect {count} cases", secs(harness), (secs(plain),), "suite/plain", harness / plain))
+        harness, bare = best[f"suite {count}"], best[f"plain {count}"]
+        rows.append(Row(f"collect {count} cases", secs(harness), (secs(bare),), "suite/plain", harness / bare))
     small, large = counts
     growth = (best[f"suite {large}"] - best["startup"]) / max(best[f"suite {small}"] - best["startup"], 1e-6)
     rows.append(_linear_row(f"collect {large} vs {small}, less start-up", best[f"suite {large}"], growth, large, small))
@@ -148,10 +153,10 @@ def judge_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
 
         return timed(run)
 
-    variants = {}
+    variants: dict[str, Callable[[], float]] = {}
     for count in counts:
-        variants[f"plugin {count}"] = lambda c=count: _best_of(tries(c, counts), plugin, c)
-        variants[f"naive {count}"] = lambda c=count: _best_of(tries(c, counts), naive, c)
+        variants[f"plugin {count}"] = functools.partial(_best_of, tries(count, counts), plugin, count)
+        variants[f"naive {count}"] = functools.partial(_best_of, tries(count, counts), naive, count)
     best = best_times(variants, repeat)
     rows = []
     for count in counts:
@@ -242,10 +247,10 @@ def report_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
 
             return timed(dump)
 
-        variants = {}
+        variants: dict[str, Callable[[], float]] = {}
         for count in counts:
-            variants[f"report {count}"] = lambda c=count: _best_of(tries(c, counts), harness, c)
-            variants[f"dump {count}"] = lambda c=count: _best_of(tries(c, counts), baseline, c)
+            variants[f"report {count}"] = functools.partial(_best_of, tries(count, counts), harness, count)
+            variants[f"dump {count}"] = functools.partial(_best_of, tries(count, counts), baseline, count)
         best = best_times(variants, repeat)
         size_mb = (root / f"report-{counts[-1]}.json").stat().st_size / 1e6
     rows = []
@@ -371,10 +376,11 @@ class PassingCases(LazyRecords[dict[str, Any]]):
     """``count`` passing records, made as they are read: the realistic ones, cycled, each its own node id."""
 
     def __init__(self, pool: list[dict[str, Any]], count: int) -> None:
-        self.pool, self.count = pool, count
+        # Not ``self.count``: a sequence's ``count`` is its method.
+        self.pool, self.length = pool, count
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     def record(self, index: int) -> dict[str, Any]:
         record = self.pool[index % len(self.pool)]
