@@ -153,7 +153,7 @@ def judge_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
 
         return timed(run)
 
-    variants: dict[str, Callable[[], float]] = {}
+    variants = {}
     for count in counts:
         variants[f"plugin {count}"] = functools.partial(_best_of, tries(count, counts), plugin, count)
         variants[f"naive {count}"] = functools.partial(_best_of, tries(count, counts), naive, count)
@@ -247,7 +247,7 @@ def report_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
 
             return timed(dump)
 
-        variants: dict[str, Callable[[], float]] = {}
+        variants = {}
         for count in counts:
             variants[f"report {count}"] = functools.partial(_best_of, tries(count, counts), harness, count)
             variants[f"dump {count}"] = functools.partial(_best_of, tries(count, counts), baseline, count)
