@@ -9,6 +9,7 @@ attempts, interleaved: noise from other processes only ever adds time.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -128,6 +129,11 @@ def _cpu_seconds() -> float:
     # getrusage, not os.times: microseconds rather than 10 ms clock ticks.
     mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
+def clock_of(function: Callable[..., object], *args: Any, **kwargs: Any) -> Callable[[], Timing]:
+    """A variant for :func:`best_timings`: each call runs ``function(*args, **kwargs)`` under :func:`clocked`."""
+    return functools.partial(clocked, functools.partial(function, *args, **kwargs))
 
 
 def best_timings(variants: Mapping[str, Callable[[], Timing]], repeat: int) -> dict[str, Timing]:

@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from _common import (
     Row,
     Timing,
     best_timings,
-    clocked,
+    clock_of,
     goal_text,
     ms,
     parse_args,
@@ -125,6 +126,10 @@ def main() -> None:
     ways = ["harness", "floor"] + (["inspect"] if inspect_python else [])
     rows: list[Row] = []
     scores: list[str] = []
+
+    def scored(label: str, run: Callable[..., str], *args: object) -> None:
+        scores.append(f"{label}: {run(*args)}")
+
     with scratch("inspect-peer") as work:
         suites = {}
         for n in (small, large):
@@ -144,15 +149,11 @@ def main() -> None:
         for wide in (1, args.wide):
             variants = {}
             for n, suite in suites.items():
-                variants[f"harness {n}"] = lambda s=suite, w=wide: clocked(
-                    lambda: scores.append(f"harness x{w} {s.name}: {harness_run(s, w)}")
-                )
-                variants[f"floor {n}"] = lambda s=suite, w=wide: clocked(lambda: floor_run(s, [NOTEBOOK], w))
+                variants[f"harness {n}"] = clock_of(scored, f"harness x{wide} {suite.name}", harness_run, suite, wide)
+                variants[f"floor {n}"] = clock_of(floor_run, suite, [NOTEBOOK], wide)
                 if inspect_python:
-                    variants[f"inspect {n}"] = lambda s=suite, w=wide: clocked(
-                        lambda: scores.append(
-                            f"inspect x{w} {s.name}: {inspect_run(inspect_python, s, w, work / 'logs')}"
-                        )
+                    variants[f"inspect {n}"] = clock_of(
+                        scored, f"inspect x{wide} {suite.name}", inspect_run, inspect_python, suite, wide, work / "logs"
                     )
             best = best_timings(variants, args.repeat)
             rows += _rows(wide, best, ways, small, large)

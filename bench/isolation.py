@@ -40,7 +40,7 @@ from _common import (
     Row,
     Timing,
     best_timings,
-    clocked,
+    clock_of,
     ms,
     parse_args,
     print_table,
@@ -211,7 +211,7 @@ def main() -> None:
                 for _ in range(count):
                     one_case()
 
-            return functools.partial(clocked, cases)
+            return clock_of(cases)
 
         plugin_folder = work / "plugin"
         plugin_folder.mkdir()
@@ -221,7 +221,7 @@ def main() -> None:
         variants = {f"{way} {n}": timing(way, n) for way in ["floor", *ways] for n in (small, large)}
         for n, suite in suites.items():
             argv = pytest_argv(suite, "-p", "recall_noop_items")
-            variants[f"pytest {n}"] = functools.partial(clocked, functools.partial(run_checked, argv, env=pytest_env))
+            variants[f"pytest {n}"] = clock_of(run_checked, argv, env=pytest_env)
         best = best_timings(variants, args.repeat)
     names = ["floor", *ways, "pytest"]
     cost = {way: (best[f"{way} {large}"].cpu - best[f"{way} {small}"].cpu) / (large - small) for way in names}

@@ -38,7 +38,6 @@ next to the floor's cost of one session measured in the same run, in TMPDIR
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import os
@@ -58,7 +57,7 @@ from _common import (
     Row,
     Timing,
     best_of,
-    clocked,
+    clock_of,
     compile_trees,
     goal_text,
     ms,
@@ -288,16 +287,13 @@ def main() -> None:
             variants = {}
             for n, suite in suites.items():
                 test = item_test(suite, argv, work / f"{agent}-{n}-item")
-                variants[f"harness {n}"] = functools.partial(clocked, functools.partial(harness_run, suite, command))
-                variants[f"floor {n}"] = functools.partial(clocked, functools.partial(floor_run, suite, argv))
-                variants[f"item {n}"] = functools.partial(clocked, functools.partial(item_run, test))
+                variants[f"harness {n}"] = clock_of(harness_run, suite, command)
+                variants[f"floor {n}"] = clock_of(floor_run, suite, argv)
+                variants[f"item {n}"] = clock_of(item_run, test)
                 if "recipe" in ways:
-                    recipe = ["bash", str(RECIPE), str(suite), str(out), *argv]
-                    variants[f"recipe {n}"] = functools.partial(clocked, functools.partial(run_checked, recipe))
+                    variants[f"recipe {n}"] = clock_of(run_checked, ["bash", str(RECIPE), str(suite), str(out), *argv])
                 if before:
-                    variants[f"before {n}"] = functools.partial(
-                        clocked, functools.partial(harness_run, suite, command, args.baseline_tree)
-                    )
+                    variants[f"before {n}"] = clock_of(harness_run, suite, command, args.baseline_tree)
             rounds = timings_by_round(variants, args.repeat)
             best = best_of(rounds)
             raw.append(f"{agent:<8} " + "  ".join(f"{name} {t.wall:.3f}s/{t.cpu:.3f}s" for name, t in best.items()))
