@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS, build_report
 from pytest_recall.reporting.files import write_json_atomic
 
 
@@ -65,6 +65,21 @@ def test_a_real_run_report_fits_the_published_schema(recall_suite: Any) -> None:
     recall_suite.run("--recall-epochs=2", "--recall-control")
     jsonschema.Draft202012Validator.check_schema(schema())
     jsonschema.validate(recall_suite.report(), schema(), cls=jsonschema.Draft202012Validator)
+
+
+def test_the_record_and_step_schemas_check_each_field_on_its_own() -> None:
+    """What lets a reader check a case as written and the values it shares with the report once, apart.
+
+    A keyword that ties fields together (``if``, ``dependentRequired``, a
+    ``oneOf`` over whole records) or a shared field made required would make
+    a valid case with valid shared values an invalid record, or the reverse:
+    ``ReportFile.records`` would then have to check each case whole again.
+    """
+    definitions = schema()["$defs"]
+    for name in ("record", "step"):
+        assert set(definitions[name]) - {"title", "description"} <= {"type", "required", "properties"}, name
+    assert not set(definitions["record"]["required"]) & set(SHARED_KEYS)
+    assert not set(definitions["step"]["required"]) & set(STEP_DEFAULTS)
 
 
 def broken_reports() -> list[Any]:

@@ -79,7 +79,20 @@ class ReportFile:
         self._fd: int | None = None
 
     def records(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Each case with the byte offset of its line; a case that is not a record is a ValueError."""
+        """Each case with the byte offset of its line; a case that is not a record is a ValueError.
+
+        A case is checked as written, and what it takes from the report's top
+        (``run_mode``, ``command``, ``step_defaults``) is checked once, not in
+        each of 100,000 cases: that was about a tenth of a merge's start. The
+        record's and the step's schemas check each field on its own, so a
+        valid case given valid shared values is a valid record
+        (``tests/test_report_schema.py`` holds the schema to that).
+        """
+        # The least a record holds, one step included: with the shared values put back, it fails where any case would.
+        least = {"id": "", "score": None, "steps": [{"step": 1}]}
+        shared_problem = record_problem(with_shared(least, self.header, ordered=False))
+        if shared_problem is not None:
+            raise ValueError(f"{self.path}: not a pytest-recall report: what its cases share: {shared_problem}")
         with open(self.path, "rb") as handle:
             handle.seek(self._cases_start)
             offset = self._cases_start
@@ -88,13 +101,11 @@ class ReportFile:
                     check_report_tail(handle, self.path, more_fields=raw.strip() == b"],")
                     return
                 record = parse_line(raw)
-                if record is not None:
-                    with_shared(record, self.header, ordered=False)
                 problem = "not JSON on one line" if record is None else record_problem(record)
                 if problem is not None:
                     raise ValueError(f"{self.path}: not a pytest-recall report: case at byte {offset}: {problem}")
                 assert record is not None
-                yield offset, record
+                yield offset, with_shared(record, self.header, ordered=False)
                 offset += len(raw)
 
     def read(self, offset: int) -> dict[str, Any]:
