@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS, build_report
+from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS, build_report, write_report
 from pytest_recall.reporting.files import write_json_atomic
 
 
@@ -70,16 +70,26 @@ def test_a_real_run_report_fits_the_published_schema(recall_suite: Any) -> None:
 def test_the_record_and_step_schemas_check_each_field_on_its_own() -> None:
     """What lets a reader check a case as written and the values it shares with the report once, apart.
 
-    A keyword that ties fields together (``if``, ``dependentRequired``, a
-    ``oneOf`` over whole records) or a shared field made required would make
-    a valid case with valid shared values an invalid record, or the reverse:
-    ``ReportFile.records`` would then have to check each case whole again.
+    The top's shared values are held to the record's and the step's own
+    schemas for those fields. A keyword that ties fields together (``if``,
+    ``dependentRequired``, a ``oneOf`` over whole records) or a shared field
+    made required would make a valid case with valid shared values an invalid
+    record, or the reverse: ``ReportFile.records`` would then have to check
+    each case whole again.
     """
-    definitions = schema()["$defs"]
+    definitions, top = schema()["$defs"], schema()["properties"]
     for name in ("record", "step"):
         assert set(definitions[name]) - {"title", "description"} <= {"type", "required", "properties"}, name
     assert not set(definitions["record"]["required"]) & set(SHARED_KEYS)
     assert not set(definitions["step"]["required"]) & set(STEP_DEFAULTS)
+    assert {key: top[key]["$ref"] for key in SHARED_KEYS} == {
+        key: f"#/$defs/record/properties/{key}" for key in SHARED_KEYS
+    }
+    defaults = top["step_defaults"]
+    assert defaults["additionalProperties"] is False
+    assert {key: part["$ref"] for key, part in defaults["properties"].items()} == {
+        key: f"#/$defs/step/properties/{key}" for key in STEP_DEFAULTS
+    }
 
 
 def broken_reports() -> list[Any]:
@@ -100,8 +110,22 @@ def broken_reports() -> list[Any]:
         ("epoch-a-word", record_edited(epoch="one"), "*at cases[[]0[]].epoch: 'one' is not of type 'integer'*"),
         ("score-nan", record_edited(score=float("nan")), "*at cases[[]0[]].score: NaN is not a JSON number*"),
         ("passed-missing", json.dumps({k: v for k, v in good.items() if k != "passed"}), "*'passed' is a required*"),
+        (
+            "step-default-no-step-could-hold",
+            edited(step_defaults={**STEP_DEFAULTS, "memory": ["notes.txt"]}),
+            "*at step_defaults.memory[[]0[]]: 'notes.txt' is not of type 'object'*",
+        ),
     ]
     return [pytest.param(text, message, id=name) for name, text, message in cases]
+
+
+def reading(command: str, good: Path, bad: Path, out: Path) -> list[str | Path]:
+    """The arguments that make ``command`` read ``bad`` (beside ``good`` where it reads two)."""
+    return {
+        "merge": ["merge", good, bad, "-o", out],
+        "report": ["report", bad],
+        "compare": ["compare", good, bad],
+    }[command]
 
 
 @pytest.mark.parametrize(("text", "message"), broken_reports())
@@ -112,17 +136,29 @@ def test_a_structurally_bad_report_is_one_line_and_exit_two(
     bad = tmp_path / "bad.json"
     bad.write_text(text, encoding="utf-8")
     good = saved(tmp_path, "good.json", [1.0, 0.0])
-    args = {
-        "merge": ["merge", good, bad, "-o", tmp_path / "out.json"],
-        "report": ["report", bad],
-        "compare": ["compare", good, bad],
-    }[command]
-    result = pytest_recall(*args)
+    result = pytest_recall(*reading(command, good, bad, tmp_path / "out.json"))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert pytest.LineMatcher(lines).fnmatch_lines([f"pytest-recall {command}: {bad}: {message}"]) is None
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("command", ["merge", "report", "compare"])
+def test_a_one_case_a_line_report_with_a_default_no_step_could_hold_is_one_line(tmp_path: Path, command: str) -> None:
+    """Its cases are checked as written, so the default is caught with the report's top, and named there."""
+    good = tmp_path / "good.json"
+    write_report(good, build_report(records([1.0, 0.0]), threshold=0.5, command="my-agent"))
+    text = good.read_text(encoding="utf-8")
+    bad = tmp_path / "bad.json"
+    bad.write_text(text.replace('"memory": null,', '"memory": ["notes.txt"],', 1), encoding="utf-8")
+    assert json.loads(bad.read_text(encoding="utf-8"))["step_defaults"]["memory"] == ["notes.txt"]
+    result = pytest_recall(*reading(command, good, bad, tmp_path / "out.json"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"pytest-recall {command}: {bad}: not a pytest-recall report: "
+        "at step_defaults.memory[0]: 'notes.txt' is not of type 'object'"
+    ]
 
 
 def test_merge_names_every_bad_file_on_a_line_of_its_own(tmp_path: Path) -> None:

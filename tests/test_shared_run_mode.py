@@ -11,12 +11,8 @@ counts, no memory listing: ``step_defaults`` at the top) are left out the same w
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from pytest_recall.reporting.document import (
     SCHEMA_VERSION,
@@ -134,27 +130,3 @@ def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in
         assert [list(step) for case in cases for step in case["steps"]] == [
             list(step) for record in records for step in record["steps"]
         ]
-
-
-@pytest.mark.parametrize("command", ["merge", "report", "compare"])
-def test_shared_step_fields_no_step_could_hold_refuse_the_report_in_one_line(tmp_path: Path, command: str) -> None:
-    """Cases are checked as written and their shared values once: a bad default is still found, and named."""
-    good = write(tmp_path / "good.json", [synthetic_record(i) for i in range(1, 4)], run_mode=MODE)
-    bad = tmp_path / "bad.json"
-    text = good.read_text(encoding="utf-8")
-    # The top's schema takes any array for a memory listing; a step's wants objects with a path, size and hash.
-    bad.write_text(text.replace('"memory": null,', '"memory": ["notes.txt"],', 1), encoding="utf-8")
-    assert json.loads(bad.read_text(encoding="utf-8"))["step_defaults"]["memory"] == ["notes.txt"]
-    args = {
-        "merge": ["merge", good, bad, "-o", tmp_path / "out.json"],
-        "report": ["report", bad],
-        "compare": ["compare", good, bad],
-    }[command]
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest_recall.cli", *map(str, args)], capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
-        f"pytest-recall {command}: {bad}: not a pytest-recall report: what its cases share: "
-        "at steps[0].memory[0]: 'notes.txt' is not of type 'object'"
-    ]
