@@ -1,0 +1,76 @@
+"""The early-stopping gate: decisions it cannot get wrong, the error rate it promises, and its interval."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pytest_recall.scoring.sequential import ScoreGate, score_interval
+
+
+def test_enough_passes_settle_the_gate_outright() -> None:
+    gate = ScoreGate(10, 0.5)
+    states = [gate.add(1.0) for _ in range(5)]
+    assert [state.decision for state in states] == [None, None, None, None, "above"]
+    assert (states[-1].seen, states[-1].how) == (5, "certain")
+
+
+def test_enough_failures_settle_it_the_other_way() -> None:
+    gate = ScoreGate(10, 0.5)
+    states = [gate.add(0.0) for _ in range(6)]
+    # Five failures still leave 5 of 10 possible, which is 0.5 and passes; the sixth does not.
+    assert states[4].decision is None
+    assert (states[5].decision, states[5].seen, states[5].how) == ("below", 6, "certain")
+
+
+def test_a_plain_answer_is_called_by_the_test_long_before_the_end() -> None:
+    generator = random.Random(7)
+    gate = ScoreGate(2000, 0.5)
+    state = gate.state
+    while state.decision is None:
+        state = gate.add(1.0 if generator.random() < 0.9 else 0.0)
+    assert state.decision == "above" and state.how == "test"
+    assert state.seen < 100
+
+
+def test_a_decided_gate_stays_decided_and_counts_on() -> None:
+    gate = ScoreGate(4, 0.5)
+    gate.add(1.0)
+    gate.add(1.0)
+    assert gate.add(0.0) == gate.state
+    assert (gate.state.decision, gate.state.seen) == ("above", 3)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
+def test_a_score_outside_zero_to_one_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        ScoreGate(10, 0.5).add(bad)
+
+
+def test_at_the_threshold_wrong_calls_stay_under_alpha() -> None:
+    """The promise itself, on 300 runs: a true score at the threshold is called wrongly at most alpha of the time."""
+    generator = random.Random(2026)
+    wrong = 0
+    for _ in range(300):
+        outcomes = [1.0 if generator.random() < 0.7 else 0.0 for _ in range(400)]
+        truth = sum(outcomes) / len(outcomes) >= 0.7
+        gate = ScoreGate(len(outcomes), 0.7, alpha=0.05)
+        for outcome in outcomes:
+            state = gate.add(outcome)
+            if state.decision is not None:
+                wrong += (state.decision == "above") != truth
+                break
+    assert wrong / 300 <= 0.05
+
+
+def test_the_interval_covers_the_suite_mean_and_closes_on_it() -> None:
+    generator = random.Random(3)
+    outcomes = [1.0 if generator.random() < 0.6 else 0.0 for _ in range(500)]
+    mean = sum(outcomes) / len(outcomes)
+    low, high = score_interval(outcomes[:100], len(outcomes))
+    assert low <= mean <= high
+    assert high - low < 0.5
+    narrower = score_interval(outcomes[:400], len(outcomes))
+    assert narrower[1] - narrower[0] < high - low
+    assert score_interval(outcomes, len(outcomes)) == (mean, mean)
