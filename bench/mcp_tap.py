@@ -67,7 +67,7 @@ def main() -> None:
     with scratch("recall-bench-tap-") as folder:
         server = write_script(folder, "server.py", SERVER)
         direct = [PYTHON, str(server)]
-        tapped = [PYTHON, "-m", "pytest_recall.agents.mcp_tap", "--log", str(folder / "tap.jsonl")]
+        tapped = [PYTHON, "-m", "pytest_recall.sessions.mcp_tap", "--log", str(folder / "tap.jsonl")]
         tapped += ["--server", "memory", "--", *direct]
         times: dict[str, list[float]] = {"direct": [], "tapped": []}
         for _round in range(args.repeat):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.agents.adapters import claude, codex
+from pytest_recall.sessions import mcp_tap
 from pytest_recall.testing.exchange import Request, ToolCall
 from pytest_recall.testing.fake_brain import decide
 
@@ -36,6 +37,15 @@ TEMPLATED = {
 }
 
 
+def served(entry: dict) -> list[str]:
+    """The server's own command line, behind the tap that every stdio server of a step is started through."""
+    assert entry["command"] == sys.executable
+    relay, server = entry["args"][: entry["args"].index("--")], entry["args"][entry["args"].index("--") + 1 :]
+    assert relay[:3] == ["-I", "-S", str(Path(mcp_tap.__file__).resolve())]
+    assert relay[3] == "--log" and relay[4].endswith("/mcp-tap.jsonl") and relay[5:] == ["--server", "memory"]
+    return server
+
+
 def configs(recall_suite) -> list[tuple[dict, str]]:
     """(filled-in configuration, its path) of every step, in order."""
     found = []
@@ -55,7 +65,7 @@ def test_each_step_gets_the_configuration_filled_in_for_its_case_and_step(recall
 
     (first, first_path), (second, second_path) = configs(recall_suite)
     server = first["mcpServers"]["memory"]
-    assert server["args"] == ["--step", "1"] and second["mcpServers"]["memory"]["args"] == ["--step", "2"]
+    assert served(server) == ["server", "--step", "1"] and served(second["mcpServers"]["memory"])[1:] == ["--step", "2"]
     assert server["env"]["CASE"] == "c1"
     scope = Path(server["env"]["STORE"]).parent
     assert scope.name == "scope" and second["mcpServers"]["memory"]["env"]["STORE"] == f"{scope}/store.jsonl"

@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_recall.agents.mcp_tap import Recorder
+from pytest_recall.sessions.mcp_tap import Recorder
+from pytest_recall.sessions.memory_tap import call_kind, parse_tap_log
 
 
 def _tap(log: Path, *command: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "pytest_recall.agents.mcp_tap",
+        "pytest_recall.sessions.mcp_tap",
         "--log",
         str(log),
         "--server",
@@ -185,3 +186,33 @@ def test_an_answer_that_overtakes_the_record_of_its_request_is_still_paired(tmp_
         recorder.from_client(request, at=10.0)
     (event,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert (event["tool"], event["text"], event["latency_ms"]) == ("search_nodes", "12 Ash Row", 500.0)
+
+
+@pytest.mark.parametrize(
+    ("tool", "annotations", "kind"),
+    [
+        ("search_nodes", None, "read"),
+        ("open_nodes", None, "read"),
+        ("read_graph", None, "read"),
+        ("build_context", None, "read"),
+        ("create_entities", None, "write"),
+        ("add_observations", None, "write"),
+        ("write_note", None, "write"),
+        ("deleteMemory", None, "write"),
+        ("frobnicate", None, "other"),
+        ("frobnicate", {"readOnlyHint": True}, "read"),
+        ("search_nodes", {"readOnlyHint": False}, "write"),
+        ("lookup", {"destructiveHint": True}, "write"),
+    ],
+)
+def test_a_call_is_a_read_or_a_write_by_its_annotations_then_its_name(tool, annotations, kind) -> None:
+    assert call_kind(tool, annotations) == kind
+
+
+def test_the_harness_reads_the_relay_s_own_log_into_calls(tmp_path: Path) -> None:
+    _run(tmp_path, "search_nodes", "create_entities")
+    calls = parse_tap_log((tmp_path / "tap.jsonl").read_bytes() + b"not an event\n{}\n")
+    assert calls.offered == ("memory/search_nodes", "memory/create_entities")
+    assert [(call.tool, call.kind) for call in calls.calls] == [("search_nodes", "read"), ("create_entities", "write")]
+    assert (calls.reads, calls.writes) == (1, 1)
+    assert calls.calls[0].text == "Kestrel lives at 12 Ash Row \u00e9"

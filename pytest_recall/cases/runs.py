@@ -71,6 +71,43 @@ class MemoryFile:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryCall:
+    """One ``tools/call`` to an MCP server, as the tap between the agent's CLI and the server saw it."""
+
+    server: str
+    tool: str
+    # "read" or "write" by the tool's annotations or name; "other" when neither says.
+    kind: str
+    argument_bytes: int
+    # The text the result put before the model (its size in full; ``text`` cut to the tap's bound).
+    text_bytes: int
+    text: str
+    is_error: bool
+    latency_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCalls:
+    """What a step's MCP servers were asked: the tools they offered and every call, from the tap's log.
+
+    ``fault`` says why the log could not be read whole (the step's memory use
+    is then unknown, never the agent's failure: the log is the harness's).
+    """
+
+    offered: tuple[str, ...] = ()
+    calls: tuple[MemoryCall, ...] = ()
+    fault: str | None = None
+
+    @property
+    def reads(self) -> int:
+        return sum(1 for call in self.calls if call.kind == "read")
+
+    @property
+    def writes(self) -> int:
+        return sum(1 for call in self.calls if call.kind == "write")
+
+
+@dataclass(frozen=True, slots=True)
 class StepRun:
     """One step: its prompt, its session, its judged text, what it cost, and what memory it left.
 
@@ -93,6 +130,8 @@ class StepRun:
     # A live session's raw terminal output (escapes kept), on its last step: the answers come
     # from the rendered screen, and this shows what that screen was made of.
     terminal: str | None = None
+    # The step's MCP memory calls, seen by the tap; None when the step had no --recall-mcp server.
+    memory_calls: MemoryCalls | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 from pytest_recall.cases.mcp_config import check_template, fill
 from pytest_recall.sessions.agent_tree import remove_agent_tree
+from pytest_recall.sessions.memory_tap import TAP_LOG_FILE, behind_tap
 from pytest_recall.sessions.run_folders import made_folder
 
 # A --recall-env value is checked as an MCP configuration's strings are.
@@ -146,7 +147,7 @@ class CaseArea:
     def close_step(self, rooms: SessionRooms) -> None:
         self._remove(rooms.workdir, "the step's workdir")
         # What the harness put there, by name: a few rmdir and unlink calls, no walk unless the agent added to it.
-        fault = remove_made(rooms.harness, (), (COST_FILE_NAME, PROMPT_FILE_NAME, MCP_CONFIG_FILE))
+        fault = remove_made(rooms.harness, (), (COST_FILE_NAME, PROMPT_FILE_NAME, MCP_CONFIG_FILE, TAP_LOG_FILE))
         if fault is not None:
             self.faults.append(fault)
 
@@ -208,7 +209,8 @@ class CaseArea:
                 env[name] = template.format_map(values)
         if mcp_servers:
             config = rooms.harness / MCP_CONFIG_FILE
-            config.write_text(json.dumps({"mcpServers": fill(mcp_servers, values)}, indent=2), encoding="utf-8")
+            servers = behind_tap(fill(mcp_servers, values), rooms.harness / TAP_LOG_FILE)
+            config.write_text(json.dumps({"mcpServers": servers}, indent=2), encoding="utf-8")
             env[MCP_CONFIG_VAR] = str(config)
         return env
 

@@ -1,0 +1,130 @@
+"""Every stdio MCP server of a step started behind the tap (:mod:`pytest_recall.sessions.mcp_tap`).
+
+The harness writes each step's MCP configuration itself, so it can put the
+relay in front of every server it names, for whichever CLI reads the file,
+and learn from the relay's log whether the memory was listed, written and
+read. The relay runs as the server would have: started by the CLI, with the
+server's environment and folder, in the session's cgroup and sandbox. It is
+started by this interpreter with ``-I -S`` (no site, no user paths): it needs
+only the standard library, so it starts in milliseconds and no environment
+variable of the agent's can change what runs as the relay.
+
+A server reached by URL is left as it is and said to be untapped: nothing of
+the harness stands between the CLI and an HTTP server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.cases.runs import MemoryCall, MemoryCalls
+from pytest_recall.sessions import mcp_tap
+
+# The relay's log in the step's harness folder, beside the cost file.
+TAP_LOG_FILE = "mcp-tap.jsonl"
+_RELAY = Path(mcp_tap.__file__).resolve()
+
+
+def behind_tap(servers: Mapping[str, Any], log: Path) -> dict[str, Any]:
+    """``servers`` (filled in) with each stdio server's command run through the relay, logging to ``log``."""
+    tapped: dict[str, Any] = {}
+    for name, entry in servers.items():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("command"), str):
+            tapped[name] = entry
+            continue
+        relay = [*("-I", "-S", str(_RELAY)), "--log", str(log), "--server", name, "--", entry["command"]]
+        tapped[name] = {**entry, "command": sys.executable, "args": [*relay, *entry.get("args", [])]}
+    return tapped
+
+
+# The most of the tap's log read after a step: a call keeps at most the tap's TEXT_KEPT characters of text.
+MAX_TAP_LOG_BYTES = 8 * 1024 * 1024
+# Words in a tool's name that say what it does, when its annotations do not (server-memory, basic-memory, mem0, ...).
+_READ_WORDS = frozenset(
+    {
+        "search",
+        "read",
+        "get",
+        "find",
+        "open",
+        "list",
+        "query",
+        "recall",
+        "retrieve",
+        "fetch",
+        "view",
+        "context",
+        "recent",
+    }
+)
+_WRITE_WORDS = frozenset(
+    {"create", "add", "write", "store", "save", "update", "delete", "remember", "insert", "edit", "append", "upsert"}
+    | {"move", "canvas", "observe"}
+)
+
+
+def call_kind(tool: str, annotations: Mapping[str, Any] | None) -> str:
+    """A tool call's kind: "read" or "write" by the tool's MCP annotations, else by the words of its name.
+
+    ``readOnlyHint`` true is a read; ``readOnlyHint`` false or ``destructiveHint``
+    true is a write (per the MCP specification's tool annotations). Most memory
+    servers annotate nothing, so ``search_nodes`` and ``create_entities`` are
+    told apart by their names, and a name that says neither is "other".
+    """
+    hints = annotations or {}
+    if hints.get("readOnlyHint") is True:
+        return "read"
+    if hints.get("readOnlyHint") is False or hints.get("destructiveHint") is True:
+        return "write"
+    words = set(re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", tool).lower()))
+    if words & _WRITE_WORDS:
+        return "write"
+    if words & _READ_WORDS:
+        return "read"
+    return "other"
+
+
+def parse_tap_log(data: bytes) -> MemoryCalls:
+    """The calls in a tap log's bytes; lines that are not the tap's events are passed over."""
+    annotations: dict[tuple[str, str], Mapping[str, Any]] = {}
+    offered: list[str] = []
+    calls: list[MemoryCall] = []
+    for line in data.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or not isinstance(event.get("server"), str):
+            continue
+        server = event["server"]
+        if event.get("event") == "tools" and isinstance(event.get("tools"), list):
+            for tool in event["tools"]:
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                    annotations[server, tool["name"]] = tool.get("annotations") or {}
+                    offered.append(f"{server}/{tool['name']}")
+        elif event.get("event") == "call" and isinstance(event.get("tool"), str):
+            calls.append(_call(server, event, annotations.get((server, event["tool"]))))
+    return MemoryCalls(offered=tuple(dict.fromkeys(offered)), calls=tuple(calls))
+
+
+def _call(server: str, event: Mapping[str, Any], annotations: Mapping[str, Any] | None) -> MemoryCall:
+    def number(key: str) -> float:
+        value = event.get(key)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+    text = event.get("text")
+    return MemoryCall(
+        server=server,
+        tool=event["tool"],
+        kind=call_kind(event["tool"], annotations),
+        argument_bytes=int(number("argument_bytes")),
+        text_bytes=int(number("text_bytes")),
+        text=text if isinstance(text, str) else "",
+        is_error=event.get("is_error") is True,
+        latency_ms=number("latency_ms"),
+    )
