@@ -206,3 +206,30 @@ def test_an_existing_suite_is_never_overwritten(tmp_path, capsys):
     assert run_import("longmemeval", LONGMEMEVAL, out) == 2
     assert "already exists and is not empty" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def _record_holding(benchmark: str, nested: str) -> str:
+    """A file of one record whose id field holds ``nested`` (JSON text), as a hostile or broken file might."""
+    field = "question_id" if benchmark == "longmemeval" else "sample_id"
+    return f'[{{"{field}": {nested}}}]'
+
+
+@pytest.mark.parametrize("benchmark", ["longmemeval", "locomo"])
+@pytest.mark.parametrize(
+    ("nested", "said"),
+    [
+        ("[" * 200_000 + "]" * 200_000, "record 0 is nested too deep to read"),
+        ("[" * 950 + "]" * 950, "must be a"),
+        (json.dumps(["x" * 100_000] * 50), "must be a"),
+    ],
+    ids=["200000-deep", "950-deep", "5-MB-list"],
+)
+def test_a_deep_or_huge_value_is_one_short_line_and_nothing_is_written(tmp_path, capsys, benchmark, nested, said):
+    """A file nested 200,000 deep raised RecursionError with a traceback; a value the decoder reads is cut short."""
+    source = tmp_path / "deep.json"
+    source.write_text(_record_holding(benchmark, nested), encoding="utf-8")
+    assert run_import(benchmark, source, tmp_path / "out") == 2
+    error = capsys.readouterr().err
+    assert said in error, error[:500]
+    assert len(error.strip().splitlines()) == 1 and len(error) - len(str(source)) < 300, error[:500]
+    assert not (tmp_path / "out").exists()
