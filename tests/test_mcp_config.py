@@ -282,3 +282,15 @@ def test_the_run_says_at_start_up_that_a_servers_store_is_outside_the_scope(reca
         'not one case\'s memory; set "MEMORY_FILE_PATH": "{scope}/memory.jsonl" in its "env" (docs/mcp.md)'
     ]
     assert not [line for line in quiet.outlines if "keeps its store" in line]
+
+
+def test_every_recipe_in_the_mcp_docs_keeps_its_store_in_the_scope():
+    """A recipe copied from docs/mcp.md must not be what the start-up warning is about."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "mcp.md").read_text(encoding="utf-8")
+    recipes = text.split("```json\n")[1:]
+    recipes.append(text.split("cat > memory.json <<'EOF'\n", 1)[1])
+    configs = [json.loads(block.split("```", 1)[0].split("\nEOF", 1)[0]) for block in recipes]
+    assert len(configs) >= 4
+    for config in configs:
+        assert unscoped_store_lines(config["mcpServers"], home_per_case=True) == [], config
+        assert unscoped_store_lines(config["mcpServers"], home_per_case=False) == [], config
