@@ -45,7 +45,7 @@ _CLAIMING = ".recall-run-claiming-"
 # A run id: the eight characters ``mkstemp`` adds to the claiming name (or the hex of a claim with no lock file).
 RUN_ID = re.compile(r"[a-z0-9_]{8}")
 # A run's folder: ``recall-<kind>-<id>-<number>``, or ``mkdtemp``'s eight characters in place of the number.
-_FOLDER = re.compile(r"recall-[a-z-]+-(?P<id>[a-z0-9_]{8})-(?:[0-9]+|[a-z0-9_]{8})")
+_FOLDER = re.compile(r"recall-[a-z0-9_-]+-(?P<id>[a-z0-9_]{8})-(?:[0-9]+|[a-z0-9_]{8})")
 
 
 @dataclass(frozen=True, slots=True)
