@@ -69,7 +69,8 @@ def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def warning_lines(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
-    """What no summary may drop, ``-q`` included: a shared HOME, and agent failures that are no memory result."""
+    """What no summary may drop, ``-q`` included: a shared HOME, memory leaked to the control around an MCP
+    server's scope, and agent failures that are no memory result."""
     # The recorder passes its per-case summaries; a report read from a file has its records.
     listed = list(records if records is not None else report.get("cases") or [])
     shared = [record for record in listed if _home_of(record) == "user"]
