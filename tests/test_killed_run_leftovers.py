@@ -82,15 +82,21 @@ def test_the_folders_of_a_killed_run_are_removed_by_the_next_run(recall_suite: A
     assert entries(run_tmp) == ["recall-case-foreign"], "the killed run's folders, or the next run's own, are left"
 
 
-def test_a_live_runs_folders_are_left_alone_by_another_run(recall_suite: Any, run_tmp: Path) -> None:
+@pytest.mark.parametrize("planted", [None, "recall-run-case.lock"])
+def test_a_live_runs_folders_are_left_alone_by_another_run(
+    recall_suite: Any, run_tmp: Path, planted: str | None
+) -> None:
+    """``planted``: a plain file an agent leaves in TMPDIR, which once made ``case`` a dead run's id."""
     recall_suite.add("waiting", STEPS, suite="first")
     recall_suite.add("quick", STEPS, suite="second")
     args, env, pid_file, gate = gated(recall_suite, run_tmp, "first")
     live = start_killable_run(recall_suite.pytester.path, args, env)
     try:
         wait_for(pid_file.exists)
+        if planted is not None:
+            (run_tmp / planted).write_text("")
         before = entries(run_tmp)
-        (alive,) = run_ids(before)
+        (alive,) = run_ids(before) - {"case"}
 
         recall_suite.run("cases/second", command=shlex.join(["echo", ANSWER])).assert_outcomes(passed=1)
 
@@ -101,7 +107,7 @@ def test_a_live_runs_folders_are_left_alone_by_another_run(recall_suite: Any, ru
         if live.poll() is None:
             os.killpg(live.pid, signal.SIGKILL)
             live.wait(timeout=30)
-    assert entries(run_tmp) == [], "a run that ended normally left something in TMPDIR"
+    assert entries(run_tmp) == ([] if planted is None else [planted]), "a run that ended normally left something"
 
 
 def sweep(tmp: Path) -> None:
