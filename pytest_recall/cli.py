@@ -391,7 +391,12 @@ def _add_import_command(commands: Any) -> None:
     ):
         one = benchmarks.add_parser(name, help=f"import {what}")
         one.add_argument("file", metavar="FILE", help=f"the data file ({what})")
-        one.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder for the suite")
+        one.add_argument(
+            "--out",
+            required=True,
+            metavar="DIR",
+            help="a new or empty folder for the suite (a link to one is followed)",
+        )
         one.add_argument("--limit", type=int, default=None, help="import at most this many questions")
         one.add_argument(
             "--type" if name == "longmemeval" else "--category",

@@ -82,15 +82,21 @@ def test_the_folders_of_a_killed_run_are_removed_by_the_next_run(recall_suite: A
     assert entries(run_tmp) == ["recall-case-foreign"], "the killed run's folders, or the next run's own, are left"
 
 
-def test_a_live_runs_folders_are_left_alone_by_another_run(recall_suite: Any, run_tmp: Path) -> None:
+@pytest.mark.parametrize("planted", [None, "recall-run-case.lock"])
+def test_a_live_runs_folders_are_left_alone_by_another_run(
+    recall_suite: Any, run_tmp: Path, planted: str | None
+) -> None:
+    """``planted``: a plain file an agent leaves in TMPDIR, which once made ``case`` a dead run's id."""
     recall_suite.add("waiting", STEPS, suite="first")
     recall_suite.add("quick", STEPS, suite="second")
     args, env, pid_file, gate = gated(recall_suite, run_tmp, "first")
     live = start_killable_run(recall_suite.pytester.path, args, env)
     try:
         wait_for(pid_file.exists)
+        if planted is not None:
+            (run_tmp / planted).write_text("")
         before = entries(run_tmp)
-        (alive,) = run_ids(before)
+        (alive,) = run_ids(before) - {"case"}
 
         recall_suite.run("cases/second", command=shlex.join(["echo", ANSWER])).assert_outcomes(passed=1)
 
@@ -101,28 +107,54 @@ def test_a_live_runs_folders_are_left_alone_by_another_run(recall_suite: Any, ru
         if live.poll() is None:
             os.killpg(live.pid, signal.SIGKILL)
             live.wait(timeout=30)
-    assert entries(run_tmp) == [], "a run that ended normally left something in TMPDIR"
+    assert entries(run_tmp) == ([] if planted is None else [planted]), "a run that ended normally left something"
+
+
+def sweep(tmp: Path) -> None:
+    """The start-up sweep of ``tmp``, in another process, as the next run's is: this one may hold a lock."""
+    code = "import sys; from pytest_recall.sessions import run_folders; run_folders.remove_dead_runs(sys.argv[1])"
+    # A wait on a FIFO would time out.
+    subprocess.run([sys.executable, "-c", code, str(tmp)], check=True, timeout=60)
+
+
+def held_lock(path: Path) -> int:
+    live = os.open(path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(live, fcntl.LOCK_EX)
+    return live
 
 
 def test_the_sweep_takes_only_dead_plain_lock_files_and_never_waits_on_a_fifo(tmp_path: Path) -> None:
     """A lock file a run still holds, and a FIFO an agent put under a lock file's name, keep their folders."""
-    for run in ("dead", "live", "fifo"):
-        folder = tmp_path / f"recall-case-{run}-abc123"
+    for run in ("deadrun1", "liverun1", "fiforun1"):
+        folder = tmp_path / f"recall-case-{run}-12"
         folder.mkdir()
         (folder / "memory.txt").write_text("notes")
-    (tmp_path / "recall-run-dead.lock").touch()
-    os.mkfifo(tmp_path / "recall-run-fifo.lock")
-    live = os.open(tmp_path / "recall-run-live.lock", os.O_RDWR | os.O_CREAT)
+    (tmp_path / "recall-judge-cache-deadrun1-3").mkdir()
+    (tmp_path / "recall-run-deadrun1.lock").touch()
+    os.mkfifo(tmp_path / "recall-run-fiforun1.lock")
+    live = held_lock(tmp_path / "recall-run-liverun1.lock")
     try:
-        fcntl.flock(live, fcntl.LOCK_EX)
-        sweep = "import sys; from pytest_recall.sessions import run_folders; run_folders.remove_dead_runs(sys.argv[1])"
-        # Another process, as the next run is: this one holds the live lock. A wait on the FIFO would time out.
-        subprocess.run([sys.executable, "-c", sweep, str(tmp_path)], check=True, timeout=60)
+        sweep(tmp_path)
     finally:
         os.close(live)
     assert entries(tmp_path) == [
-        "recall-case-fifo-abc123",
-        "recall-case-live-abc123",
-        "recall-run-fifo.lock",
-        "recall-run-live.lock",
+        "recall-case-fiforun1-12",
+        "recall-case-liverun1-12",
+        "recall-run-fiforun1.lock",
+        "recall-run-liverun1.lock",
     ]
+
+
+@pytest.mark.parametrize("planted", ["case", "liverun", "liverun1-0", "", "LIVERUN1"])
+def test_a_lock_file_whose_id_no_run_makes_takes_nothing(tmp_path: Path, planted: str) -> None:
+    """An agent's ``recall-run-case.lock`` once made ``case`` a run id: every ``recall-case-...`` folder went."""
+    live_folders = ["recall-case-liverun1-0", "recall-step-liverun1-1", "recall-judge-cache-liverun1-a_b3x9z0"]
+    for name in live_folders:
+        (tmp_path / name).mkdir()
+    (tmp_path / f"recall-run-{planted}.lock").write_text("planted by an agent")
+    live = held_lock(tmp_path / "recall-run-liverun1.lock")
+    try:
+        sweep(tmp_path)
+    finally:
+        os.close(live)
+    assert entries(tmp_path) == sorted([*live_folders, f"recall-run-{planted}.lock", "recall-run-liverun1.lock"])

@@ -206,3 +206,73 @@ def test_an_existing_suite_is_never_overwritten(tmp_path, capsys):
     assert run_import("longmemeval", LONGMEMEVAL, out) == 2
     assert "already exists and is not empty" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def _record_holding(benchmark: str, nested: str) -> str:
+    """A file of one record whose id field holds ``nested`` (JSON text), as a hostile or broken file might."""
+    field = "question_id" if benchmark == "longmemeval" else "sample_id"
+    return f'[{{"{field}": {nested}}}]'
+
+
+@pytest.mark.parametrize("benchmark", ["longmemeval", "locomo"])
+@pytest.mark.parametrize(
+    ("nested", "said"),
+    [
+        ("[" * 200_000 + "]" * 200_000, "record 0 is nested too deep to read"),
+        ("[" * 950 + "]" * 950, "must be a"),
+        (json.dumps(["x" * 100_000] * 50), "must be a"),
+    ],
+    ids=["200000-deep", "950-deep", "5-MB-list"],
+)
+def test_a_deep_or_huge_value_is_one_short_line_and_nothing_is_written(tmp_path, capsys, benchmark, nested, said):
+    """A file nested 200,000 deep raised RecursionError with a traceback; a value the decoder reads is cut short."""
+    source = tmp_path / "deep.json"
+    source.write_text(_record_holding(benchmark, nested), encoding="utf-8")
+    assert run_import(benchmark, source, tmp_path / "out") == 2
+    error = capsys.readouterr().err
+    assert said in error, error[:500]
+    assert len(error.strip().splitlines()) == 1 and len(error) - len(str(source)) < 300, error[:500]
+    assert not (tmp_path / "out").exists()
+
+
+def staged_leftovers(folder: Path) -> list[str]:
+    return [str(path) for path in folder.rglob("*partial*")]
+
+
+@pytest.mark.parametrize("target", ["empty", "dangling"])
+def test_an_out_that_is_a_link_is_followed_and_nothing_is_left_staged(tmp_path, capsys, target):
+    """It was 'Not a directory', with the whole staged suite left beside the link as .link.partial-*."""
+    real = tmp_path / "disk" / "suite"
+    if target == "empty":
+        real.mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert run_import("longmemeval", LONGMEMEVAL, link) == 0, capsys.readouterr().err
+    assert link.is_symlink() and link.resolve() == real
+    assert (real / "e47becba" / "step1.txt").is_file()
+    assert staged_leftovers(tmp_path) == []
+
+
+def test_an_import_that_fails_mid_way_into_a_link_leaves_nothing_staged(tmp_path, capsys):
+    """The second pass fails after writing cases: two ids that become one folder name, late in the file."""
+    records = json.loads(LONGMEMEVAL.read_text(encoding="utf-8"))
+    clash = dict(records[-1], question_id=records[-1]["question_id"].replace("_", "/"))
+    source = tmp_path / "clash.json"
+    source.write_text(json.dumps([*records, clash]), encoding="utf-8")
+    real = tmp_path / "disk" / "suite"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real)
+    assert run_import("longmemeval", source, tmp_path / "link") == 2
+    error = capsys.readouterr().err
+    assert "become the one folder name" in error and len(error.strip().splitlines()) == 1, error
+    assert list(real.iterdir()) == []
+    assert staged_leftovers(tmp_path) == []
+
+
+def test_an_out_link_that_loops_is_one_line(tmp_path, capsys):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert run_import("locomo", LOCOMO, loop) == 2
+    error = capsys.readouterr().err
+    assert "loop" in error and len(error.strip().splitlines()) == 1, error
+    assert staged_leftovers(tmp_path) == []

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_recall.agents.adapters.advice import bare_cli_advice, command_line_trap
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS, KIND_FREE
+from pytest_recall.cases.mcp_stores import unscoped_store_lines
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.plugin import hookspecs
@@ -130,6 +131,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines.extend(f"recall: {note}" for note in run.outputs.created_outside)
     if run.isolation.home == "user" and argv:
         lines.append(f"recall: {shared_home_warning(run.sandbox.mode == 'bwrap')}")
+    isolation = run.isolation
+    stores = unscoped_store_lines(isolation.mcp_servers, home_per_case=isolation.home == "case", run_env=isolation.env)
+    lines.extend(f"recall: {line}" for line in stores)
     if argv:
         lines.append(f"recall: {tracking_line()}")
     if (advice := bare_cli_advice(argv)) is not None:

@@ -133,7 +133,7 @@ def build_report(
     report["false_abstention_rate"] = false_abstention_rate(ordered)
     report.update(run_figures(ordered))
     if report.get("control"):
-        report["control"].update(control_figures(ordered))
+        report["control"].update(control_figures(ordered, run_mode))
     report["help_harm"] = help_and_harm(ordered)
     report["by_workspace"] = by_workspace(ordered)
     report.update(judge_section(ordered))

@@ -69,12 +69,23 @@ def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def warning_lines(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
-    """What no summary may drop, ``-q`` included: a shared HOME, and agent failures that are no memory result."""
+    """What no summary may drop, ``-q`` included: a shared HOME, memory leaked to the control around an MCP
+    server's scope, and agent failures that are no memory result."""
     # The recorder passes its per-case summaries; a report read from a file has its records.
     listed = list(records if records is not None else report.get("cases") or [])
     shared = [record for record in listed if _home_of(record) == "user"]
     lines = [f"  {shared_home_warning(_sandbox_of(shared[0]) == 'bwrap')}"] if shared else []
+    control = report.get("control")
+    if isinstance(control, Mapping) and control.get("mcp_leaked"):
+        lines.append(f"  {MCP_LEAK_WARNING.format(score=control.get('score') or 0)}")
     return lines + failure_lines(listed)
+
+
+# Said when the no-memory control of a --recall-mcp run scored above 0: it cannot have remembered anything.
+MCP_LEAK_WARNING = (
+    "WARNING --recall-mcp: the no-memory control scored {score:.3f}, above 0: memory leaked around the scope "
+    "(an MCP server keeping its store outside {{scope}}?), so the score is not one case's memory; see docs/mcp.md"
+)
 
 
 def shared_home_warning(sandboxed: bool) -> str:

@@ -32,9 +32,17 @@ def run_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def control_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the control runs cost, and whether their HOME was shared with the memory runs'."""
+def control_figures(records: Sequence[Mapping[str, Any]], run_mode: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What the control runs cost, whether their HOME was shared with the memory runs', and whether memory leaked.
+
+    On a run with ``--recall-mcp`` (in ``run_mode``, the run's, or in a
+    record's), a control that scores above 0 found what an MCP server kept
+    outside the control's fresh scope (server-memory with no
+    ``MEMORY_FILE_PATH`` keeps one store for every case): ``mcp_leaked``.
+    """
     controls = [r for r in records if r.get("control")]
+    modes = [run_mode or {}, *(r["run_mode"] for r in records if isinstance(r.get("run_mode"), Mapping))]
+    mcp_run = any(mode.get("mcp_servers") for mode in modes)
     costs = [float(r["cost_usd"]) for r in controls if isinstance(r.get("cost_usd"), (int, float))]
     homes = {str((r.get("run_mode") or {}).get("home") or r.get("run_home")) for r in records}
     return {
@@ -42,7 +50,13 @@ def control_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "tokens_in_total": _total(controls, "tokens_in"),
         "tokens_out_total": _total(controls, "tokens_out"),
         "home_shared": "user" in homes,
+        "mcp_leaked": mcp_run and any(_scored_above_zero(r) for r in controls),
     }
+
+
+def _scored_above_zero(record: Mapping[str, Any]) -> bool:
+    score = record.get("score")
+    return isinstance(score, (int, float)) and not isinstance(score, bool) and score > 0
 
 
 def _total(records: Sequence[Mapping[str, Any]], key: str) -> int | None:

@@ -14,6 +14,11 @@ when its cases are done and its last folder is gone. A live run's lock cannot be
 so nothing of it is touched; folders without an id (an older version's) are
 never touched either. A lock is checked by the file, not by a pid, so a run
 in another pid namespace that shares this TMPDIR is not taken for dead.
+
+Only a lock file whose id has the form a run id has (:data:`RUN_ID`) is
+acted on, and only the folders whose id part is exactly that id go: a file
+an agent names ``recall-run-case.lock`` would otherwise make ``case`` a run
+id whose folders are all ``recall-case-...`` folders, a live run's included.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import contextlib
 import fcntl
 import itertools
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -36,6 +42,10 @@ LOCK_PREFIX = "recall-run-"
 LOCK_SUFFIX = ".lock"
 # A lock file is made under a name no sweep looks at, locked, then renamed: no sweep ever finds it unlocked.
 _CLAIMING = ".recall-run-claiming-"
+# A run id: the eight characters ``mkstemp`` adds to the claiming name (or the hex of a claim with no lock file).
+RUN_ID = re.compile(r"[a-z0-9_]{8}")
+# A run's folder: ``recall-<kind>-<id>-<number>``, or ``mkdtemp``'s eight characters in place of the number.
+_FOLDER = re.compile(r"recall-[a-z0-9_-]+-(?P<id>[a-z0-9_]{8})-(?:[0-9]+|[a-z0-9_]{8})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,19 +159,22 @@ def remove_dead_runs(tmp: str) -> None:
     for name in names:
         if not (name.startswith(LOCK_PREFIX) and name.endswith(LOCK_SUFFIX)):
             continue
+        identity = name[len(LOCK_PREFIX) : -len(LOCK_SUFFIX)]
+        if not RUN_ID.fullmatch(identity):
+            continue  # no run made it: an agent's, or a stray file
         lock = os.path.join(tmp, name)
         try:
             fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             continue  # another user's, or a link
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode) or status.st_uid != os.getuid():
                 continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 continue  # held: the run is alive
-            identity = name[len(LOCK_PREFIX) : -len(LOCK_SUFFIX)]
             faults = [remove_agent_tree(Path(tmp, folder)) for folder in _folders_of(tmp, identity)]
             if any(faults):
                 continue  # something an agent made could not go: the lock stays, for a later run to try again
@@ -173,13 +186,12 @@ def remove_dead_runs(tmp: str) -> None:
 
 
 def _folders_of(tmp: str, identity: str) -> list[str]:
-    """The entries of run ``identity`` in ``tmp``, its lock file aside."""
-    marker = f"-{identity}-"
+    """The folders of run ``identity`` in ``tmp``: those whose name has the form of a run's and its id exactly."""
     try:
         names = os.listdir(tmp)
     except OSError:
         return []
-    return [name for name in names if name.startswith("recall-") and marker in name and not name.endswith(LOCK_SUFFIX)]
+    return [name for name in names if (match := _FOLDER.fullmatch(name)) and match["id"] == identity]
 
 
 # At a normal exit, what release_run could not let go of earlier (a forked child's exit lets go of nothing: the key).

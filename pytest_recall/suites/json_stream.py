@@ -6,6 +6,10 @@ all of it, twice over while it parses. This reader keeps one record and a
 read buffer: it decodes the next element with ``raw_decode`` and, when an
 element runs past the buffer, reads as much again and retries, so a record
 of any size costs time linear in its length.
+
+A record nested deeper than the decoder follows (Python's recursion limit,
+about a thousand levels) is refused with one line; a benchmark's records
+nest a few levels.
 """
 
 from __future__ import annotations
@@ -100,6 +104,10 @@ def _decode(buffer: _Buffer, path: Path, index: int) -> Any:
             if buffer.more(len(buffer.text) - buffer.pos):
                 continue
             raise StreamError(f"{path}: record {index} is not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise StreamError(
+                f"{path}: record {index} is nested too deep to read; a benchmark record nests a few levels"
+            ) from None
         # A number at the buffer's end may go on in the next read ("12" of "123").
         at_end = end == len(buffer.text) and not buffer.eof and isinstance(value, (int, float))
         if at_end and buffer.more(buffer.chunk):

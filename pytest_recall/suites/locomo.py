@@ -28,6 +28,7 @@ from pytest_recall.suites.public_records import (
     require,
     require_list,
     require_text,
+    shown,
 )
 from pytest_recall.suites.public_records import ingest_prompts as shared_ingest_prompts
 
@@ -88,7 +89,7 @@ def parse_conversation(index: int, record: Any) -> Conversation:
         raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
     sample = require(record, "sample_id", where)
     if isinstance(sample, bool) or not isinstance(sample, (str, int)) or not str(sample).strip():
-        raise RecordError(f"{where}: field 'sample_id' must be a string, not {sample!r}")
+        raise RecordError(f"{where}: field 'sample_id' must be a string, not {shown(sample)}")
     conversation = require(record, "conversation", where)
     if not isinstance(conversation, Mapping):
         raise RecordError(f"{where}: field 'conversation' must be an object")
@@ -140,7 +141,7 @@ def _qa(number: int, qa: Any, where: str) -> QA:
     question = require_text(qa, "question", here)
     category = require(qa, "category", here)
     if isinstance(category, bool) or category not in CATEGORY_NAMES:
-        raise RecordError(f"{here}: 'category' is {category!r}, not one of 1, 2, 3, 4, 5")
+        raise RecordError(f"{here}: 'category' is {shown(category)}, not one of 1, 2, 3, 4, 5")
     answer = qa.get("answer")
     adversarial = qa.get("adversarial_answer")
     if category == ADVERSARIAL:

@@ -22,6 +22,7 @@ from pytest_recall.suites.public_records import (
     require,
     require_list,
     require_text,
+    shown,
 )
 from pytest_recall.suites.public_records import ingest_prompts as shared_ingest_prompts
 
@@ -101,7 +102,7 @@ def parse_question(index: int, record: Any) -> Question:
     parsed = []
     for number, (date, turns) in enumerate(zip(dates, sessions, strict=True)):
         if not isinstance(date, str) or not date.strip():
-            raise RecordError(f"{where}: field 'haystack_dates[{number}]' must be a date string, not {date!r}")
+            raise RecordError(f"{where}: field 'haystack_dates[{number}]' must be a date string, not {shown(date)}")
         session_id = str(ids[number]) if ids is not None else f"session_{number + 1}"
         parsed.append(Session(session_id, date.strip(), _turns(turns, where, f"haystack_sessions[{number}]")))
     return Question(
@@ -124,7 +125,7 @@ def _turns(turns: Any, where: str, field: str) -> tuple[Turn, ...]:
             raise RecordError(f"{here} must be an object with 'role' and 'content'")
         role, content = turn.get("role"), turn.get("content")
         if role not in ROLES:
-            raise RecordError(f"{here}: 'role' is {role!r}, not user or assistant")
+            raise RecordError(f"{here}: 'role' is {shown(role)}, not user or assistant")
         if not isinstance(content, str):
             raise RecordError(f"{here}: 'content' must be a string, not {type(content).__name__}")
         # ``has_answer`` marks the evidence turns for retrieval metrics; the agent must never see it.

@@ -6,11 +6,19 @@ picks the subset; the second writes the picked ones into a folder beside the
 destination, which is renamed into place only when all of it is written. A
 malformed file therefore stops the import with one line naming the record
 and the field, and leaves nothing behind.
+
+An ``--out`` that is a symbolic link (to an empty folder, or dangling) is
+followed: the suite is staged beside the folder the link names and renamed
+onto it, and the link keeps naming it. Refusing would make a user who keeps
+suites on another disk through a link give the real path instead; staging
+beside the link itself could only fail, since a folder cannot be renamed
+onto a link.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -95,7 +103,12 @@ def _records(path: Path, parse: Callable[[int, Any], Any]) -> Iterator[Any]:
 
 
 def _write(folder: Path, files: dict[str, str]) -> None:
-    folder.mkdir(parents=True)
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        raise PublicImportError(
+            f"two ids become the one folder name {folder.name!r}; import them apart with --id"
+        ) from None
     for name, text in files.items():
         (folder / name).write_bytes(text.encode("utf-8"))
 
@@ -105,9 +118,10 @@ def _answer(expected: dict[str, Any]) -> str:
 
 
 class _Staging:
-    """A folder beside ``out`` that becomes ``out`` only once complete; removed on any failure."""
+    """A folder beside ``out`` (a link followed) that becomes ``out`` only once complete; removed on any failure."""
 
     def __init__(self, out: Path) -> None:
+        out = _followed(out)
         if out.exists() and (not out.is_dir() or any(out.iterdir())):
             raise PublicImportError(f"{out} already exists and is not empty; remove it or choose another --out")
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -118,12 +132,23 @@ class _Staging:
         return self.path
 
     def __exit__(self, kind: object, *_: object) -> None:
-        if kind is not None:
+        try:
+            if kind is None:
+                if self.out.exists():
+                    self.out.rmdir()
+                self.path.rename(self.out)
+        except OSError as exc:
+            raise PublicImportError(f"cannot put the suite in {self.out} ({exc.strerror or exc})") from None
+        finally:
             shutil.rmtree(self.path, ignore_errors=True)
-            return
-        if self.out.exists():
-            self.out.rmdir()
-        self.path.rename(self.out)
+
+
+def _followed(out: Path) -> Path:
+    """The folder ``out`` names: where a link points, each link on the way followed."""
+    target = Path(os.path.realpath(out))
+    if target.is_symlink():  # a loop, which realpath leaves as it is
+        raise PublicImportError(f"--out {out} is a symbolic link that leads round in a loop; give a folder")
+    return target
 
 
 def import_longmemeval(path: Path, out: Path, selection: Selection) -> ImportSummary:

@@ -7,12 +7,22 @@ is written.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+
+# How an error line shows a value from the file: a few levels and items of it, so the line stays one short line.
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxstring, _SHOWN.maxother = 3, 3, 3, 40, 40
 
 
 class RecordError(ValueError):
     """A record of a data file that cannot be imported; the message names the record and the field."""
+
+
+def shown(value: Any) -> str:
+    """``value`` as an error line shows it: cut short, however long or deeply nested it is in the file."""
+    return _SHOWN.repr(value)
 
 
 def require(record: Mapping[str, Any], field: str, where: str) -> Any:
@@ -24,7 +34,7 @@ def require(record: Mapping[str, Any], field: str, where: str) -> Any:
 def require_text(record: Mapping[str, Any], field: str, where: str) -> str:
     value = require(record, field, where)
     if not isinstance(value, str) or not value.strip():
-        raise RecordError(f"{where}: field {field!r} must be a non-empty string, not {value!r}")
+        raise RecordError(f"{where}: field {field!r} must be a non-empty string, not {shown(value)}")
     return value
 
 
@@ -38,7 +48,7 @@ def require_list(record: Mapping[str, Any], field: str, where: str) -> list[Any]
 def answer_text(value: Any, where: str) -> str:
     """A gold answer as text: the data sets hold some as numbers (a count, a year), which the judges read as text."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise RecordError(f"{where} must be a string or a number, not {value!r}")
+        raise RecordError(f"{where} must be a string or a number, not {shown(value)}")
     text = str(value).strip()
     if not text:
         raise RecordError(f"{where} is empty")
