@@ -263,6 +263,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if call.when == "teardown" and isinstance(item, CaseItem):
         item.forget()
+        executor = item.config.stash.get(EXECUTOR_KEY, None)
+        if executor is not None:
+            # Travels with the report to xdist's controller, whose progress line adds up every worker's.
+            report.recall_in_flight = executor.in_flight
     return report
 
 
