@@ -65,3 +65,49 @@ def test_the_progress_line_counts_every_case_in_flight_on_a_line_of_its_own(
     # The first line comes at 10 runs done, when every process still has a full look-ahead in flight.
     assert running[0] == in_flight, lines
     assert max(running) <= in_flight, lines
+
+
+def test_an_agent_that_keeps_notes_in_its_working_folder_is_told_where_memory_must_go(recall_suite: Any) -> None:
+    """Issue 55: every case said only 'the value did not survive', naming neither RECALL_SCOPE_DIR nor HOME."""
+    recall_suite.add("case_01", ["REMEMBER 12345.67", "RECALL"], ANSWER)
+    result = recall_suite.run(command=recall_suite.agent("cwd_notes"))
+    result.assert_outcomes(failed=1)
+    reason = recall_suite.records()["case_01"]["reason"]
+    assert reason == (
+        "agent answered UNKNOWN: the value did not survive into the new session; step 1 kept nothing in "
+        "RECALL_SCOPE_DIR or HOME but left notes.txt in its working folder, which is removed when the step ends: "
+        "keep what the agent remembers under $RECALL_SCOPE_DIR or $HOME"
+    )
+    result.stdout.fnmatch_lines(["case_01 scored 0.0: *left notes.txt in its working folder*"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (
+            ("--recall-workdir=case",),
+            "step 1 kept nothing in RECALL_SCOPE_DIR or HOME but left notes.txt in its working folder, which is "
+            "emptied before the next step: keep what the agent remembers under $RECALL_SCOPE_DIR or $HOME",
+        ),
+        (
+            ("--recall-home=user",),
+            "step 1 kept nothing in RECALL_SCOPE_DIR but left notes.txt in its working folder, which is removed "
+            "when the step ends: keep what the agent remembers under $RECALL_SCOPE_DIR (or your HOME)",
+        ),
+    ],
+)
+def test_the_lost_memory_hint_follows_the_runs_mode(recall_suite: Any, flags: tuple[str, ...], says: str) -> None:
+    recall_suite.add("case_01", ["REMEMBER 12345.67", "RECALL"], ANSWER)
+    recall_suite.run(*flags, command=recall_suite.agent("cwd_notes")).assert_outcomes(failed=1)
+    assert recall_suite.records()["case_01"]["reason"].endswith(says)
+
+
+def test_no_hint_where_memory_was_kept_or_nothing_was_lost(recall_suite: Any) -> None:
+    recall_suite.add("kept", ["remember 12345.67", "recall"], ANSWER)
+    recall_suite.add("wrong", ["remember 12345.67", "say 99999.99"], ANSWER)
+    recall_suite.add("silent", ["say hello", "say UNKNOWN"], ANSWER)
+    recall_suite.run().assert_outcomes(passed=1, failed=2)
+    records = recall_suite.records()
+    assert records["wrong"]["reason"] == "final line gives a different value"
+    # Nothing in the scope, HOME or working folder: nothing was lost, so nothing is named.
+    assert records["silent"]["reason"] == "agent answered UNKNOWN: the value did not survive into the new session"
