@@ -8,13 +8,16 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_recall.sessions.cgroup import tracking_line
 from pytest_recall.testing.exchange import MODES
 
 ANSWER = "12345.67"
+REPO_DIR = Path(__file__).resolve().parent.parent
 
 
 def pytest_recall_help(*args: str) -> str:
@@ -111,3 +114,37 @@ def test_no_hint_where_memory_was_kept_or_nothing_was_lost(recall_suite: Any) ->
     assert records["wrong"]["reason"] == "final line gives a different value"
     # Nothing in the scope, HOME or working folder: nothing was lost, so nothing is named.
     assert records["silent"]["reason"] == "agent answered UNKNOWN: the value did not survive into the new session"
+
+
+def test_the_header_says_how_sessions_are_tracked_in_one_short_line_and_the_detail_under_v(
+    recall_suite: Any,
+) -> None:
+    """Issue 55: every run's header carried a 300-character cgroup and remount line."""
+    recall_suite.add("case_01", ["remember 12345.67", "recall"], ANSWER)
+    default = recall_suite.run("--collect-only")
+    tracking = [line for line in default.stdout.lines if line.startswith("recall: ") and "cgroup" in line]
+    assert len(tracking) == 1 and len(tracking[0]) <= 120, tracking
+    assert "favordynmods" not in default.stdout.str()
+    verbose = recall_suite.run("--collect-only", "-v")
+    assert f"recall: {tracking_line(verbose=True)}" in verbose.stdout.lines
+    assert tracking_line(verbose=True) != tracking_line()
+
+
+def test_quiet_keeps_the_verdict_line_as_the_readme_says(recall_suite: Any) -> None:
+    recall_suite.add("case_01", ["remember 12345.67", "recall"], ANSWER)
+    quiet = recall_suite.run("-q")
+    verdicts = [line for line in quiet.stdout.lines if line.startswith("recall: PASSED")]
+    assert len(verdicts) == 1
+    assert "95% interval" not in quiet.stdout.str() and "latency per case" not in quiet.stdout.str()
+    readme = (REPO_DIR / "README.md").read_text(encoding="utf-8")
+    assert "`-q` keeps the verdict line and only what must not be missed" in readme
+    assert "`-qq` keeps the verdict line alone" in readme
+
+
+def test_the_docs_pass_no_default_home_and_point_to_the_tiny_benchmark_files() -> None:
+    readme = (REPO_DIR / "README.md").read_text(encoding="utf-8")
+    assert "--recall-home=case" not in readme, "the README passes the default --recall-home=case"
+    benchmarks = (REPO_DIR / "docs" / "public-benchmarks.md").read_text(encoding="utf-8")
+    for tiny in ("tests/data/longmemeval_tiny.json", "tests/data/locomo_tiny.json"):
+        assert f"`{tiny}`" in benchmarks
+        assert (REPO_DIR / tiny).is_file()

@@ -131,7 +131,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if run.isolation.home == "user" and argv:
         lines.append(f"recall: {shared_home_warning(run.sandbox.mode == 'bwrap')}")
     if argv:
-        lines.append(f"recall: {tracking_line()}")
+        lines.append(f"recall: {tracking_line(verbose=config.get_verbosity() > 0)}")
     if (advice := bare_cli_advice(argv)) is not None:
         lines.append(f"recall: {advice}")
     for given, resolved in run.command.resolved_paths:
