@@ -208,11 +208,8 @@ def _agents(args: argparse.Namespace) -> int:
 
 def _fake_model(args: argparse.Namespace) -> int:
     """Serve until interrupted: a user's dry run of their wiring, with no tokens spent."""
-    from pytest_recall.testing.fake_model import MODES, FakeModelServer
+    from pytest_recall.testing.fake_model import FakeModelServer
 
-    if args.mode not in MODES:
-        print(f"pytest-recall fake-model: --mode must be one of {', '.join(MODES)}, not {args.mode!r}", file=sys.stderr)
-        return 2
     server = FakeModelServer(args.mode, port=args.port, log_path=Path(args.log) if args.log else None)
     print(f"fake model ({args.mode}) on {server.base_url}", flush=True)
     try:
@@ -277,7 +274,15 @@ def _add_judge_audit(commands: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pytest-recall", description="Tools around pytest-recall runs.")
+    from pytest_recall.testing.exchange import MODES
+
+    parser = argparse.ArgumentParser(
+        prog="pytest-recall",
+        description="Tools around pytest-recall runs.",
+        epilog="Exit status: 0 when the command did its work; 1 when what it gates on failed (merge: the cases or "
+        "the score, compare: a significant regression); 2 on unreadable input, a usage error or, for merge, an "
+        "interrupted shard.",
+    )
     parser.add_argument("--version", action="version", version=f"pytest-recall {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_report_commands(commands)
@@ -297,8 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
     fake.add_argument(
         "--mode",
         default="memory",
-        help="what it remembers: plain, memory or native; as a judge (recall-judge) every mode judges strictly "
-        "but lenient, which accepts any answer that does not decline",
+        choices=MODES,
+        help="as an agent's model, what it remembers: 'plain' nothing, 'memory' (default) a note in the CLI's own "
+        "memory file, 'native' Claude Code's auto-memory, 'lenient' nothing, as plain; as a judge (recall-judge), "
+        "every mode judges strictly except 'lenient', which accepts any answer that does not decline",
     )
     fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
     fake.set_defaults(handler=_fake_model)
@@ -330,7 +337,7 @@ def _add_report_commands(commands: Any) -> None:
 
     compare = commands.add_parser(
         "compare",
-        help="compare two reports case by case; exit 1 on a significant regression, 0 otherwise",
+        help="compare two reports case by case; exit 1 on a significant regression, 2 on unreadable input, 0 otherwise",
         description="Pairs cases by suite and id, tests new - base overall and per category, and exits 1 only "
         "when the overall drop is significant (2 on unreadable input).",
     )

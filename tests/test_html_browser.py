@@ -13,6 +13,7 @@ import base64
 import json
 import os
 import struct
+import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -466,3 +467,77 @@ def test_the_epochs_table_and_the_helped_and_harmed_lists_are_drawn_from_data(
         assert folded["helped"] == helped[:20] and folded["more"] == [f"and {len(helped) - 20} more"]
         assert opened["helped"] == helped and opened["harmed"] == harmed
         assert opened["p"] == f"{entry['p_value']:.3f}"
+
+
+# In a narrow page, where cells break lines: a category only after a '_' or a '-', an expected answer
+# only at a space (its voucher ids whole).
+CATEGORY_BREAKS = r"""JSON.stringify((() => {
+    document.querySelector('main').style.maxWidth = '640px';
+    const broken = [];
+    const rows = 'section.case-table tr:not(.evidence)';
+    for (const [column, between] of [[3, "_-"], [5, " "]]) for (const cell of document.querySelectorAll(
+            `${rows} td:nth-child(${column})`)) {
+        const text = cell.textContent;
+        const range = document.createRange();
+        let top = null, at = 0;
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (let i = 0; i < node.length; i++, at++) {
+                if (/\s/.test(text[at])) continue;  // a space at a line's end may be drawn on either line
+                range.setStart(node, i);
+                range.setEnd(node, i + 1);
+                const line = Math.round(range.getBoundingClientRect().top);
+                if (top !== null && line !== top && !between.includes(text[at - 1])) broken.push(text.slice(0, at + 1));
+                top = line;
+            }
+        }
+    }
+    // A table too wide for so narrow a column scrolls in its own box; the page never does.
+    const main = document.querySelector('main');
+    const edge = main.getBoundingClientRect().right;
+    const wide = [...main.querySelectorAll('.table-scroll')].filter(e => e.getBoundingClientRect().right > edge + 0.5);
+    const cells = document.querySelectorAll('section.case-table tr:not(.evidence) td:nth-child(3)').length;
+    return {broken, wide: wide.length, pageWidth: document.documentElement.scrollWidth, cells};
+})())"""
+
+
+@needs_chromium
+def test_a_locomo_run_keeps_its_case_table_in_the_page_and_its_category_names_whole(
+    chromium: Chromium, tmp_path: Path, pytester: pytest.Pytester
+) -> None:
+    """Issue 55: on the LoCoMo import the case table ran past the page, and 'largest_debit_vo/ucher' broke mid-word."""
+    from pytest_recall.cli import main
+
+    data = Path(__file__).resolve().parent / "data" / "locomo_tiny.json"
+    assert main(["import", "locomo", str(data), "--out", str(pytester.path / "loc")]) == 0
+    ledger = pytester.path / "loc-ledger" / "case_01"
+    ledger.mkdir(parents=True)
+    (ledger / "step1.txt").write_text("remember 12345.67", encoding="utf-8")
+    (ledger / "step2.txt").write_text("recall", encoding="utf-8")
+    expected = {
+        "id": "case_01",
+        "category": "largest_debit_voucher",
+        "answer": "AR-2026-0042",
+        "answer_kind": "voucher",
+    }
+    (ledger / "answer.json").write_text(json.dumps(expected), encoding="utf-8")
+    html = tmp_path / "locomo.html"
+    retrieval = f"{sys.executable} -m pytest_recall.agents.retrieval"
+    result = pytester.runpytest_subprocess(
+        "loc",
+        "loc-ledger",
+        f"--recall-cmd={retrieval}",
+        f"--recall-html={html}",
+        "--recall-transcripts=all",
+        timeout=300,
+    )
+    assert html.is_file(), result.stdout.str()
+    loaded = load_page(chromium, html)
+    (screenshot_dir(tmp_path) / "locomo.png").write_bytes(loaded.screenshot)
+    assert loaded.errors == []
+    assert loaded.layout["pageWidth"] <= WIDTH, "nothing may overflow sideways"
+    assert loaded.layout["overflowing"] == [], "no table may stick out of the page column"
+    narrow = evaluate(chromium, CATEGORY_BREAKS)
+    assert narrow["cells"] >= 13
+    assert narrow["broken"] == [], "a category name or an answer broke inside a word"
+    assert narrow["wide"] == 0 and narrow["pageWidth"] <= WIDTH, "in a narrow column the table scrolls, not the page"

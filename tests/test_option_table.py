@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
 from pytest_recall.plugin.config import RunConfig
-from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS
+from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS, TOPICS
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
 from pytest_recall.scoring.judge_scope import FreeFormJudge
@@ -87,3 +88,42 @@ def test_a_value_outside_a_modes_literal_is_one_usage_line(pytester: pytest.Pyte
     result = pytester.runpytest(f"{option.flag}=bogus")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "must be one of " + ", ".join(option.choices) in result.stderr.str()
+
+
+def _flags_by_heading(text: str, heading: str) -> dict[str, list[str]]:
+    """Each section of ``text`` whose heading matches ``heading`` (group 1 names it), with its flags, in order."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        found = re.match(heading, line)
+        if found:
+            current = sections.setdefault(found.group(1), [])
+        elif re.match(r"^\S", line) and not line.startswith("|"):
+            current = None  # another group or section: its flags are not this topic's
+        flag = re.match(r"^(?:  |\| `)(--recall-[a-z-]+)", line)
+        if flag and current is not None:
+            current.append(flag.group(1))
+    return sections
+
+
+def test_help_groups_the_flags_by_topic_with_metavars_that_name_the_value(pytester: pytest.Pytester) -> None:
+    """Issue 55: one flat group of 45 flags, each taking VALUE, left the reader to search the prose for choices."""
+    text = "\n".join(pytester.runpytest("--help").outlines)
+    groups = _flags_by_heading(text, r"^pytest-recall, (.+):$")
+    assert groups == {topic.title: [option.flag for option in topic.options] for topic in TOPICS}
+    names = [topic.name for topic in TOPICS]
+    assert names == ["run", "isolation", "sandbox", "live", "judging", "reports", "scale-out"]
+    assert not re.findall(r"--recall-[a-z-]+=VALUE", text), "a flag still takes VALUE"
+    assert "--recall-gate={cases,score}" in text
+    assert "--recall-sandbox-net={private,host,none}" in text
+    assert "--recall-live-preset={llm-chat,claude,codex}" in text
+    assert re.search(r"--recall-report=PATH\s", text)
+    for option in OPTIONS:
+        if option.kind != "bool":
+            assert f"{option.flag}={option.shown_metavar}" in text, option.flag
+
+
+def test_the_options_page_lists_the_flags_in_the_helps_groups() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "options.md").read_text(encoding="utf-8")
+    sections = _flags_by_heading(page, r"^### [A-Z][a-z-]+: (.+)$")
+    assert sections == {topic.title: [option.flag for option in topic.options] for topic in TOPICS}

@@ -103,6 +103,7 @@ class CaseExecutor:
         self._started: set[str] = set()
         # Cases ahead that an earlier run scored, until pytest reaches them.
         self._resumed: set[str] = set()
+        self.in_flight = 0
 
     def plan(self, items: Sequence[Any]) -> None:
         """The items this process will run, in order, for the look-ahead.
@@ -190,6 +191,8 @@ class CaseExecutor:
                         self._submit(ahead)
         self._started.discard(item.nodeid)
         run = self.pool.wait(item.nodeid)
+        # This case and those still in flight: how many ran at once as it ended, for the progress line.
+        self.in_flight = len(self.pool) + 1
         self.spent_usd += sum(step.cost_usd for step in run.steps if step.cost_usd is not None)
         self.spent_usd += run.earlier_cost_usd or 0.0
         return run

@@ -135,7 +135,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     stores = unscoped_store_lines(isolation.mcp_servers, home_per_case=isolation.home == "case", run_env=isolation.env)
     lines.extend(f"recall: {line}" for line in stores)
     if argv:
-        lines.append(f"recall: {tracking_line()}")
+        lines.append(f"recall: {tracking_line(verbose=config.get_verbosity() > 0)}")
     if (advice := bare_cli_advice(argv)) is not None:
         lines.append(f"recall: {advice}")
     for given, resolved in run.command.resolved_paths:
@@ -267,6 +267,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if call.when == "teardown" and isinstance(item, CaseItem):
         item.forget()
+        executor = item.config.stash.get(EXECUTOR_KEY, None)
+        if executor is not None:
+            # Travels with the report to xdist's controller, whose progress line adds up every worker's.
+            report.recall_in_flight = executor.in_flight
     return report
 
 

@@ -1,12 +1,16 @@
 """The ``--recall-*`` flags: one table, each flag with its ini twin and one help text, and their raw values.
 
-Each option is declared once here, and :func:`add_options` registers the
-flag and the ini key from that one row. A mode's choices and default come
-from the ``Literal`` type defined beside the code that uses it. Reading a
+Each option is declared once here, in the table of its topic (run,
+isolation, sandbox, live, judging, reports, scale-out), and
+:func:`add_options` registers the flag, in its topic's group of ``pytest
+--help``, and the ini key from that one row. A mode's choices and default
+come from the ``Literal`` type defined beside the code that uses it, and
+name its value in the help (``--recall-gate={cases,score}``). Reading a
 value into the run configuration is :mod:`pytest_recall.plugin.configure`'s
 job; a flag given on the command line wins over the ini value.
 
-Adding a flag: a row here, a field in the group of
+Adding a flag: a row in its topic's table here and in that topic's section
+of docs/options.md, a field in the group of
 :mod:`pytest_recall.plugin.config` (or of the layer module) that uses it,
 and the line that reads it in that group's reader in ``configure``.
 """
@@ -55,10 +59,17 @@ class Option:
     kind: OptionKind = "string"
     # The values a mode may take; empty for free text.
     choices: tuple[str, ...] = ()
+    # What the value is (PATH, N, SECONDS, ...); a mode's is its choices.
+    metavar: str = "VALUE"
 
     @property
     def flag(self) -> str:
         return flag_of(self.name)
+
+    @property
+    def shown_metavar(self) -> str:
+        """How ``pytest --help`` names the value: a mode by its choices, so they need no reading of the prose."""
+        return "{" + ",".join(self.choices) + "}" if self.choices else self.metavar
 
     @classmethod
     def mode(cls, name: str, help: str, *, choices: object, optional: bool = False) -> Option:
@@ -70,42 +81,92 @@ class Option:
         return cls(name, help, None if optional else names[0], choices=names)
 
 
-OPTIONS = (
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """One group of flags in ``pytest --help``, so a reader finds the judge flags together, the live ones together."""
+
+    name: str
+    title: str
+    options: tuple[Option, ...]
+
+
+RUN_OPTIONS = (
     Option(
         "recall_cmd",
         "Agent command to test, e.g. 'myagent --flag'. Each step runs as this command, shell-split, "
         "plus the step's prompt as one final argument.",
+        metavar="COMMAND",
     ),
     Option(
         "recall_timeout",
         f"Seconds one agent session may run before its process group is killed and the case scores 0. "
         f"Given here it holds for every case; otherwise a suite.toml or case.toml 'timeout' applies, "
         f"else {DEFAULT_TIMEOUT_S:g}.",
+        metavar="SECONDS",
     ),
     Option(
         "recall_grace",
         f"Seconds between SIGTERM and SIGKILL when a session times out (default {DEFAULT_GRACE_S:g}).",
         str(DEFAULT_GRACE_S),
+        metavar="SECONDS",
+    ),
+    Option.mode(
+        "recall_prompt",
+        "How a step's prompt reaches the agent: 'argv' (default) as the command's last argument (at most "
+        "128 KiB on Linux); 'stdin' on a pipe, then end of file; 'file' in a file named by RECALL_PROMPT_FILE, "
+        "readable only by the session and deleted when the step ends.",
+        choices=PromptMode,
     ),
     Option(
-        "recall_threshold",
-        f"Run-level pass mark: the run passes when its mean score reaches this (default {DEFAULT_THRESHOLD}).",
-        str(DEFAULT_THRESHOLD),
+        "recall_ok_exit_codes",
+        "Comma-separated exit statuses that count as a session ending well (default 0), for agents that exit "
+        "with another status on a normal quit. Wins over a case's own ok_exit_codes.",
+        metavar="CODES",
     ),
-    Option("recall_report", "Write the run report as one JSON document to this path at session end."),
     Option(
         "recall_max_output",
         f"Bytes of each stream kept per session (default {DEFAULT_MAX_OUTPUT_BYTES}). Beyond it the head and the "
         "tail are kept, so the final line is still judged, and the record notes the truncation.",
         str(DEFAULT_MAX_OUTPUT_BYTES),
+        metavar="BYTES",
     ),
     Option(
-        "recall_concurrency",
-        "Cases run at once inside one pytest process (default 1). Agents mostly wait on I/O, so this can far "
-        "exceed the core count; it is cheaper than as many xdist workers. Under xdist it applies in each worker: "
-        "-n W runs W x N cases at once.",
-        "1",
+        "recall_preflight",
+        "Before any case, run the agent once on 'Reply with the single word READY.' with the run's full settings "
+        "(sandbox, HOME, copies, environment); if it exits non-zero, times out or prints nothing, stop the run with "
+        "exit status 4 and show its command, status and stderr. No case runs, so none is charged.",
+        "false",
+        kind="bool",
     ),
+    Option(
+        "recall_threshold",
+        f"Run-level pass mark: the run passes when its mean score reaches this (default {DEFAULT_THRESHOLD}).",
+        str(DEFAULT_THRESHOLD),
+        metavar="SCORE",
+    ),
+    Option.mode(
+        "recall_gate",
+        "What pytest's exit status follows: 'cases' (default) fails on any failed case; 'score' exits 0 when the "
+        "run score reaches --recall-threshold and 1 when it does not, whatever single cases did.",
+        choices=Gate,
+    ),
+    Option(
+        "recall_epochs",
+        "Run every case this many times, each in a fresh memory scope (default 1). The report then gives each "
+        "case's mean, pass@k, pass^k and spread, and intervals that account for the repeats.",
+        "1",
+        metavar="N",
+    ),
+    Option(
+        "recall_control",
+        "Also run, for each case, its last step alone in a fresh scope: the no-memory control. The report gives the "
+        "control score and the memory lift over it; control items pass whatever they score.",
+        "false",
+        kind="bool",
+    ),
+)
+
+ISOLATION_OPTIONS = (
     Option.mode(
         "recall_home",
         "Where agents' HOME points: 'case' (default) gives each case a fresh HOME and "
@@ -120,12 +181,14 @@ OPTIONS = (
         "SRC:DEST: a relative SRC is taken from your HOME, an absolute one as given; DEST is relative to the "
         "case HOME and defaults to SRC's place in your HOME. E.g. "
         "'.claude.json,/etc/agent/models.yaml:.config/agent/models.yaml'.",
+        metavar="SRC[:DEST],...",
     ),
     Option(
         "recall_env",
         "Set an agent's environment variable per case: NAME=VALUE, where VALUE may use {scope}, {home}, "
         "{workdir}, {step} and {case}; -NAME unsets NAME. Repeat the flag, or give one per line in the ini.",
         kind="list",
+        metavar="NAME=VALUE",
     ),
     Option(
         "recall_mcp",
@@ -133,7 +196,109 @@ OPTIONS = (
         "strings may use {scope}, {home}, {workdir}, {step} and {case}, filled in per step so each case's server "
         "keeps its store in that case's scope. The agent finds it, filled in, in RECALL_MCP_CONFIG; the "
         "recall-claude and recall-codex adapters pass it to their CLI. Wins over a case.toml or suite.toml 'mcp'.",
+        metavar="PATH",
     ),
+    Option.mode(
+        "recall_workdir",
+        "Each step's working directory: 'fresh' (default) a new, randomly named one per step; 'case' the same "
+        "path for every step of a case, emptied between steps, for agents that key memory by their cwd.",
+        choices=WorkdirMode,
+    ),
+    Option.mode(
+        "recall_scope",
+        "Memory scope: 'case' (default) gives every case a fresh RECALL_SCOPE_DIR; 'suite' gives every case of "
+        "the run one scope (and, with --recall-home=case, one HOME), made once and removed at the end, and runs "
+        "the cases one after another in a fixed, seeded order, so later cases must find theirs among all that "
+        "earlier cases stored. Control items still get a fresh scope.",
+        choices=ScopeMode,
+    ),
+)
+
+SANDBOX_OPTIONS = (
+    Option.mode(
+        "recall_sandbox",
+        "How agents are confined: 'none' (default) relies on fresh processes and directories; 'bwrap' runs every "
+        "session under bubblewrap, where it sees the system read-only, its own directories, and no case files, "
+        "reports, logs or other sessions, and where no process outlives it.",
+        choices=SandboxMode,
+    ),
+    Option(
+        "recall_sandbox_bind",
+        "With --recall-sandbox=bwrap: comma-separated paths the agent may read besides the system and this "
+        "Python installation, such as the agent's own install or source checkout.",
+        metavar="PATH,...",
+    ),
+    Option.mode(
+        "recall_sandbox_net",
+        "With --recall-sandbox=bwrap, each session's network: 'private' (default) gives every session a network "
+        "namespace of its own, with outbound connections and the host's loopback ports through pasta (Debian's "
+        "passt), so sessions cannot reach each other over abstract sockets or loopback; 'host' shares the "
+        "harness's network; 'none' gives no network at all.",
+        choices=Network,
+    ),
+)
+
+LIVE_OPTIONS = (
+    Option.mode(
+        "recall_session",
+        "Run every case in this session mode, whatever its case.toml or suite.toml says: 'fresh' starts a new "
+        "process per step with the prompt in argv; 'continue' sends every step, in turn, to one live process on "
+        "its terminal, for agents that run as a REPL. Unset, each case runs in its own mode (default fresh).",
+        choices=SessionMode,
+        optional=True,
+    ),
+    Option(
+        "recall_live_preset",
+        "Run every case live in one session of a known CLI, driven as its adapter's tests drive it: "
+        + "; ".join(f"'{name}': {preset.about}" for name, preset in PRESETS.items())
+        + ". It sets the command and the turn protocol; --recall-cmd may only name the preset's own launcher, with "
+        "extra arguments for the CLI after it; protocol flags given as well win over the preset's values.",
+        choices=tuple(PRESETS),
+    ),
+    Option(
+        "recall_turn_template",
+        "Live sessions: what is typed for each turn, {prompt} standing for the step's prompt without its last "
+        "newline (default '{prompt}\\n'). Escapes such as \\n, \\r and \\x03 are understood. Example: "
+        "'!multi\\n{prompt}\\n!end\\n' for llm chat.",
+        metavar="TEMPLATE",
+    ),
+    Option.mode(
+        "recall_paste",
+        "Live sessions: 'typed' (default) types each turn into the terminal; 'bracketed' sends it as one "
+        "bracketed paste (ESC[200~ ... ESC[201~) and then Enter, as a terminal delivers pasted text to a TUI.",
+        choices=PasteMode,
+        optional=True,
+    ),
+    Option(
+        "recall_quit",
+        "Live sessions: the keys sent after the last answer to end the session, such as '/exit\\r' (escapes as "
+        "in --recall-turn-template). Default: the terminal's end-of-file, Ctrl-D.",
+        metavar="KEYS",
+    ),
+    Option(
+        "recall_ready_pattern",
+        "Live sessions: a regular expression (multi-line mode) for the agent's prompt, searched on the rendered "
+        "screen lines changed since the turn was sent; the next turn goes once it shows and the screen has "
+        "settled, and the answer is what the screen shows before it. Wins over a case's own readiness.",
+        metavar="REGEX",
+    ),
+    Option(
+        "recall_ready_idle",
+        "Live sessions: seconds the screen must stay still before the agent counts as ready for the next turn: "
+        "with no ready pattern, quiet alone means ready (default 1); with one, the settle after it shows "
+        "(default 0.3). Wins over a case's own readiness.",
+        metavar="SECONDS",
+    ),
+    Option(
+        "recall_answer_pattern",
+        "Live sessions: a regular expression (multi-line mode) that picks a TUI's answer out of what a turn "
+        "showed: its last match's first group, or, without groups, everything after its last match, dedented. "
+        "Default: everything after the echoed turn.",
+        metavar="REGEX",
+    ),
+)
+
+JUDGING_OPTIONS = (
     Option.mode(
         "recall_answer_judge",
         "How each case's last answer is judged: 'answer' (default) the built-in judge of its answer_kind (or a "
@@ -149,6 +314,7 @@ OPTIONS = (
         "e.g. 'recall-judge -m gpt-4o-mini'. It judges the free-form kinds (longmemeval, locomo, free); its "
         "verdict, cost and errors go in each record's llm_judge, apart from the agent's. Retried as agents are "
         "(--recall-retries); the same question, gold and answer is judged once per run.",
+        metavar="COMMAND",
     ),
     Option(
         "recall_judge_both",
@@ -171,70 +337,21 @@ OPTIONS = (
         f"Seconds one call of the judge command may take before it is killed and counted a judge error "
         f"(default {DEFAULT_JUDGE_TIMEOUT_S:g}).",
         str(DEFAULT_JUDGE_TIMEOUT_S),
+        metavar="SECONDS",
     ),
-    Option.mode(
-        "recall_prompt",
-        "How a step's prompt reaches the agent: 'argv' (default) as the command's last argument (at most "
-        "128 KiB on Linux); 'stdin' on a pipe, then end of file; 'file' in a file named by RECALL_PROMPT_FILE, "
-        "readable only by the session and deleted when the step ends.",
-        choices=PromptMode,
-    ),
-    Option.mode(
-        "recall_workdir",
-        "Each step's working directory: 'fresh' (default) a new, randomly named one per step; 'case' the same "
-        "path for every step of a case, emptied between steps, for agents that key memory by their cwd.",
-        choices=WorkdirMode,
-    ),
-    Option.mode(
-        "recall_gate",
-        "What pytest's exit status follows: 'cases' (default) fails on any failed case; 'score' exits 0 when the "
-        "run score reaches --recall-threshold and 1 when it does not, whatever single cases did.",
-        choices=Gate,
+)
+
+REPORTS_OPTIONS = (
+    Option(
+        "recall_report",
+        "Write the run report as one JSON document to this path at session end.",
+        metavar="PATH",
     ),
     Option(
-        "recall_log",
-        "Append each finished case's record to this file as one JSON line, on disk as soon as the case ends, so "
-        "a killed run keeps the work it paid for. xdist workers may share it.",
+        "recall_html",
+        "Write the run report as one self-contained HTML page to this path at session end.",
+        metavar="PATH",
     ),
-    Option(
-        "recall_resume",
-        "Resume from a run log (or a report): skip cases it already scored with the same node id, content and "
-        "command, and report their stored records as they are. A missing file resumes nothing.",
-    ),
-    Option(
-        "recall_shard",
-        "Run only shard K of N (e.g. 2/4): a deterministic, balanced share of the collected tests, so N jobs "
-        "run every case exactly once. Merge their reports with 'pytest-recall merge'. 'auto' reads K and N from "
-        "RECALL_SHARD_INDEX/RECALL_SHARD_TOTAL, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or a Kubernetes Indexed "
-        "Job's JOB_COMPLETION_INDEX (from 0) with RECALL_SHARD_TOTAL.",
-    ),
-    Option(
-        "recall_shard_durations",
-        "A previous report or run log whose case durations balance --recall-shard by time (longest first); "
-        "without it, cases are dealt by a stable hash of their node id.",
-    ),
-    Option(
-        "recall_epochs",
-        "Run every case this many times, each in a fresh memory scope (default 1). The report then gives each "
-        "case's mean, pass@k, pass^k and spread, and intervals that account for the repeats.",
-        "1",
-    ),
-    Option(
-        "recall_control",
-        "Also run, for each case, its last step alone in a fresh scope: the no-memory control. The report gives the "
-        "control score and the memory lift over it; control items pass whatever they score.",
-        "false",
-        kind="bool",
-    ),
-    Option.mode(
-        "recall_scope",
-        "Memory scope: 'case' (default) gives every case a fresh RECALL_SCOPE_DIR; 'suite' gives every case of "
-        "the run one scope (and, with --recall-home=case, one HOME), made once and removed at the end, and runs "
-        "the cases one after another in a fixed, seeded order, so later cases must find theirs among all that "
-        "earlier cases stored. Control items still get a fresh scope.",
-        choices=ScopeMode,
-    ),
-    Option("recall_html", "Write the run report as one self-contained HTML page to this path at session end."),
     Option.mode(
         "recall_transcripts",
         "Which cases keep their steps' prompt references, stdout and stderr in the report: 'failed' (default) "
@@ -242,84 +359,36 @@ OPTIONS = (
         "case. The run log always keeps everything.",
         choices=TranscriptMode,
     ),
-    Option.mode(
-        "recall_sandbox",
-        "How agents are confined: 'none' (default) relies on fresh processes and directories; 'bwrap' runs every "
-        "session under bubblewrap, where it sees the system read-only, its own directories, and no case files, "
-        "reports, logs or other sessions, and where no process outlives it.",
-        choices=SandboxMode,
+    Option(
+        "recall_log",
+        "Append each finished case's record to this file as one JSON line, on disk as soon as the case ends, so "
+        "a killed run keeps the work it paid for. xdist workers may share it.",
+        metavar="PATH",
+    ),
+)
+
+SCALE_OUT_OPTIONS = (
+    Option(
+        "recall_concurrency",
+        "Cases run at once inside one pytest process (default 1). Agents mostly wait on I/O, so this can far "
+        "exceed the core count; it is cheaper than as many xdist workers. Under xdist it applies in each worker: "
+        "-n W runs W x N cases at once.",
+        "1",
+        metavar="N",
     ),
     Option(
-        "recall_sandbox_bind",
-        "With --recall-sandbox=bwrap: comma-separated paths the agent may read besides the system and this "
-        "Python installation, such as the agent's own install or source checkout.",
-    ),
-    Option.mode(
-        "recall_sandbox_net",
-        "With --recall-sandbox=bwrap, each session's network: 'private' (default) gives every session a network "
-        "namespace of its own, with outbound connections and the host's loopback ports through pasta (Debian's "
-        "passt), so sessions cannot reach each other over abstract sockets or loopback; 'host' shares the "
-        "harness's network; 'none' gives no network at all.",
-        choices=Network,
-    ),
-    Option.mode(
-        "recall_session",
-        "Run every case in this session mode, whatever its case.toml or suite.toml says: 'fresh' starts a new "
-        "process per step with the prompt in argv; 'continue' sends every step, in turn, to one live process on "
-        "its terminal, for agents that run as a REPL. Unset, each case runs in its own mode (default fresh).",
-        choices=SessionMode,
-        optional=True,
+        "recall_shard",
+        "Run only shard K of N (e.g. 2/4): a deterministic, balanced share of the collected tests, so N jobs "
+        "run every case exactly once. Merge their reports with 'pytest-recall merge'. 'auto' reads K and N from "
+        "RECALL_SHARD_INDEX/RECALL_SHARD_TOTAL, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL, or a Kubernetes Indexed "
+        "Job's JOB_COMPLETION_INDEX (from 0) with RECALL_SHARD_TOTAL.",
+        metavar="K/N|auto",
     ),
     Option(
-        "recall_ready_pattern",
-        "Live sessions: a regular expression (multi-line mode) for the agent's prompt, searched on the rendered "
-        "screen lines changed since the turn was sent; the next turn goes once it shows and the screen has "
-        "settled, and the answer is what the screen shows before it. Wins over a case's own readiness.",
-    ),
-    Option(
-        "recall_live_preset",
-        "Run every case live in one session of a known CLI, driven as its adapter's tests drive it: "
-        + "; ".join(f"'{name}': {preset.about}" for name, preset in PRESETS.items())
-        + ". It sets the command and the turn protocol; --recall-cmd may only name the preset's own launcher, with "
-        "extra arguments for the CLI after it; protocol flags given as well win over the preset's values.",
-        choices=tuple(PRESETS),
-    ),
-    Option(
-        "recall_turn_template",
-        "Live sessions: what is typed for each turn, {prompt} standing for the step's prompt without its last "
-        "newline (default '{prompt}\\n'). Escapes such as \\n, \\r and \\x03 are understood. Example: "
-        "'!multi\\n{prompt}\\n!end\\n' for llm chat.",
-    ),
-    Option.mode(
-        "recall_paste",
-        "Live sessions: 'typed' (default) types each turn into the terminal; 'bracketed' sends it as one "
-        "bracketed paste (ESC[200~ ... ESC[201~) and then Enter, as a terminal delivers pasted text to a TUI.",
-        choices=PasteMode,
-        optional=True,
-    ),
-    Option(
-        "recall_quit",
-        "Live sessions: the keys sent after the last answer to end the session, such as '/exit\\r' (escapes as "
-        "in --recall-turn-template). Default: the terminal's end-of-file, Ctrl-D.",
-    ),
-    Option(
-        "recall_answer_pattern",
-        "Live sessions: a regular expression (multi-line mode) that picks a TUI's answer out of what a turn "
-        "showed: its last match's first group, or, without groups, everything after its last match, dedented. "
-        "Default: everything after the echoed turn.",
-    ),
-    Option(
-        "recall_ok_exit_codes",
-        "Comma-separated exit statuses that count as a session ending well (default 0), for agents that exit "
-        "with another status on a normal quit. Wins over a case's own ok_exit_codes.",
-    ),
-    Option(
-        "recall_preflight",
-        "Before any case, run the agent once on 'Reply with the single word READY.' with the run's full settings "
-        "(sandbox, HOME, copies, environment); if it exits non-zero, times out or prints nothing, stop the run with "
-        "exit status 4 and show its command, status and stderr. No case runs, so none is charged.",
-        "false",
-        kind="bool",
+        "recall_shard_durations",
+        "A previous report or run log whose case durations balance --recall-shard by time (longest first); "
+        "without it, cases are dealt by a stable hash of their node id.",
+        metavar="PATH",
     ),
     Option(
         "recall_retries",
@@ -327,51 +396,72 @@ OPTIONS = (
         "exited non-zero, died by a signal or timed out, or the agent could not start), up to N more times "
         "(default 0). Rate limits and overload are the usual reason. Each record keeps its 'attempts'.",
         "0",
+        metavar="N",
     ),
     Option(
         "recall_retry_delay",
         f"Seconds before the first retry of a case, doubling for each further one (default "
         f"{DEFAULT_RETRY_DELAY_S:g}; 0 retries at once). Other cases in flight keep running meanwhile.",
         str(DEFAULT_RETRY_DELAY_S),
+        metavar="SECONDS",
     ),
     Option(
         "recall_max_cost",
         "Stop starting cases once the spend the agent reported (every attempt's, retries included) reaches this "
         "many US dollars; cases in flight finish, the rest are skipped and named in the summary, and "
         "--recall-resume continues later. Under xdist each worker counts its own spend. Default: no limit.",
+        metavar="USD",
     ),
     Option(
         "recall_estimate_from",
         "With --collect-only: an earlier report whose median cost and duration per session give the expected "
         "cost and time of the sessions this run would start.",
+        metavar="PATH",
     ),
     Option(
-        "recall_ready_idle",
-        "Live sessions: seconds the screen must stay still before the agent counts as ready for the next turn: "
-        "with no ready pattern, quiet alone means ready (default 1); with one, the settle after it shows "
-        "(default 0.3). Wins over a case's own readiness.",
+        "recall_resume",
+        "Resume from a run log (or a report): skip cases it already scored with the same node id, content and "
+        "command, and report their stored records as they are. A missing file resumes nothing.",
+        metavar="PATH",
     ),
 )
+
+TOPICS = (
+    Topic("run", "the agent, its sessions and the pass mark", RUN_OPTIONS),
+    Topic("isolation", "what each case's sessions share and see", ISOLATION_OPTIONS),
+    Topic("sandbox", "confining the agent", SANDBOX_OPTIONS),
+    Topic("live", "one live session per case, driven on a terminal", LIVE_OPTIONS),
+    Topic("judging", "how answers are judged", JUDGING_OPTIONS),
+    Topic("reports", "what the run writes", REPORTS_OPTIONS),
+    Topic("scale-out", "many cases, shards, retries and budgets", SCALE_OUT_OPTIONS),
+)
+OPTIONS = tuple(option for topic in TOPICS for option in topic.options)
 
 
 OPTION_BY_NAME = {option.name: option for option in OPTIONS}
 
 
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("recall", "pytest-recall: does the agent remember across sessions?")
-    for option in OPTIONS:
-        if option.kind == "list":
-            group.addoption(
-                option.flag, dest=option.name, action="append", default=None, metavar="VALUE", help=option.help
-            )
-            parser.addini(option.name, option.help, type="linelist", default=[])
-        elif option.kind == "bool":
-            # default None, not False, so that an absent flag falls through to the ini value.
-            group.addoption(option.flag, dest=option.name, action="store_true", default=None, help=option.help)
-            parser.addini(option.name, option.help, type="bool", default=option.default == "true")
-        else:
-            group.addoption(option.flag, dest=option.name, default=None, metavar="VALUE", help=option.help)
-            parser.addini(option.name, option.help, type="string", default=option.default)
+    """Each topic's flags as a group of their own in ``pytest --help``, in the table's order, with their ini twins."""
+    for topic in TOPICS:
+        group = parser.getgroup(f"recall-{topic.name}", f"pytest-recall, {topic.title}")
+        for option in topic.options:
+            _add_option(parser, group, option)
+
+
+def _add_option(parser: pytest.Parser, group: pytest.OptionGroup, option: Option) -> None:
+    if option.kind == "list":
+        group.addoption(
+            option.flag, dest=option.name, action="append", default=None, metavar=option.shown_metavar, help=option.help
+        )
+        parser.addini(option.name, option.help, type="linelist", default=[])
+    elif option.kind == "bool":
+        # default None, not False, so that an absent flag falls through to the ini value.
+        group.addoption(option.flag, dest=option.name, action="store_true", default=None, help=option.help)
+        parser.addini(option.name, option.help, type="bool", default=option.default == "true")
+    else:
+        group.addoption(option.flag, dest=option.name, default=None, metavar=option.shown_metavar, help=option.help)
+        parser.addini(option.name, option.help, type="string", default=option.default)
 
 
 def raw_value(config: pytest.Config, name: str) -> str | None:

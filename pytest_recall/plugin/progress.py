@@ -2,7 +2,9 @@
 
 A 256-case run of a 60-second agent shows only dots for hours. Between
 them this writes how far the run is: runs done of all, running, failed, the
-score so far and an ETA. On a terminal it writes one when at least
+score so far and an ETA. "Running" counts the cases in flight in the whole
+run: each process's, as its latest case ended, and under xdist every
+worker's, added up on the controller from a field its reports carry. On a terminal it writes one when at least
 ``TTY_EVERY_S`` seconds passed since the last; in a log that is not a
 terminal, one every N finished runs (a tenth of the run, at least
 ``LOG_EVERY_MIN``), so a CI log grows by about ten lines, and none for a run
@@ -46,8 +48,13 @@ class ProgressLine:
         self.config = config
         self.recorder = recorder
         self.total = 0
-        self.started: set[str] = set()
         self.finished: set[str] = set()
+        # Cases in flight in each process (xdist's worker id; "" for a plain run), as of its latest report.
+        self.in_flight: dict[str, int] = {}
+        # Under xdist, pytest writes a worker's letters (the dots) with no line of its own to end: whether one
+        # is open, so the progress line can start a new line rather than join the dots.
+        self.dots_open = False
+        self.dots = config.get_verbosity() <= 0  # verbose output ends its own lines
         self.start = time.monotonic()
         self.last_line_at = self.start
         self.last_line_done = 0
@@ -60,12 +67,20 @@ class ProgressLine:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.total = _recall_runs(ids)
 
-    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self.started.add(nodeid)
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A worker that is done runs nothing more, whatever its last report said."""
+        self.in_flight.pop(str(getattr(node, "workerinput", {}).get("workerid", "")), None)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.dots and not self.dots_open and hasattr(report, "worker_id"):
+            status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+            self.dots_open = bool(status and status[1])
         if report.when != "teardown" or report.nodeid not in self.recorder.records:
             return
+        in_flight = getattr(report, "recall_in_flight", None)
+        if isinstance(in_flight, int):
+            self.in_flight[str(getattr(report, "worker_id", ""))] = in_flight
         self.finished.add(report.nodeid)
         if self.due():
             self.write(self.line())
@@ -90,7 +105,7 @@ class ProgressLine:
         scored = [float(r["score"]) for r in records if r.get("score") is not None]
         failed = sum(1 for r in records if r.get("score") is None or float(r["score"]) < 1.0)
         done = len(self.finished)
-        running = len(self.started - self.finished)
+        running = sum(self.in_flight.values())
         elapsed = time.monotonic() - self.start
         eta = eta_text(elapsed / done * (self.total - done)) if done else "?"
         score = f"{sum(scored) / len(scored):.3f}" if scored else "-"
@@ -103,7 +118,9 @@ class ProgressLine:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
-        reporter.ensure_newline()
+        if self.dots_open:
+            reporter.write("\n")
+            self.dots_open = False
         reporter.write_line(line, cyan=True)
         self.last_line_at = time.monotonic()
         self.last_line_done = len(self.finished)

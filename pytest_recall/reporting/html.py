@@ -488,8 +488,9 @@ th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertic
 th{background:#f6f8fa}
 tr.evidence td{border-bottom:2px solid var(--line);padding-top:0}
 .suite,.cases tr:not(.evidence) td:nth-child(n+8){white-space:nowrap}
-.cases tr:not(.evidence) td:nth-child(3){overflow-wrap:anywhere}
-.cases tr:not(.evidence) td:nth-child(5),.cases tr:not(.evidence) td:nth-child(6){white-space:nowrap}
+.cases tr:not(.evidence) td:nth-child(n+5):nth-child(-n+7){overflow-wrap:anywhere;min-width:9ch}
+.cases .mono{word-break:normal}.cases .word{white-space:nowrap}
+.table-scroll{overflow-x:auto}
 .pill{display:inline-block;padding:0 6px;border-radius:10px;font-weight:700;font-size:12px;color:#fff;
 white-space:nowrap}
 .pill.good{background:var(--good)}.pill.bad{background:var(--bad)}.pill.warn{background:var(--warn)}

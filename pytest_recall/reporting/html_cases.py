@@ -55,7 +55,8 @@ def case_table_section(title: str, hint: str, count: int, *, control: bool) -> M
     )
     return Markup(
         '<section class="case-table" data-control="{control}">\n<h2>{title} ({count})</h2>\n'
-        '<p class="hint">{hint}</p>\n{controls}\n<table class="cases">\n{head}\n<tbody></tbody>\n</table>\n</section>'
+        '<p class="hint">{hint}</p>\n{controls}\n<div class="table-scroll"><table class="cases">\n{head}\n'
+        "<tbody></tbody>\n</table></div>\n</section>"
     ).format(
         control=int(control),
         title=clean(title),

@@ -30,6 +30,8 @@ SCRIPT = r"""
   const PAGE_ROWS = 100;
   // Names shown of a helped or harmed list before the rest is folded.
   const LISTED = 20;
+  // The longest word of an answer kept on one line.
+  const WHOLE_WORD = 24;
   const RANK = 0, LABEL = 1, SCORE = 2, ID = 3, SUITE = 4, CATEGORY = 5, CONTROL = 13, STEPS = 14;
   const source = document.getElementById("recall-rows");
   performance.mark("recall-script-start");
@@ -76,13 +78,19 @@ SCRIPT = r"""
       details.append(step);
     }
   };
+  // A name such as largest_debit_voucher may break after an underscore, between its words, never inside one.
+  const words = (text) =>
+    text.split("_").flatMap((part, at, all) => (at < all.length - 1 ? [part + "_", el("wbr")] : [part]));
+  // An answer wraps between its words, and a word stays whole (a voucher id such as AR-2026-0042 must not
+  // break at its hyphens), unless it is too long for any column.
+  const answer = (text) => el("span", { class: "mono" }, ...text.split(/(\s+)/).map((part) =>
+    (part.trim() && part.length <= WHOLE_WORD ? el("span", { class: "word", text: part }) : part)));
   const caseRows = (index) => {
     const row = rows[index];
-    const mono = (text) => el("span", { class: "mono", text });
     const cells = [
       el("span", { class: "pill " + TONES[row[RANK]], text: row[LABEL] }),
       [el("b", { text: row[ID] }), el("br"), el("span", { class: "hint suite", text: row[SUITE] })],
-      row[CATEGORY], row[6], mono(row[7]), mono(row[8]), row[9], row[10], row[11], row[12],
+      words(row[CATEGORY]), row[6], answer(row[7]), answer(row[8]), row[9], row[10], row[11], row[12],
     ];
     const tr = el("tr", {}, ...cells.map((cell) => el("td", {}, ...[cell].flat())));
     const details = el("details", {}, el("summary", { text: "evidence: " + row[STEPS] + " step(s)" }));

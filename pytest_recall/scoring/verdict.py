@@ -118,13 +118,12 @@ def decide(
         judged = judge_steps(outcomes, stdout, case.expected, judge, planned_steps=planned)
     details = {key: value for key, value in judged.items() if key not in ("score", "reason")}
     score = judged.get("score")
-    return Verdict(
-        score,
-        judged.get("reason"),
-        MappingProxyType(details),
-        control=run.control,
-        outcome=_outcome(run, score, stdout),
-    )
+    outcome = _outcome(run, score, stdout)
+    why = judged.get("reason")
+    if run.memory_hint and outcome in ("partial", "wrong", "unknown"):
+        # No earlier step kept any memory: the reason says where it went instead (sessions/lost_memory.py).
+        why = f"{why}; {run.memory_hint}" if why else run.memory_hint
+    return Verdict(score, why, MappingProxyType(details), control=run.control, outcome=outcome)
 
 
 def _outcome(run: CaseRun, score: Any, stdout: str) -> str:

@@ -34,6 +34,7 @@ from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
+from pytest_recall.sessions.lost_memory import Leftovers, lost_memory_hint, workdir_leftovers
 from pytest_recall.sessions.memory_listing import MemoryListing, holds_nothing, list_small_memory, start_listing
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
@@ -169,9 +170,10 @@ def case_flow(
             result, cost = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
             runs.extend(_split_live_turns(steps, result, cost))
             live_duration: float | None = result.duration_s
+            hint = None
         else:
             live_duration = None
-            yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
+            hint = yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
     except AgentStartError as exc:
         area.close()
         return CaseRun(
@@ -190,6 +192,7 @@ def case_flow(
         duration_s=duration,
         workspace_snapshot=snapshot,
         agent_fault="; ".join(area.faults) or None,
+        memory_hint=hint,
     )
 
 
@@ -202,20 +205,27 @@ def _fresh_steps(
     keeper: WorkspaceKeeper | None,
     memory_hooks: MemoryHooks | None,
     runs: list[StepRun],
-) -> Generator[SessionSpec | Pause, SessionResult | None, None]:
-    """Each step a fresh session, appended to ``runs`` as it ends; a failed step or an agent fault ends the case."""
+) -> Generator[SessionSpec | Pause, SessionResult | None, str | None]:
+    """Each step a fresh session, appended to ``runs`` as it ends; a failed step or an agent fault ends the case.
+
+    Returns the lost-memory hint, from what the steps before the last left in their working folders (a
+    workspace's folder holds the task's own files, so it is not looked at).
+    """
+    leftovers: list[Leftovers] = []
     for index, step in enumerate(steps):
         prompt = feedback_prompt(step, runs[-1].stdout if runs else "", judge)
         rooms = area.open_step()
         spec = _step_spec(case, step, prompt, settings, area, rooms)
-        result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper)
+        peek = leftovers if keeper is None and index < len(steps) - 1 else None
+        result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper, peek)
         last = index == len(steps) - 1 or bool(area.faults)
         memory = None if last else (yield from _memory_listing(area))
         runs.append(_step_run(step.number, prompt, result, cost, memory))
         if result.failed or area.faults:
-            return
+            return None
         if memory_hooks is not None and memory_hooks.after_step is not None:
             memory_hooks.after_step(step.number, area)
+    return lost_memory_hint(runs, leftovers, settings.isolation)
 
 
 def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
@@ -242,11 +252,17 @@ def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, Me
 
 
 def _session_in_rooms(
-    spec: SessionSpec, step_number: int, rooms: SessionRooms, area: CaseArea, keeper: WorkspaceKeeper | None
+    spec: SessionSpec,
+    step_number: int,
+    rooms: SessionRooms,
+    area: CaseArea,
+    keeper: WorkspaceKeeper | None,
+    leftovers: list[Leftovers] | None = None,
 ) -> Generator[SessionSpec, SessionResult | None, tuple[SessionResult, StepCost]]:
     """One session in its rooms, fresh or live: the workspace copied in, the session run, the
-    workspace pictured, the cost file read, and the rooms closed whatever happened. What the
-    agent left there that the harness refuses to handle is kept in ``area.faults``."""
+    workspace pictured (or, given ``leftovers``, what it left in its workdir noted there), the
+    cost file read, and the rooms closed whatever happened. What the agent left there that the
+    harness refuses to handle is kept in ``area.faults``."""
     try:
         if keeper is not None:
             keeper.enter(step_number, rooms.workdir)
@@ -254,6 +270,8 @@ def _session_in_rooms(
         assert result is not None
         if keeper is not None:
             keeper.leave(step_number, rooms.workdir)
+        if leftovers is not None and (left := workdir_leftovers(step_number, rooms.workdir)) is not None:
+            leftovers.append(left)
         cost, fault = read_cost(rooms.harness / COST_FILE_NAME)
         if fault is not None:
             area.faults.append(fault)

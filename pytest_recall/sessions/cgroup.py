@@ -396,9 +396,15 @@ def available() -> bool:
             probe.rmdir()
 
 
-def tracking_line() -> str:
-    """How sessions are tracked here, for the header: the strength of the 'nothing left running' promise."""
+def tracking_line(verbose: bool = False) -> str:
+    """How sessions are tracked here, for the header: the strength of the 'nothing left running' promise.
+
+    One short line by default, which is what a user needs to know; ``verbose`` (``-v``) adds where the
+    cgroups are and why a helper process runs, which matters to whoever tunes the machine.
+    """
     if available():
+        if not verbose:
+            return "sessions run in a cgroup v2 each: nothing they start outlives them"
         line = f"sessions are tracked by a cgroup v2 each, under {cgroup2_home()}, and ended with cgroup.kill"
         mount_point = waiting_mount()
         if mount_point is not None:
@@ -407,6 +413,8 @@ def tracking_line() -> str:
                 f"(`mount -o remount,favordynmods {mount_point}` makes it unneeded)"
             )
         return line
+    if not verbose:
+        return "no writable cgroup v2 here: a process that leaves its session's group and environment can outlive it"
     return (
         "no writable cgroup v2 here: leftovers are found by process group and session token, which a process "
         "that both leaves its group and drops its environment or outruns the scan can escape"

@@ -51,6 +51,10 @@ class CasePool:
     def __contains__(self, key: str) -> bool:
         return key in self._flows
 
+    def __len__(self) -> int:
+        """Cases in flight: started and not yet handed over, paused ones included."""
+        return len(self._flows)
+
     def submit(self, key: str, flow: Flow) -> None:
         self._flows[key] = _InFlight(flow)
         self._advance(key, None)
