@@ -9,8 +9,10 @@ then fails here, and so in CI.
 
 A recipe for a real agent CLI says so: ``needs=claude`` (or ``llm``, ``codex``,
 several joined by commas) runs it with the CLI that ``.ci/install-clis``
-pinned, against the fake model the recipe starts itself; where the CLI is
-missing it skips, except under ``CI``, where that fails. Blocks that start a
+pinned, against the fake model the recipe starts itself; ``needs=server-memory``
+finds the MCP server that ``.ci/install-mcp-servers`` pinned in ``./mcp``,
+where the install block before such a recipe puts it. Where one is missing
+the test skips, except under ``CI``, where that fails. Blocks that start a
 fake model on the same ``--port`` take turns, since xdist runs them side by
 side, and every process a block started is ended with it.
 
@@ -41,7 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cli_wiring import real_cli
+from cli_wiring import install_root, real_cli
+from mcp_servers import server_command
 
 from pytest_recall.agents.adapters import all_adapters
 
@@ -160,12 +163,16 @@ def _ports_of(commands: str) -> Iterator[None]:
         yield
 
 
-def needed_clis(example: Example) -> None:
-    """Skip (or, under CI, fail) unless every CLI the recipe drives is installed."""
+def needed_tools(example: Example, folder: Path) -> None:
+    """Skip (or, under CI, fail) unless every CLI and server the recipe drives is installed."""
     adapters = {adapter.cli: adapter for adapter in all_adapters()}
-    for cli in example.needs:
-        assert cli in adapters, f"{example.name}: needs={cli} names no adapter's CLI ({', '.join(adapters)})"
-        real_cli(adapters[cli])
+    for tool in example.needs:
+        if tool == "server-memory":
+            # What the recipe's install block leaves: the server's npm prefix in ./mcp.
+            (folder / "mcp").symlink_to(install_root(server_command(tool)), target_is_directory=True)
+            continue
+        assert tool in adapters, f"{example.name}: needs={tool} names no adapter's CLI ({', '.join(adapters)})"
+        real_cli(adapters[tool])
 
 
 def _holds_our_scripts(folder: str) -> bool:
@@ -222,8 +229,9 @@ def test_the_docs_hold_tested_examples_and_the_quickstart_is_two_commands() -> N
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.fresh_clone], ids=lambda e: e.name)
 def test_a_documented_example_prints_what_the_docs_show(example: Example, tmp_path: Path) -> None:
-    needed_clis(example)
-    output = run_commands(example, after_the_quickstart(tmp_path))
+    folder = after_the_quickstart(tmp_path)
+    needed_tools(example, folder)
+    output = run_commands(example, folder)
     if example.expected is not None:
         assert_shows(output, example.expected, example.name)
 
