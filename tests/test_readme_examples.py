@@ -227,7 +227,12 @@ def test_the_docs_hold_tested_examples_and_the_quickstart_is_two_commands() -> N
     assert commands[1].endswith("-m pytest tests -n auto --maxschedchunk 2")
 
 
-@pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.fresh_clone], ids=lambda e: e.name)
+@pytest.mark.parametrize(
+    "example",
+    # A recipe that drives a real CLI runs for a minute or more: slow, so tests/conftest.py starts it early.
+    [pytest.param(e, marks=pytest.mark.slow) if e.needs else e for e in EXAMPLES if not e.fresh_clone],
+    ids=lambda e: e.name,
+)
 def test_a_documented_example_prints_what_the_docs_show(example: Example, tmp_path: Path) -> None:
     folder = after_the_quickstart(tmp_path)
     needed_tools(example, folder)
