@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.suites import locomo, longmemeval
 from pytest_recall.testing import FakeModelServer
 from pytest_recall.testing.exchange import Request
 from pytest_recall.testing.fake_brain import decide
@@ -326,3 +327,44 @@ def test_a_body_over_the_bound_is_refused_unread():
     with FakeModelServer("memory") as server:
         answer = raw_request(server, post_head(str(MAX_BODY_BYTES + 1)))
         assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+
+
+def imported_steps(kind: str) -> tuple[list[str], str, str]:
+    """``(ingest prompts, question prompt, a gold word)`` of the first question of a tiny imported file."""
+    data = Path(__file__).parent / "data"
+    if kind == "longmemeval":
+        question = longmemeval.parse_question(0, json.loads((data / "longmemeval_tiny.json").read_text())[0])
+        return longmemeval.ingest_prompts(question, 1), longmemeval.question_prompt(question), "Business Administration"
+    conversation = locomo.parse_conversation(0, json.loads((data / "locomo_tiny.json").read_text())[0])
+    charity = conversation.questions[4]  # What did the charity race raise awareness for? mental health
+    return locomo.ingest_prompts(conversation, 1), locomo.question_prompt(conversation, charity), "mental health"
+
+
+def chat_turns(steps: list[str], server: FakeModelServer) -> list[dict[str, str]]:
+    """The conversation llm keeps over the ingest steps (its memory is the conversation)."""
+    messages: list[dict[str, str]] = []
+    for step in steps:
+        messages.append({"role": "user", "content": step})
+        _, raw = post(server, "/v1/chat/completions", {"model": "fake", "messages": messages})
+        messages.append({"role": "assistant", "content": json.loads(raw)["choices"][0]["message"]["content"]})
+    return messages
+
+
+@pytest.mark.parametrize("kind", ["longmemeval", "locomo"])
+@pytest.mark.parametrize("mode", ["memory", "plain"])
+def test_an_imported_suites_question_is_answered_in_plain_text_from_the_noted_sessions_alone(kind, mode):
+    ingest, question, gold = imported_steps(kind)
+    with FakeModelServer(mode) as server:
+        messages = chat_turns(ingest, server)
+        _, raw = post(
+            server,
+            "/v1/chat/completions",
+            {"model": "fake", "messages": [*messages, {"role": "user", "content": question}]},
+        )
+    answer = json.loads(raw)["choices"][0]["message"]["content"]
+    assert "value" not in answer and "evidence" not in answer
+    if mode == "memory":
+        assert gold in answer
+    else:
+        # The sessions were in the conversation, but no note was kept: declining is all it can do.
+        assert gold not in answer and "Not mentioned" in answer

@@ -25,7 +25,7 @@ CLI = (sys.executable, "-m", "pytest_recall.cli")
 RECALL_JUDGE = f"{Path(sys.executable).with_name('recall-judge')} -m fake"
 
 
-def wire_llm(recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch, server: FakeModelServer, name: str) -> None:
+def wire_llm(recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch, server: FakeModelServer, name: str) -> Path:
     """The inner run's judge reaches this fake model: llm's own folder, fresh, named in the environment."""
     folder = recall_suite.pytester.path / f"llm-{name}"
     for file_name, text in llm_wiring(server.base_url).home_files.items():
@@ -34,6 +34,7 @@ def wire_llm(recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch, server:
         target.write_text(text, encoding="utf-8")
     monkeypatch.setenv("LLM_USER_PATH", str(folder))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    return folder
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -48,7 +49,7 @@ def test_the_notebook_on_the_seed_suite_gets_the_same_verdicts_from_both_judges(
     recall_suite.copy_seed_suite()
     junit = recall_suite.pytester.path / "junit.xml"
     with FakeModelServer("memory") as server:
-        wire_llm(recall_suite, monkeypatch, server, "strict")
+        llm_folder = wire_llm(recall_suite, monkeypatch, server, "strict")
         result = recall_suite.run(
             f"--recall-judge-cmd={RECALL_JUDGE}",
             "--recall-judge-both",
@@ -65,6 +66,8 @@ def test_the_notebook_on_the_seed_suite_gets_the_same_verdicts_from_both_judges(
     assert section["tokens_in"] > 0 and recall_suite.report()["cost_usd_total"] is None
     result.stdout.fnmatch_lines(["*LLM judge: 8 answers judged (0 cached), 0 judge errors*", "*judges agree on 8/8*"])
     assert 'name="recall_llm_judge_agreement" value="1.0"' in junit.read_text()
+    # Eight judges at once wrote nothing into the user's llm folder: no log database, no lock.
+    assert sorted(path.name for path in llm_folder.iterdir()) == ["extra-openai-models.yaml"]
 
 
 @pytest.mark.slow

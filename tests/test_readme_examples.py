@@ -3,8 +3,18 @@
 A fenced block whose info string is ``bash recall-test`` is executed with
 bash; a ``text recall-output`` block right after it is what the run must
 show: its lines, in order, with other lines allowed between them, where a
-``...`` line stands for any number of lines, and timings (``0.27s``) are
-compared as ``<t>``. A stale example then fails here, and so in CI.
+``...`` line stands for any number of lines, a ``...`` inside a line for any
+text there, and timings (``0.27s``) are compared as ``<t>``. A stale example
+then fails here, and so in CI.
+
+A recipe for a real agent CLI says so: ``needs=claude`` (or ``llm``, ``codex``,
+several joined by commas) runs it with the CLI that ``.ci/install-clis``
+pinned, against the fake model the recipe starts itself; ``needs=server-memory``
+finds the MCP server that ``.ci/install-mcp-servers`` pinned in ``./mcp``,
+where the install block before such a recipe puts it. Where one is missing
+the test skips, except under ``CI``, where that fails. Blocks that start a
+fake model on the same ``--port`` take turns, since xdist runs them side by
+side, and every process a block started is ended with it.
 
 Blocks marked ``fresh-clone`` (the Quickstart, which installs the package)
 run in a copy of the repository's tracked files, exactly as written; the
@@ -13,25 +23,36 @@ test run's own environment, as after the Quickstart. They run as the reader's
 shell would: with no pytest-recall script on PATH, after the blocks marked
 ``shell-setup`` that come before them in the same document (the README's
 ``. .venv/bin/activate``), so a command that works only in an activated
-environment must follow the line that activates it.
+environment must follow the line that activates it. The folder also holds
+``tests/data``, the small LongMemEval and LoCoMo files a clone has.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_wiring import install_root, real_cli
+from mcp_servers import server_command
+
+from pytest_recall.agents.adapters import all_adapters
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 DOCUMENTS = [REPO_DIR / "README.md", *sorted((REPO_DIR / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 _TIMING = re.compile(r"\d+(?:\.\d+)?s\b")
+_FAKE_MODEL_PORT = re.compile(r"fake-model\b[^\n]*--port[ =](\d+)")
 RUN_TIMEOUT_S = 600.0
 
 
@@ -44,6 +65,8 @@ class Example:
     fresh_clone: bool
     # The shell-setup blocks before this one in its document, which the reader's shell has run.
     setup: str = ""
+    # The agent CLIs the recipe runs (``needs=claude,llm``), by the adapter's CLI name.
+    needs: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -75,6 +98,7 @@ def examples() -> list[Example]:
                     expected=expected,
                     fresh_clone="fresh-clone" in words,
                     setup=setup,
+                    needs=tuple(cli for word in words if word.startswith("needs=") for cli in word[6:].split(",")),
                 )
             )
             if "shell-setup" in words:
@@ -93,11 +117,12 @@ def assert_shows(output: str, expected: tuple[str, ...], name: str) -> None:
     for wanted in (untimed(line) for line in expected):
         if wanted == "...":
             continue
-        try:
-            position = actual.index(wanted, position) + 1
-        except ValueError:
+        pattern = re.compile(".*".join(map(re.escape, wanted.split("..."))))
+        found = next((i for i in range(position, len(actual)) if pattern.fullmatch(actual[i])), None)
+        if found is None:
             shown = "\n".join(actual[-40:])
             pytest.fail(f"{name}: the docs show {wanted!r}, which the run did not print (in order):\n{shown}")
+        position = found + 1
 
 
 def run_commands(example: Example, folder: Path) -> str:
@@ -106,18 +131,48 @@ def run_commands(example: Example, folder: Path) -> str:
     # or a pyenv shim of another install, would otherwise hide a missing activation).
     kept = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry and not _holds_our_scripts(entry)]
     env["PATH"] = os.pathsep.join(kept)
-    done = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", example.setup + example.commands],
-        cwd=folder,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
-    return done.stdout
+    with (
+        _ports_of(example.commands),
+        subprocess.Popen(
+            ["bash", "-e", "-o", "pipefail", "-c", example.setup + example.commands],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        ) as shell,
+    ):
+        try:
+            output, _ = shell.communicate(timeout=RUN_TIMEOUT_S)
+        finally:
+            # What the recipe left running (a fake model it starts with `&`) ends with it, even when it failed.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(shell.pid, signal.SIGKILL)
+    return output
+
+
+@contextlib.contextmanager
+def _ports_of(commands: str) -> Iterator[None]:
+    """Hold each loopback port the recipe's fake model listens on, so recipes on one port take turns."""
+    with contextlib.ExitStack() as held:
+        for port in sorted(set(_FAKE_MODEL_PORT.findall(commands))):
+            lock = held.enter_context(open(Path(tempfile.gettempdir()) / f"pytest-recall-docs-port-{port}.lock", "w"))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def needed_tools(example: Example, folder: Path) -> None:
+    """Skip (or, under CI, fail) unless every CLI and server the recipe drives is installed."""
+    adapters = {adapter.cli: adapter for adapter in all_adapters()}
+    for tool in example.needs:
+        if tool == "server-memory":
+            # What the recipe's install block leaves: the server's npm prefix in ./mcp.
+            (folder / "mcp").symlink_to(install_root(server_command(tool)), target_is_directory=True)
+            continue
+        assert tool in adapters, f"{example.name}: needs={tool} names no adapter's CLI ({', '.join(adapters)})"
+        real_cli(adapters[tool])
 
 
 def _holds_our_scripts(folder: str) -> bool:
@@ -129,6 +184,7 @@ def after_the_quickstart(folder: Path) -> Path:
     if sys.prefix == sys.base_prefix:
         pytest.skip("the examples need this test run to be in a virtual environment, as the Quickstart makes")
     shutil.copytree(REPO_DIR / "cases", folder / "cases")
+    shutil.copytree(REPO_DIR / "tests" / "data", folder / "tests" / "data")
     (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     return folder
 
@@ -171,9 +227,16 @@ def test_the_docs_hold_tested_examples_and_the_quickstart_is_two_commands() -> N
     assert commands[1].endswith("-m pytest tests -n auto --maxschedchunk 2")
 
 
-@pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.fresh_clone], ids=lambda e: e.name)
+@pytest.mark.parametrize(
+    "example",
+    # A recipe that drives a real CLI runs for a minute or more: slow, so tests/conftest.py starts it early.
+    [pytest.param(e, marks=pytest.mark.slow) if e.needs else e for e in EXAMPLES if not e.fresh_clone],
+    ids=lambda e: e.name,
+)
 def test_a_documented_example_prints_what_the_docs_show(example: Example, tmp_path: Path) -> None:
-    output = run_commands(example, after_the_quickstart(tmp_path))
+    folder = after_the_quickstart(tmp_path)
+    needed_tools(example, folder)
+    output = run_commands(example, folder)
     if example.expected is not None:
         assert_shows(output, example.expected, example.name)
 
@@ -192,3 +255,16 @@ def test_timings_are_all_that_may_differ() -> None:
     )
     with pytest.raises(pytest.fail.Exception):
         assert_shows("recall: PASSED  score 0.900", ("recall: PASSED  score 1.000",), "x")
+    # "..." inside a line stands for any text there, and for nothing else.
+    assert_shows("  latency 2s;  cost: $0.2772", ("  latency 1s;  cost: $...",), "x")
+    with pytest.raises(pytest.fail.Exception):
+        assert_shows("  latency 2s;  cost: not reported", ("  latency 1s;  cost: $...",), "x")
+
+
+def test_every_ci_recipe_merges_by_the_score_as_its_shards_are_gated() -> None:
+    """The shards pass whatever they score (``--recall-threshold=0``), so only the merge can say the verdict:
+    without ``--gate score`` it exits 1 on any failed case and turns a passing run red."""
+    recipes = (REPO_DIR / "docs" / "ci.md").read_text(encoding="utf-8")
+    merges = [line for line in recipes.splitlines() if "pytest-recall merge" in line and "report-" in line]
+    assert len(merges) >= 3, merges  # GitHub Actions, GitLab, Kubernetes (and the local try-out)
+    assert [line for line in merges if "--gate score" not in line] == []

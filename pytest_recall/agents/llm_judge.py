@@ -5,7 +5,10 @@ It reads one JSON object on stdin (``question``, ``gold``, ``answer``,
 Willison's ``llm`` knows (``-m NAME`` among the arguments) with the prompt
 for that kind of question (:mod:`pytest_recall.agents.judge_prompts`), and
 prints ``yes`` or ``no``. It keeps no log (``--no-log``): a judge must not
-remember one verdict into the next. Tokens go to ``RECALL_COST_FILE`` like an
+remember one verdict into the next. ``llm`` still creates and migrates a log
+database on every start, so each call points it at one of its own in a
+temporary folder (``--database``): nothing is written to the user's llm
+folder, and judges started at once never race to create the same file. Tokens go to ``RECALL_COST_FILE`` like an
 agent's, so the run reports the judge's cost apart from the agent's. A model
 that fails, or a reply that is neither yes nor no, is a non-zero exit: a judge
 error, never a verdict.
@@ -13,12 +16,10 @@ error, never a verdict.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
 import sys
-from collections.abc import Iterator, Sequence
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import Outcome, find_cli, finish, run_cli
@@ -42,8 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not isinstance(request, dict) or "answer" not in request:
         print(f"recall-judge: stdin must be a JSON object with an 'answer'; {USAGE}", file=sys.stderr)
         return 2
-    with _first_use_lock():
-        done = run_cli([find_cli(ADAPTER), "prompt", "--no-log", "--json", *extra, "--", judge_prompt(request)])
+    with tempfile.TemporaryDirectory(prefix="recall-judge-") as scratch:
+        database = str(Path(scratch) / "logs.db")
+        command = [find_cli(ADAPTER), "prompt", "--no-log", "--database", database, "--json", *extra]
+        done = run_cli([*command, "--", judge_prompt(request)])
     outcome = read_json(done.stdout)
     if outcome.ok:
         reply = read_judge_reply(outcome.answer)
@@ -56,37 +59,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             failure=f"the model's verdict could not be read: {reply.error}",
         )
     return finish(outcome, done.returncode)
-
-
-def llm_user_dir() -> Path:
-    """Where ``llm`` keeps its files: ``LLM_USER_PATH``, else its folder under ``XDG_CONFIG_HOME`` or ``~/.config``."""
-    given = os.environ.get("LLM_USER_PATH")
-    if given:
-        return Path(given)
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return Path(config) / "io.datasette.llm"
-
-
-@contextlib.contextmanager
-def _first_use_lock() -> Iterator[None]:
-    """Judges started at once must not race to create llm's ``logs.db``.
-
-    ``llm`` migrates ``logs.db`` on start, ``--no-log`` or not, and two
-    processes creating it together fail ("table already exists"): a run's
-    first judges, all at once under ``--recall-concurrency``. The first to
-    find no database creates it alone (an exclusive lock); the others wait
-    (a shared lock) until it is whole, then run side by side.
-    """
-    folder = llm_user_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(folder / ".recall-judge.lock", "a")  # noqa: SIM115 - held for the call below
-    except OSError:
-        yield  # a folder we cannot write: llm will say so itself
-        return
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_SH if (folder / "logs.db").exists() else fcntl.LOCK_EX)
-        yield
 
 
 if __name__ == "__main__":

@@ -45,9 +45,36 @@ STOPWORDS = frozenset(
 
 def database(scope: Path) -> sqlite3.Connection:
     scope.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(scope / DB_NAME)
+    return _with_table(sqlite3.connect(scope / DB_NAME))
+
+
+def _with_table(db: sqlite3.Connection) -> sqlite3.Connection:
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS lines USING fts5(text, date UNINDEXED, tokenize='porter unicode61')")
     return db
+
+
+def told_sessions(prompt: str) -> str | None:
+    """The sessions a prompt tells (from its first session header on), or None for a prompt that tells none."""
+    lines = prompt.splitlines()
+    first = next((i for i, line in enumerate(lines) if _SESSION_HEADER.match(" ".join(line.split()))), None)
+    if first is None:
+        return None
+    return "\n".join(line for line in lines[first:] if line.strip() != STORE_CUE).strip()
+
+
+def answer_from(told: str, question: str) -> str:
+    """What this agent answers to ``question`` having stored the sessions in ``told``, kept in memory only.
+
+    The fake model answers an imported suite's question this way from the
+    sessions its notes kept, so a dry run scores what keyword recall over
+    those notes recovers, never more than the agent's memory held.
+    """
+    db = _with_table(sqlite3.connect(":memory:"))
+    try:
+        store(db, told)
+        return best_line(db, question) or NOT_MENTIONED
+    finally:
+        db.close()
 
 
 def store(db: sqlite3.Connection, prompt: str) -> int:

@@ -14,6 +14,11 @@ survives to a later session depends only on the mode and on the CLI:
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
+The sessions of an imported LongMemEval or LoCoMo suite are noted whole; a
+question about them is answered as ``recall-retrieval`` would answer it from
+the noted sessions alone: a sentence of the best-matching line, in plain
+text, or "not mentioned" when no note holds any of its words.
+
 In a later session, or a later turn of a live session, it answers only from
 notes found in the context the CLI sent (system prompt, injected memory,
 earlier messages), else ``UNKNOWN``. The
@@ -30,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from pytest_recall.agents import audit_solver, ledger_solver
+from pytest_recall.agents import audit_solver, ledger_solver, retrieval
 from pytest_recall.testing.exchange import MODES, Api, Mode, Reply, Request, shell_call
 from pytest_recall.testing.fake_coder import coding_reply
 from pytest_recall.testing.fake_judge import is_judge_prompt, judge_verdict
@@ -41,8 +46,10 @@ __all__ = ["MODES", "Api", "Mode", "Reply", "Request", "decide", "shell_call"]
 UNKNOWN = "UNKNOWN"
 NOTE = "recall-note"
 TRAIL_NOTE = "recall-trail"
+CHAT_NOTE = "recall-chat"
 _NOTE_LINE = re.compile(rf"{NOTE} (?P<key>[^\n=]+?) = (?P<value>[^\s`'\"]+)")
 _TRAIL_LINE = re.compile(rf"{TRAIL_NOTE} (?P<trail>\"(?:[^\"\\\n]|\\.)*\")")
+_CHAT_LINE = re.compile(rf"{CHAT_NOTE} (?P<chat>\"(?:[^\"\\\n]|\\.)*\")")
 # Claude Code names its auto-memory folder in the system prompt; the last path segment is "memory".
 _AUTO_MEMORY_DIR = re.compile(r"(/[^\s`'\"]*?/\.claude/projects/[^\s`'\"/]+/memory)/?")
 # "(`/home/me/.gemini/GEMINI.md`)": where Gemini CLI's prompt says the global personal memory is.
@@ -50,6 +57,9 @@ _GEMINI_GLOBAL_MEMORY = re.compile(r"`(/[^`\s]*/\.gemini/GEMINI\.md)`")
 READY_PROMPT = "single word READY"
 # What an audit trail is stored and searched under in an MCP memory server.
 AUDIT_SUBJECT = "audit trail"
+# What an imported suite's sessions are stored and searched under; each note's first session numbers it.
+CHAT_SUBJECT = "chat session"
+_SESSION_NUMBER = re.compile(r"[Ss]ession (\d+) of \d+")
 
 
 def note_for(prompt: str) -> tuple[str, str] | None:
@@ -65,6 +75,9 @@ def note_for(prompt: str) -> tuple[str, str] | None:
         if question is not None:
             spoken = audit_solver.format_answer(audit_solver.answer(trail, question))
         return f"{TRAIL_NOTE} {json.dumps(trail)}", spoken
+    told = retrieval.told_sessions(prompt)
+    if told is not None:
+        return f"{CHAT_NOTE} {json.dumps(told)}", "OK"
     return None
 
 
@@ -75,12 +88,24 @@ def recalled(context: str, prompt: str) -> str:
         values = [m["value"] for m in _NOTE_LINE.finditer(context) if m["key"].strip() == key]
         return values[-1] if values else UNKNOWN
     question = audit_solver.question_of(prompt)
-    if question is not None:
+    if question is not None and _is_audit(question):
         trails = [json.loads(m["trail"]) for m in _TRAIL_LINE.finditer(context)]
         if not trails:
             return json.dumps({"value": None, "evidence": []})
         return audit_solver.format_answer(audit_solver.answer(trails[-1], question))
+    if question is not None:
+        told = "\n".join(json.loads(m["chat"]) for m in _CHAT_LINE.finditer(context))
+        return retrieval.answer_from(told, question)
     return UNKNOWN
+
+
+def _is_audit(question: str) -> bool:
+    """Whether a ``Question:`` line asks about an audit trail, rather than an imported suite's sessions."""
+    try:
+        audit_solver.parse_question(question)
+    except ValueError:
+        return False
+    return True
 
 
 def memory_command(api: Api, mode: Mode, note: str, context: str, tools: frozenset[str] = frozenset()) -> str | None:
@@ -142,18 +167,29 @@ def _lesson(taught: tuple[str, str] | None) -> tuple[str, str, str] | None:
         return None
     note, spoken = taught
     match = _NOTE_LINE.match(note)
-    return (match["key"].strip() if match else AUDIT_SUBJECT, note, spoken)
+    if match:
+        return match["key"].strip(), note, spoken
+    if note.startswith(CHAT_NOTE):
+        # One entity or note per step: a server keeps one entity of a name, so a shared name would keep one step.
+        number = _SESSION_NUMBER.search(note)
+        return f"{CHAT_SUBJECT} {number[1] if number else 1}", note, spoken
+    return AUDIT_SUBJECT, note, spoken
 
 
 def _question(prompt: str) -> tuple[str, Callable[[str], str], Callable[[str], bool]] | None:
     """``(what to search for, how to answer from found text, whether found text holds a note)`` for a
     later-session question, else None."""
     key = ledger_solver.recall_key(prompt)
-    if key is None and audit_solver.question_of(prompt) is not None:
-        key = AUDIT_SUBJECT
+    question = audit_solver.question_of(prompt)
+    if key is None and question is not None:
+        key = AUDIT_SUBJECT if _is_audit(question) else CHAT_SUBJECT
     if key is None:
         return None
-    return key, lambda found: recalled(found, prompt), lambda found: NOTE in found or TRAIL_NOTE in found
+    return (
+        key,
+        lambda found: recalled(found, prompt),
+        lambda found: any(n in found for n in (NOTE, TRAIL_NOTE, CHAT_NOTE)),
+    )
 
 
 def decide(request: Request, mode: Mode) -> Reply:
@@ -195,4 +231,5 @@ def decide(request: Request, mode: Mode) -> Reply:
     # A side request (a title, a summary of the history): keep every note, so none is lost.
     notes = [m.group(0) for m in _NOTE_LINE.finditer(request.context)]
     notes += [m.group(0) for m in _TRAIL_LINE.finditer(request.context)]
+    notes += [m.group(0) for m in _CHAT_LINE.finditer(request.context)]
     return Reply("\n".join(notes) or "OK")
