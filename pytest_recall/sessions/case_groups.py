@@ -10,15 +10,24 @@ never see each other's sessions, whatever order or concurrency they run in,
 and the sessions a run starts are the ingest's once plus one per question.
 
 The ingest runs once per epoch: epochs are independent samples. A control
-item asks its question with an empty memory and never waits. A group whose
-ingest failed gives its waiting cases an error naming the case it failed in;
-``--recall-resume`` then runs them again, ingest included.
+item asks its question with an empty memory and never waits.
+
+The copies are made on the listing threads, faithfully and within the
+listing's bounds, or refused (:mod:`~pytest_recall.sessions.memory_copy`). A
+memory the ingest left that cannot be copied (a FIFO, a link out of it, more
+data than the bound) is the agent's doing: the ingesting case fails with the
+reason, and every waiting case scores 0 with it, as does any ingest that ended
+on what the agent left (a tree too deep to list, say). An ingest that failed
+otherwise (a step failed or timed out, the agent could not start) gives its
+waiting cases an error naming the case it failed in; ``--recall-resume`` then
+runs them again, ingest included.
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
+import os
+import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, replace
@@ -27,6 +36,7 @@ from pathlib import Path
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult
 from pytest_recall.sessions.case_flow import Judge, MemoryHooks, case_flow
+from pytest_recall.sessions.memory_copy import copy_memory
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.rooms import CaseArea, private_dir, remove_tree
 from pytest_recall.sessions.session import SessionSpec
@@ -43,6 +53,8 @@ class _Ingest:
     memory: Path
     done: bool = False
     failure: str | None = None
+    # The failure is what the agent left (a memory that cannot be copied): the waiting cases score 0 for it.
+    agents_doing: bool = False
 
 
 class GroupIngests:
@@ -78,31 +90,54 @@ class GroupIngests:
             self._store = None
 
 
-def _copy_memory(source_scope: Path, source_home: Path | None, dest: Path) -> None:
-    dest.mkdir(mode=0o700, parents=True, exist_ok=True)
-    shutil.copytree(source_scope, dest / "scope", symlinks=True)
-    if source_home is not None:
-        shutil.copytree(source_home, dest / "home", symlinks=True)
+def _memory_pairs(area: CaseArea, memory: Path) -> list[tuple[Path, Path]]:
+    """Each folder of an area's memory beside its place in a kept copy: scope, and HOME with a HOME per case."""
+    pairs = [(area.scope, memory / "scope")]
+    if area.home is not None:
+        pairs.append((area.home, memory / "home"))
+    return pairs
 
 
 def _seed_from(memory: Path) -> MemoryHooks:
-    def seed(area: CaseArea) -> None:
-        remove_tree(area.scope)
-        shutil.copytree(memory / "scope", area.scope, symlinks=True)
-        if area.home is not None and (memory / "home").is_dir():
-            remove_tree(area.home)
-            shutil.copytree(memory / "home", area.home, symlinks=True)
+    def seed(area: CaseArea, cancel: threading.Event) -> str | None:
+        pairs = [(kept, own) for own, kept in _memory_pairs(area, memory)]
+        for _kept, own in pairs:
+            remove_tree(own)
+        fault = copy_memory(pairs, cancel=cancel)
+        # Only an agent can have changed the kept copy since the ingest (default mode leaves it in reach).
+        return None if fault is None else f"the group's kept memory changed after its ingest: {fault}"
 
     return MemoryHooks(seed=seed)
 
 
 def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
-    def after_step(number: int, area: CaseArea) -> None:
-        if number == step_number:
-            _copy_memory(area.scope, area.home, ingest.memory)
-            ingest.done = True
+    def after_step(number: int, area: CaseArea, cancel: threading.Event) -> str | None:
+        if number != step_number:
+            return None
+        os.mkdir(ingest.memory, 0o700)
+        fault = copy_memory(_memory_pairs(area, ingest.memory), cancel=cancel)
+        if fault is not None:
+            remove_tree(ingest.memory)
+            fault = f"the memory its ingest left cannot be copied for the group's questions: {fault}"
+            ingest.failure, ingest.agents_doing = fault, True
+        ingest.done = True
+        return fault
 
     return MemoryHooks(after_step=after_step)
+
+
+def _ingest_failed(ingest: _Ingest, run: CaseRun | None) -> None:
+    """Whatever stopped the ingest before its memory was kept, the waiting cases must hear of it.
+
+    What the agent left (``agent_fault``) is never retried, so it is final: they score 0 for it. A step that
+    failed (``--recall-retries`` may run the case again) or a harness error leaves them an error.
+    """
+    failed_step = run is not None and any(step.result.failed for step in run.steps)
+    if run is not None and run.agent_fault and not failed_step:
+        ingest.failure, ingest.agents_doing = run.agent_fault, True
+    else:
+        ingest.failure = "a step of the ingest failed, timed out or never ran"
+    ingest.done = True
 
 
 def grouped_case_flow(
@@ -122,19 +157,20 @@ def grouped_case_flow(
     ingest = ingests.claim(key, owner)
     if ingest is not None:
         hooks = _keep_after(case.steps[case.ingest_steps - 1].number, ingest)
+        run: CaseRun | None = None
         try:
             run = yield from case_flow(case, settings, judge, epoch=epoch, memory_hooks=hooks)
         finally:
             if not ingest.done:
-                # Whatever stopped it (an agent failure, a harness error), the waiting cases must hear of it.
-                ingest.failure = "a step of the ingest failed, timed out or never ran"
-                ingest.done = True
+                _ingest_failed(ingest, run)
         return run
     shared = ingests.get(key)
     while not shared.done:
         yield Pause(time.monotonic() + POLL_S)
     if shared.failure is not None:
         reason = f"the ingest of group {case.group} failed in {shared.owner}: {shared.failure}"
+        if shared.agents_doing:
+            return CaseRun(case, (), epoch=epoch, agent_fault=reason)
         return CaseRun(case, (), error=reason, epoch=epoch)
     own = replace(case, steps=case.steps[case.ingest_steps :])
     run = yield from case_flow(own, settings, judge, epoch=epoch, memory_hooks=_seed_from(shared.memory))
