@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hostile import HOSTILE_DIR, mode_args, needs_bwrap
+from test_hostile import HOSTILE_DIR, MODES, mode_args, needs_bwrap
 
 from pytest_recall.sessions.memory_copy import copy_memory, points_inside
 from pytest_recall.sessions.memory_listing import ListingLimits
@@ -41,14 +41,16 @@ def agent_tmp(recall_suite: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def group_run(recall_suite: Any, agent_tmp: Path, *trick: str, mode: str = "none") -> tuple[Any, dict[str, Any]]:
+def group_run(
+    recall_suite: Any, agent_tmp: Path, *trick: str, mode: str = "none", args: tuple[str, ...] = ()
+) -> tuple[Any, dict[str, Any]]:
     group = recall_suite.root / "suite" / "grp"
     for name in QUESTIONS:
         recall_suite.add(name, [ASK], suite="suite/grp")
     (group / "group.toml").write_text("", encoding="utf-8")
     (group / "ingest1.txt").write_text(TELL, encoding="utf-8")
     recall_suite.add("plain", [TELL, ASK])
-    result = recall_suite.run("--recall-gate=score", *mode_args(mode), command=planter(*trick))
+    result = recall_suite.run("--recall-gate=score", *mode_args(mode), *args, command=planter(*trick))
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
     leftovers = [p.name for p in agent_tmp.iterdir() if p.name.startswith(("recall-case-", "recall-groups-"))]
     assert leftovers == [], f"left on disk: {leftovers}"
@@ -111,6 +113,36 @@ def test_a_copy_keeps_links_inside_and_holes_so_every_question_recalls(
     result, records = group_run(recall_suite, agent_tmp, *trick, mode=mode)
     for name in (*QUESTIONS, "plain"):
         assert (records[name]["error"], records[name]["outcome"]) == (None, "correct"), records[name]
+    assert result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_ingest_step_that_fails_scores_the_group_0_as_the_agents_failure(
+    recall_suite: Any, agent_tmp: Path, mode: str
+) -> None:
+    """Not an error for each waiting question, which would take the group out of the score (issue 54, the
+    general rule): a question whose ingest failed could recall nothing, as a case whose first step failed."""
+    result, records = group_run(recall_suite, agent_tmp, "fail", mode=mode)
+    for name in QUESTIONS:
+        record = records[name]
+        assert (record["error"], record["score"], record["outcome"]) == (None, 0.0, "agent_failed"), record
+    waiting = [records[name]["reason"] for name in QUESTIONS if not records[name]["steps"]]
+    assert len(waiting) == 2 and all("failed in cases/suite/grp/q1::recall: step 1 exited 1" in r for r in waiting)
+    assert records["plain"]["outcome"] == "agent_failed"  # told too, it failed as well
+    assert recall_suite.report()["score"] == 0.0
+    result.stdout.fnmatch_lines(["*0/4 cases passed", "*2 cases: agent failed in step 1 (exit 1): rate limited"])
+    result.stdout.fnmatch_lines(["*2 cases: the agent left what the harness refuses to handle: the ingest of group*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_the_group_waits_for_a_retried_ingest(recall_suite: Any, agent_tmp: Path) -> None:
+    marker = recall_suite.pytester.path / "failed-once"
+    retry = ("--recall-retries=1", "--recall-retry-delay=0.5", "--recall-concurrency=4")
+    result, records = group_run(recall_suite, agent_tmp, "fail-once", str(marker), args=retry)
+    assert marker.exists()
+    for name in (*QUESTIONS, "plain"):
+        assert (records[name]["error"], records[name]["outcome"]) == (None, "correct"), records[name]
+    assert sorted(records[name]["attempts"] for name in QUESTIONS) == [1, 1, 2]
     assert result.ret == pytest.ExitCode.OK
 
 

@@ -13,14 +13,14 @@ The ingest runs once per epoch: epochs are independent samples. A control
 item asks its question with an empty memory and never waits.
 
 The copies are made on the listing threads, faithfully and within the
-listing's bounds, or refused (:mod:`~pytest_recall.sessions.memory_copy`). A
-memory the ingest left that cannot be copied (a FIFO, a link out of it, more
-data than the bound) is the agent's doing: the ingesting case fails with the
-reason, and every waiting case scores 0 with it, as does any ingest that ended
-on what the agent left (a tree too deep to list, say). An ingest that failed
-otherwise (a step failed or timed out, the agent could not start) gives its
-waiting cases an error naming the case it failed in; ``--recall-resume`` then
-runs them again, ingest included.
+listing's bounds, or refused (:mod:`~pytest_recall.sessions.memory_copy`).
+An ingest that fails through the agent (a step failed or timed out, or it
+left a memory that cannot be copied: a FIFO, a link out of it, more data than
+the bound) fails its case with the reason, and every waiting case scores 0
+with it, never an error that would take it out of the score. With
+``--recall-retries`` they wait for the ingest's last attempt. A harness error
+(the agent could not start) gives them an error naming the case it failed in;
+``--recall-resume`` then runs them again, ingest included.
 """
 
 from __future__ import annotations
@@ -67,18 +67,20 @@ class GroupIngests:
     def claim(self, key: GroupKey, owner: str) -> _Ingest | None:
         """The ingest for ``owner`` to run, or None when another case runs (or ran) it.
 
-        An owner whose ingest failed claims it again: that is a retry (``--recall-retries``).
+        An owner whose ingest failed, or is still pending after an attempt that
+        is to be retried (``--recall-retries``), claims it again: the same
+        ingest, so the cases waiting for it wait on for the retry.
         """
         held = self._ingests.get(key)
-        if held is not None and not (held.owner == owner and held.failure is not None):
+        if held is not None and (held.owner != owner or (held.done and held.failure is None)):
             return None
         if self._store is None:
             self._store = private_dir("groups")
         digest = hashlib.sha256(f"{key[0]}\0{key[1]}".encode()).hexdigest()[:16]
         memory = self._store / digest
         remove_tree(memory)
-        ingest = _Ingest(owner, memory)
-        self._ingests[key] = ingest
+        ingest = self._ingests[key] = _Ingest(owner, memory) if held is None else held
+        ingest.done, ingest.failure, ingest.agents_doing = False, None, False
         return ingest
 
     def get(self, key: GroupKey) -> _Ingest:
@@ -127,17 +129,28 @@ def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
 
 
 def _ingest_failed(ingest: _Ingest, run: CaseRun | None) -> None:
-    """Whatever stopped the ingest before its memory was kept, the waiting cases must hear of it.
+    """The owner's last attempt stopped before the memory was kept: the waiting cases must hear why.
 
-    What the agent left (``agent_fault``) is never retried, so it is final: they score 0 for it. A step that
-    failed (``--recall-retries`` may run the case again) or a harness error leaves them an error.
+    A step that failed or timed out, or what the agent left, is the agent's
+    doing: they score 0 for it. A harness error (the agent could not start,
+    a crash) leaves them an error, which ``--recall-resume`` runs again.
     """
-    failed_step = run is not None and any(step.result.failed for step in run.steps)
-    if run is not None and run.agent_fault and not failed_step:
-        ingest.failure, ingest.agents_doing = run.agent_fault, True
-    else:
+    failed = next((step for step in run.steps if step.result.failed), None) if run is not None else None
+    if run is None or run.error is not None:
         ingest.failure = "a step of the ingest failed, timed out or never ran"
+    elif failed is not None:
+        result = failed.result
+        how = f"exited {result.exit_code}" if result.signal is None else f"was killed by signal {result.signal}"
+        ingest.failure = f"step {failed.number} {'timed out' if result.timed_out else how}"
+        ingest.agents_doing = True
+    else:
+        ingest.failure, ingest.agents_doing = run.agent_fault or "it ended before its last step", True
     ingest.done = True
+
+
+def _retried(run: CaseRun, last_attempt: bool) -> bool:
+    """Whether ``--recall-retries`` runs the owner again: the rule of ``plugin/executor.py:retrying``."""
+    return not last_attempt and (run.error is not None or any(step.result.failed for step in run.steps))
 
 
 def grouped_case_flow(
@@ -149,8 +162,13 @@ def grouped_case_flow(
     owner: str,
     control: bool = False,
     epoch: int = 1,
+    last_attempt: bool = True,
 ) -> Generator[SessionSpec | Pause, SessionResult, CaseRun]:
-    """A case's run, sharing its group's ingest when it has a group; any other case runs as it always has."""
+    """A case's run, sharing its group's ingest when it has a group; any other case runs as it always has.
+
+    ``last_attempt`` is False when a failed run would be run again (``--recall-retries``): an ingest that
+    fails then stays pending, and the group's cases wait for the retry.
+    """
     if case.group is None or control or settings.shared_scope is not None:
         return (yield from case_flow(case, settings, judge, control=control, epoch=epoch))
     key = (case.group, epoch)
@@ -161,7 +179,7 @@ def grouped_case_flow(
         try:
             run = yield from case_flow(case, settings, judge, epoch=epoch, memory_hooks=hooks)
         finally:
-            if not ingest.done:
+            if not ingest.done and (run is None or not _retried(run, last_attempt)):
                 _ingest_failed(ingest, run)
         return run
     shared = ingests.get(key)

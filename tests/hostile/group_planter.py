@@ -14,6 +14,8 @@ UNKNOWN:
     link-in         answers through ``alias``, a relative link to notes.txt
     sparse SIZE     answers from the middle of a sparse file of SIZE bytes, and only if the file
                     it reads still has almost no blocks on disk
+    fail            exits 1 when told, keeping nothing
+    fail-once PATH  exits 1 the first time it is told (it then makes PATH), and keeps the balance after
 """
 
 from __future__ import annotations
@@ -67,6 +69,11 @@ def main() -> int:
     trick, argument, prompt = sys.argv[1], (sys.argv[2] if len(sys.argv) > 3 else ""), sys.argv[-1]
     scope = os.environ["RECALL_SCOPE_DIR"]
     told = re.search(r"Remember the balance (\S+)\.", prompt)
+    if told and (trick == "fail" or (trick == "fail-once" and not os.path.exists(argument))):
+        if trick == "fail-once":
+            open(argument, "x").close()
+        print("rate limited", file=sys.stderr)
+        return 1
     if told:
         with open(os.path.join(scope, "notes.txt"), "w", encoding="utf-8") as handle:
             handle.write(told.group(1))
