@@ -146,6 +146,19 @@ def test_the_group_waits_for_a_retried_ingest(recall_suite: Any, agent_tmp: Path
     assert result.ret == pytest.ExitCode.OK
 
 
+def test_a_grouped_case_in_a_live_session_runs_its_own_ingest(recall_suite: Any, agent_tmp: Path) -> None:
+    """One process holds a live session's turns, so nothing can be kept between ingest and question: each case
+    runs both, where a group's waiting questions were errors, their ingest never kept."""
+    group = recall_suite.root / "suite" / "grp"
+    for name in QUESTIONS:
+        recall_suite.add(name, [ASK], suite="suite/grp")
+    (group / "group.toml").write_text("", encoding="utf-8")
+    (group / "ingest1.txt").write_text(TELL, encoding="utf-8")
+    recall_suite.run("--recall-session=continue", command=recall_suite.agent("repl_notebook"))
+    for record in recall_suite.records().values():
+        assert record["error"] is None and len(record["steps"]) == 2, record
+
+
 def test_points_inside_holds_every_link_to_its_folder_whatever_the_others_point_to() -> None:
     assert points_inside("notes.txt", 0) and points_inside("./sub//notes.txt", 0)
     assert not points_inside("sub/../notes.txt", 0)

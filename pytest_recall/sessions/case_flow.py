@@ -68,8 +68,9 @@ ARGV_FEEDBACK_MARGIN = 4096
 
 Judge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 T = TypeVar("T")
-# Work on a memory for the listing threads: given the event that cuts it short, it returns the agent's fault or None.
-MemoryWork = Callable[[threading.Event], "str | None"]
+# Work on a case's memory for the listing threads: given the area and the event that cuts it short, it returns
+# the agent's fault or None.
+MemoryWork = Callable[[CaseArea, threading.Event], "str | None"]
 
 
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -86,12 +87,13 @@ def open_shared_scope(settings: SessionSettings) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class MemoryHooks:
-    """What a case group does to a run's memory: ``seed`` it before the first step, and look at it
-    ``after_step`` (given the step's number) once a step has ended well. Both run on the listing threads
-    (they copy what the agent left) and return what they refused of it, the agent's fault, or None."""
+    """What a case group does to a run's memory: ``seed`` it before the first step, and ``keep`` it once step
+    ``keep_after`` has ended well. Both run on the listing threads (they copy what the agent left) and return
+    what they refused of it, the agent's fault, or None."""
 
-    seed: Callable[[CaseArea, threading.Event], str | None] | None = None
-    after_step: Callable[[int, CaseArea, threading.Event], str | None] | None = None
+    seed: MemoryWork | None = None
+    keep_after: int | None = None
+    keep: MemoryWork | None = None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -172,7 +174,7 @@ def case_flow(
     live_duration: float | None = None
     try:
         if memory_hooks is not None and memory_hooks.seed is not None:
-            yield from _memory_work(partial(memory_hooks.seed, area), area)
+            yield from _memory_work(memory_hooks.seed, area)
         if area.faults:
             pass  # the memory it was to start from could not be copied: no step runs
         # A mode forced for the whole run is already in ``case`` (see CaseExecutor.effective_case).
@@ -229,8 +231,8 @@ def _fresh_steps(
         runs.append(_step_run(step.number, prompt, result, cost, memory))
         if result.failed or area.faults:
             return
-        if memory_hooks is not None and memory_hooks.after_step is not None:
-            yield from _memory_work(partial(memory_hooks.after_step, step.number, area), area)
+        if memory_hooks is not None and memory_hooks.keep is not None and step.number == memory_hooks.keep_after:
+            yield from _memory_work(memory_hooks.keep, area)
             if area.faults:
                 return
 
@@ -253,7 +255,7 @@ def _memory_work(work: MemoryWork, area: CaseArea) -> Generator[Pause, SessionRe
     """A case group's copy of a memory: what it refused is the agent's fault, a copy it could not write the
     harness's error."""
     try:
-        fault = yield from _off_loop(work)
+        fault = yield from _off_loop(partial(work, area))
     except OSError as exc:
         raise AgentStartError(f"the case group's copy of the memory could not be written: {exc}") from None
     if fault is not None:

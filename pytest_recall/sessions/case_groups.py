@@ -113,9 +113,7 @@ def _seed_from(memory: Path) -> MemoryHooks:
 
 
 def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
-    def after_step(number: int, area: CaseArea, cancel: threading.Event) -> str | None:
-        if number != step_number:
-            return None
+    def keep(area: CaseArea, cancel: threading.Event) -> str | None:
         os.mkdir(ingest.memory, 0o700)
         fault = copy_memory(_memory_pairs(area, ingest.memory), cancel=cancel)
         if fault is not None:
@@ -125,7 +123,7 @@ def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
         ingest.done = True
         return fault
 
-    return MemoryHooks(after_step=after_step)
+    return MemoryHooks(keep_after=step_number, keep=keep)
 
 
 def _ingest_failed(ingest: _Ingest, run: CaseRun | None) -> None:
@@ -136,15 +134,15 @@ def _ingest_failed(ingest: _Ingest, run: CaseRun | None) -> None:
     a crash) leaves them an error, which ``--recall-resume`` runs again.
     """
     failed = next((step for step in run.steps if step.result.failed), None) if run is not None else None
-    if run is None or run.error is not None:
-        ingest.failure = "a step of the ingest failed, timed out or never ran"
-    elif failed is not None:
+    if run is not None and run.error is None and failed is not None:
         result = failed.result
         how = f"exited {result.exit_code}" if result.signal is None else f"was killed by signal {result.signal}"
         ingest.failure = f"step {failed.number} {'timed out' if result.timed_out else how}"
         ingest.agents_doing = True
+    elif run is not None and run.error is None and run.agent_fault:
+        ingest.failure, ingest.agents_doing = run.agent_fault, True
     else:
-        ingest.failure, ingest.agents_doing = run.agent_fault or "it ended before its last step", True
+        ingest.failure = "a step of the ingest failed, timed out or never ran"
     ingest.done = True
 
 
@@ -169,7 +167,8 @@ def grouped_case_flow(
     ``last_attempt`` is False when a failed run would be run again (``--recall-retries``): an ingest that
     fails then stays pending, and the group's cases wait for the retry.
     """
-    if case.group is None or control or settings.shared_scope is not None:
+    # A live session's turns are one process: no memory can be kept between its ingest and its question.
+    if case.group is None or control or settings.shared_scope is not None or case.session == "continue":
         return (yield from case_flow(case, settings, judge, control=control, epoch=epoch))
     key = (case.group, epoch)
     ingest = ingests.claim(key, owner)
