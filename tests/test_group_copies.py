@@ -146,6 +146,19 @@ def test_the_group_waits_for_a_retried_ingest(recall_suite: Any, agent_tmp: Path
     assert result.ret == pytest.ExitCode.OK
 
 
+def test_a_kept_memory_spoiled_by_a_question_scores_the_later_questions_0(recall_suite: Any, agent_tmp: Path) -> None:
+    """Default mode leaves a group's kept memory in an agent's reach: what a question plants there that no copy
+    can hold fails the questions seeded after it, as the agent's doing, never as errors."""
+    result, records = group_run(recall_suite, agent_tmp, "spoil-kept")
+    owner, *later = sorted(QUESTIONS, key=lambda name: -len(records[name]["steps"]))
+    assert records[owner]["outcome"] == "correct"
+    for name in later:
+        record = records[name]
+        assert (record["error"], record["score"], record["outcome"]) == (None, 0.0, "agent_failed"), record
+        assert "the group's kept memory changed after its ingest: scope/planted is a FIFO" in record["reason"]
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
 def test_a_grouped_case_in_a_live_session_runs_its_own_ingest(recall_suite: Any, agent_tmp: Path) -> None:
     """One process holds a live session's turns, so nothing can be kept between ingest and question: each case
     runs both, where a group's waiting questions were errors, their ingest never kept."""

@@ -16,10 +16,13 @@ UNKNOWN:
                     it reads still has almost no blocks on disk
     fail            exits 1 when told, keeping nothing
     fail-once PATH  exits 1 the first time it is told (it then makes PATH), and keeps the balance after
+    spoil-kept      when asked, plants a FIFO in every group's kept memory it finds beside its case's
+                    folder (default mode leaves the run's folders in reach)
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import socket
@@ -80,6 +83,10 @@ def main() -> int:
         plant(trick, argument, scope, told.group(1))
         print("Noted.")
     else:
+        if trick == "spoil-kept":
+            run_tmp = os.path.dirname(os.path.dirname(os.environ["TMPDIR"]))
+            for kept in glob.glob(os.path.join(run_tmp, "recall-groups-*", "*", "scope")):
+                os.mkfifo(os.path.join(kept, "planted"))
         print(recall(trick, argument, scope))
     return 0
 
