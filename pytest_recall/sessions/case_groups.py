@@ -53,7 +53,7 @@ class _Ingest:
     memory: Path
     done: bool = False
     failure: str | None = None
-    # The failure is what the agent left (a memory that cannot be copied): the waiting cases score 0 for it.
+    # The failure is the agent's (a step failed, a memory that cannot be copied): the waiting cases score 0 for it.
     agents_doing: bool = False
 
 
@@ -120,6 +120,7 @@ def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
             remove_tree(ingest.memory)
             fault = f"the memory its ingest left cannot be copied for the group's questions: {fault}"
             ingest.failure, ingest.agents_doing = fault, True
+        # Set on the listing thread, ``done`` last: a waiting case that sees it done sees why it failed too.
         ingest.done = True
         return fault
 
