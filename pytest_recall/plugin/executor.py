@@ -9,6 +9,7 @@ still come out in collection order.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -156,6 +157,8 @@ class CaseExecutor:
         case = self.effective_case(item.case)
         self._started.add(item.nodeid)
 
+        attempts = itertools.count(1)
+
         def attempt() -> Flow:
             return grouped_case_flow(
                 case,
@@ -165,6 +168,7 @@ class CaseExecutor:
                 owner=item.nodeid,
                 control=item.control,
                 epoch=item.epoch,
+                last_attempt=next(attempts) > self.spread.retries,
             )
 
         flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s)

@@ -137,8 +137,12 @@ def failure_text(record: Mapping[str, Any]) -> str:
     steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
     failed = next(
         (s for s in steps if s.get("timed_out") or s.get("signal") is not None or s.get("exit_code") not in (0, None)),
-        steps[-1] if steps else {},
+        None,
     )
+    if failed is None and record.get("reason"):
+        # No step failed: what the agent left failed the case (a FIFO as its cost file, an uncopyable ingest).
+        return str(record["reason"])[:160]
+    failed = failed or (steps[-1] if steps else {})
     number = failed.get("step", "?")
     if failed.get("timed_out"):
         what = f"timed out in step {number}"

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import threading
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_recall.cases.live_protocol import laid_over
 from pytest_recall.cases.model import Case, Step
@@ -35,7 +37,14 @@ from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
 from pytest_recall.sessions.lost_memory import Leftovers, lost_memory_hint, workdir_leftovers
-from pytest_recall.sessions.memory_listing import MemoryListing, holds_nothing, list_small_memory, start_listing
+from pytest_recall.sessions.memory_listing import (
+    ListingLimits,
+    MemoryListing,
+    holds_nothing,
+    list_memory,
+    list_small_memory,
+    on_listing_threads,
+)
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
@@ -59,6 +68,10 @@ MAX_ARGUMENT_BYTES = 32 * 4096
 ARGV_FEEDBACK_MARGIN = 4096
 
 Judge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+T = TypeVar("T")
+# Work on a case's memory for the listing threads: given the area and the event that cuts it short, it returns
+# the agent's fault or None.
+MemoryWork = Callable[[CaseArea, threading.Event], "str | None"]
 
 
 def agent_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -75,11 +88,13 @@ def open_shared_scope(settings: SessionSettings) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class MemoryHooks:
-    """What a case group does to a run's memory: ``seed`` it before the first step, and look at it
-    ``after_step`` (given the step's number) once a step has ended well."""
+    """What a case group does to a run's memory: ``seed`` it before the first step, and ``keep`` it once step
+    ``keep_after`` has ended well. Both run on the listing threads (they copy what the agent left) and return
+    what they refused of it, the agent's fault, or None."""
 
-    seed: Callable[[CaseArea], None] | None = None
-    after_step: Callable[[int, CaseArea], None] | None = None
+    seed: MemoryWork | None = None
+    keep_after: int | None = None
+    keep: MemoryWork | None = None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -153,15 +168,19 @@ def case_flow(
     # The control asks the last question cold: no earlier step, no feedback.
     steps = (replace(case.steps[-1], feedback=None),) if control else case.steps
     area = CaseArea(settings.isolation, shared_memory=None if control else settings.shared_scope)
-    if memory_hooks is not None and memory_hooks.seed is not None:
-        memory_hooks.seed(area)
     runs: list[StepRun] = []
     # A live session's turns share one workdir: the workspace is copied in once and pictured once.
     last_step = steps[0].number if case.session == "continue" else steps[-1].number
     keeper = WorkspaceKeeper(case, area.root, last_step=last_step) if uses_workspace(case) else None
+    live_duration: float | None = None
+    hint: str | None = None
     try:
+        if memory_hooks is not None and memory_hooks.seed is not None:
+            yield from _memory_work(memory_hooks.seed, area)
+        if area.faults:
+            pass  # the memory it was to start from could not be copied: no step runs
         # A mode forced for the whole run is already in ``case`` (see CaseExecutor.effective_case).
-        if case.session == "continue":
+        elif case.session == "continue":
             overlong = _overlong_turn_line(steps) if case.live.typed else None
             if overlong is not None:
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
@@ -169,10 +188,8 @@ def case_flow(
             spec = _live_spec(case, steps, settings, area, rooms, judge)
             result, cost = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
             runs.extend(_split_live_turns(steps, result, cost))
-            live_duration: float | None = result.duration_s
-            hint = None
+            live_duration = result.duration_s
         else:
-            live_duration = None
             hint = yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
     except AgentStartError as exc:
         area.close()
@@ -223,9 +240,36 @@ def _fresh_steps(
         runs.append(_step_run(step.number, prompt, result, cost, memory))
         if result.failed or area.faults:
             return None
-        if memory_hooks is not None and memory_hooks.after_step is not None:
-            memory_hooks.after_step(step.number, area)
+        if memory_hooks is not None and memory_hooks.keep is not None and step.number == memory_hooks.keep_after:
+            yield from _memory_work(memory_hooks.keep, area)
+            if area.faults:
+                return None
     return lost_memory_hint(runs, leftovers, settings.isolation)
+
+
+def _off_loop(work: Callable[[threading.Event], T]) -> Generator[Pause, SessionResult | None, T]:
+    """``work`` on the listing threads while this case pauses and every other one runs; it is told to stop
+    when this case is closed first (an interrupted run)."""
+    future, cancel = on_listing_threads(work)
+    try:
+        # Work on a small memory is often done in a moment: waited for here, with no round through the event loop.
+        concurrent.futures.wait([future], timeout=LISTING_INLINE_WAIT_S)
+        while not future.done():
+            yield Pause(time.monotonic() + LISTING_POLL_S)
+    finally:
+        cancel.set()
+    return future.result()
+
+
+def _memory_work(work: MemoryWork, area: CaseArea) -> Generator[Pause, SessionResult | None, None]:
+    """A case group's copy of a memory: what it refused is the agent's fault, a copy it could not write the
+    harness's error."""
+    try:
+        fault = yield from _off_loop(partial(work, area))
+    except OSError as exc:
+        raise AgentStartError(f"the case group's copy of the memory could not be written: {exc}") from None
+    if fault is not None:
+        area.faults.append(fault)
 
 
 def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, MemoryListing]:
@@ -236,16 +280,7 @@ def _memory_listing(area: CaseArea) -> Generator[Pause, SessionResult | None, Me
         return MemoryListing()
     listing = list_small_memory(roots)
     if listing is None:
-        future, cancel = start_listing(roots)
-        try:
-            # A memory over the small bounds may still be listed in a moment: waited for here, with no round
-            # through the event loop.
-            concurrent.futures.wait([future], timeout=LISTING_INLINE_WAIT_S)
-            while not future.done():
-                yield Pause(time.monotonic() + LISTING_POLL_S)
-        finally:
-            cancel.set()  # an interrupted run stops hashing at the next chunk
-        listing = future.result()
+        listing = yield from _off_loop(partial(list_memory, roots, ListingLimits()))
     if listing.fault is not None:
         area.faults.append(listing.fault)
     return listing

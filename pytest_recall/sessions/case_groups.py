@@ -10,15 +10,24 @@ never see each other's sessions, whatever order or concurrency they run in,
 and the sessions a run starts are the ingest's once plus one per question.
 
 The ingest runs once per epoch: epochs are independent samples. A control
-item asks its question with an empty memory and never waits. A group whose
-ingest failed gives its waiting cases an error naming the case it failed in;
+item asks its question with an empty memory and never waits.
+
+The copies are made on the listing threads, faithfully and within the
+listing's bounds, or refused (:mod:`~pytest_recall.sessions.memory_copy`).
+An ingest that fails through the agent (a step failed or timed out, or it
+left a memory that cannot be copied: a FIFO, a link out of it, more data than
+the bound) fails its case with the reason, and every waiting case scores 0
+with it, never an error that would take it out of the score. With
+``--recall-retries`` they wait for the ingest's last attempt. A harness error
+(the agent could not start) gives them an error naming the case it failed in;
 ``--recall-resume`` then runs them again, ingest included.
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
+import os
+import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, replace
@@ -27,6 +36,7 @@ from pathlib import Path
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult
 from pytest_recall.sessions.case_flow import Judge, MemoryHooks, case_flow
+from pytest_recall.sessions.memory_copy import copy_memory
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.rooms import CaseArea, private_dir, remove_tree
 from pytest_recall.sessions.session import SessionSpec
@@ -43,6 +53,8 @@ class _Ingest:
     memory: Path
     done: bool = False
     failure: str | None = None
+    # The failure is the agent's (a step failed, a memory that cannot be copied): the waiting cases score 0 for it.
+    agents_doing: bool = False
 
 
 class GroupIngests:
@@ -55,18 +67,20 @@ class GroupIngests:
     def claim(self, key: GroupKey, owner: str) -> _Ingest | None:
         """The ingest for ``owner`` to run, or None when another case runs (or ran) it.
 
-        An owner whose ingest failed claims it again: that is a retry (``--recall-retries``).
+        An owner whose ingest failed, or is still pending after an attempt that
+        is to be retried (``--recall-retries``), claims it again: the same
+        ingest, so the cases waiting for it wait on for the retry.
         """
         held = self._ingests.get(key)
-        if held is not None and not (held.owner == owner and held.failure is not None):
+        if held is not None and (held.owner != owner or (held.done and held.failure is None)):
             return None
         if self._store is None:
             self._store = private_dir("groups")
         digest = hashlib.sha256(f"{key[0]}\0{key[1]}".encode()).hexdigest()[:16]
         memory = self._store / digest
         remove_tree(memory)
-        ingest = _Ingest(owner, memory)
-        self._ingests[key] = ingest
+        ingest = self._ingests[key] = _Ingest(owner, memory) if held is None else held
+        ingest.done, ingest.failure, ingest.agents_doing = False, None, False
         return ingest
 
     def get(self, key: GroupKey) -> _Ingest:
@@ -78,31 +92,64 @@ class GroupIngests:
             self._store = None
 
 
-def _copy_memory(source_scope: Path, source_home: Path | None, dest: Path) -> None:
-    dest.mkdir(mode=0o700, parents=True, exist_ok=True)
-    shutil.copytree(source_scope, dest / "scope", symlinks=True)
-    if source_home is not None:
-        shutil.copytree(source_home, dest / "home", symlinks=True)
+def _memory_pairs(area: CaseArea, memory: Path) -> list[tuple[Path, Path]]:
+    """Each folder of an area's memory beside its place in a kept copy: scope, and HOME with a HOME per case."""
+    pairs = [(area.scope, memory / "scope")]
+    if area.home is not None:
+        pairs.append((area.home, memory / "home"))
+    return pairs
 
 
 def _seed_from(memory: Path) -> MemoryHooks:
-    def seed(area: CaseArea) -> None:
-        remove_tree(area.scope)
-        shutil.copytree(memory / "scope", area.scope, symlinks=True)
-        if area.home is not None and (memory / "home").is_dir():
-            remove_tree(area.home)
-            shutil.copytree(memory / "home", area.home, symlinks=True)
+    def seed(area: CaseArea, cancel: threading.Event) -> str | None:
+        pairs = [(kept, own) for own, kept in _memory_pairs(area, memory)]
+        for _kept, own in pairs:
+            remove_tree(own)
+        fault = copy_memory(pairs, cancel=cancel)
+        # Only an agent can have changed the kept copy since the ingest (default mode leaves it in reach).
+        return None if fault is None else f"the group's kept memory changed after its ingest: {fault}"
 
     return MemoryHooks(seed=seed)
 
 
 def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
-    def after_step(number: int, area: CaseArea) -> None:
-        if number == step_number:
-            _copy_memory(area.scope, area.home, ingest.memory)
-            ingest.done = True
+    def keep(area: CaseArea, cancel: threading.Event) -> str | None:
+        os.mkdir(ingest.memory, 0o700)
+        fault = copy_memory(_memory_pairs(area, ingest.memory), cancel=cancel)
+        if fault is not None:
+            remove_tree(ingest.memory)
+            fault = f"the memory its ingest left cannot be copied for the group's questions: {fault}"
+            ingest.failure, ingest.agents_doing = fault, True
+        # Set on the listing thread, ``done`` last: a waiting case that sees it done sees why it failed too.
+        ingest.done = True
+        return fault
 
-    return MemoryHooks(after_step=after_step)
+    return MemoryHooks(keep_after=step_number, keep=keep)
+
+
+def _ingest_failed(ingest: _Ingest, run: CaseRun | None) -> None:
+    """The owner's last attempt stopped before the memory was kept: the waiting cases must hear why.
+
+    A step that failed or timed out, or what the agent left, is the agent's
+    doing: they score 0 for it. A harness error (the agent could not start,
+    a crash) leaves them an error, which ``--recall-resume`` runs again.
+    """
+    failed = next((step for step in run.steps if step.result.failed), None) if run is not None else None
+    if run is not None and run.error is None and failed is not None:
+        result = failed.result
+        how = f"exited {result.exit_code}" if result.signal is None else f"was killed by signal {result.signal}"
+        ingest.failure = f"step {failed.number} {'timed out' if result.timed_out else how}"
+        ingest.agents_doing = True
+    elif run is not None and run.error is None and run.agent_fault:
+        ingest.failure, ingest.agents_doing = run.agent_fault, True
+    else:
+        ingest.failure = "a step of the ingest failed, timed out or never ran"
+    ingest.done = True
+
+
+def _retried(run: CaseRun, last_attempt: bool) -> bool:
+    """Whether ``--recall-retries`` runs the owner again: the rule of ``plugin/executor.py:retrying``."""
+    return not last_attempt and (run.error is not None or any(step.result.failed for step in run.steps))
 
 
 def grouped_case_flow(
@@ -114,27 +161,34 @@ def grouped_case_flow(
     owner: str,
     control: bool = False,
     epoch: int = 1,
+    last_attempt: bool = True,
 ) -> Generator[SessionSpec | Pause, SessionResult, CaseRun]:
-    """A case's run, sharing its group's ingest when it has a group; any other case runs as it always has."""
-    if case.group is None or control or settings.shared_scope is not None:
+    """A case's run, sharing its group's ingest when it has a group; any other case runs as it always has.
+
+    ``last_attempt`` is False when a failed run would be run again (``--recall-retries``): an ingest that
+    fails then stays pending, and the group's cases wait for the retry.
+    """
+    # A live session's turns are one process: no memory can be kept between its ingest and its question.
+    if case.group is None or control or settings.shared_scope is not None or case.session == "continue":
         return (yield from case_flow(case, settings, judge, control=control, epoch=epoch))
     key = (case.group, epoch)
     ingest = ingests.claim(key, owner)
     if ingest is not None:
         hooks = _keep_after(case.steps[case.ingest_steps - 1].number, ingest)
+        run: CaseRun | None = None
         try:
             run = yield from case_flow(case, settings, judge, epoch=epoch, memory_hooks=hooks)
         finally:
-            if not ingest.done:
-                # Whatever stopped it (an agent failure, a harness error), the waiting cases must hear of it.
-                ingest.failure = "a step of the ingest failed, timed out or never ran"
-                ingest.done = True
+            if not ingest.done and (run is None or not _retried(run, last_attempt)):
+                _ingest_failed(ingest, run)
         return run
     shared = ingests.get(key)
     while not shared.done:
         yield Pause(time.monotonic() + POLL_S)
     if shared.failure is not None:
         reason = f"the ingest of group {case.group} failed in {shared.owner}: {shared.failure}"
+        if shared.agents_doing:
+            return CaseRun(case, (), epoch=epoch, agent_fault=reason)
         return CaseRun(case, (), error=reason, epoch=epoch)
     own = replace(case, steps=case.steps[case.ingest_steps :])
     run = yield from case_flow(own, settings, judge, epoch=epoch, memory_hooks=_seed_from(shared.memory))

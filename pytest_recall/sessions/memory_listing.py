@@ -8,7 +8,7 @@ files, so the listing takes nothing of them on trust:
   :attr:`ListingLimits.step_hash_bytes` in all, and stops hashing after
   :attr:`ListingLimits.seconds`: a 1 TB sparse file costs a bounded moment,
   and a file it did not hash says why in place of its digest;
-- it runs on a thread of its own (:func:`start_listing`), so the sessions of
+- it runs on a thread of its own (:func:`on_listing_threads`), so the sessions of
   other cases keep being served meanwhile, unless the memory is small enough
   to list at once (:func:`list_small_memory`), as most are;
 - it walks by directory descriptor, without recursion, never following a
@@ -30,17 +30,19 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pytest_recall.cases.runs import MemoryFile
 
 # A memory listing names at most this many files; the count says how many there were.
 MEMORY_LISTING_LIMIT = 1000
+T = TypeVar("T")
 _HASH_CHUNK = 1 << 20
-_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class ListingLimits:
     seconds: float = 5.0
     max_depth: int = 100
     max_entries: int = 100_000
+    # A case group's copy of a memory (``memory_copy``) holds at most this many bytes of data, holes aside.
+    copy_bytes: int = 256 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,12 +156,12 @@ def list_memory(
 def _walk(root: Path, limits: ListingLimits, budget: _Budget, found: list) -> str | None:  # type: ignore[type-arg]
     """Depth-first by descriptor: a stack of open directories, never deeper than ``limits.max_depth``."""
     try:
-        top = os.open(root, _OPEN_DIRECTORY)
+        top = os.open(root, OPEN_DIRECTORY)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return f"{root.name}/ could not be opened to list it: {exc.strerror}"
-    stack: list[tuple[int, str, list[str]]] = [(top, root.name, _names(top))]
+    stack: list[tuple[int, str, list[str]]] = [(top, root.name, names_in(top))]
     try:
         while stack:
             directory, prefix, names = stack[-1]
@@ -178,10 +182,10 @@ def _walk(root: Path, limits: ListingLimits, budget: _Budget, found: list) -> st
                 if len(stack) >= limits.max_depth:
                     return budget.over(f"the memory is deeper than {limits.max_depth} directories ({path[:200]}…)")
                 try:
-                    child = os.open(name, _OPEN_DIRECTORY, dir_fd=directory)
+                    child = os.open(name, OPEN_DIRECTORY, dir_fd=directory)
                 except OSError:
                     continue
-                stack.append((child, path, _names(child)))
+                stack.append((child, path, names_in(child)))
             elif stat.S_ISREG(info.st_mode):
                 digest = _digest(directory, name, info, limits, budget)
                 found.append((path, info.st_size, digest, (info.st_dev, info.st_ino, info.st_nlink)))
@@ -191,7 +195,7 @@ def _walk(root: Path, limits: ListingLimits, budget: _Budget, found: list) -> st
     return None
 
 
-def _names(directory: int) -> list[str]:
+def names_in(directory: int) -> list[str]:
     try:
         with os.scandir(directory) as listing:
             return sorted((entry.name for entry in listing), reverse=True)
@@ -212,7 +216,7 @@ def _digest(directory: int, name: str, info: os.stat_result, limits: ListingLimi
     if budget.cancel.is_set() or time.monotonic() > budget.deadline:
         return budget.over(budget.note(f"over the {limits.seconds:g} s a listing may take"))
     try:
-        fd = os.open(name, _OPEN_FILE, dir_fd=directory)
+        fd = os.open(name, OPEN_FILE, dir_fd=directory)
     except OSError:
         return "unreadable"
     digest = hashlib.sha256()
@@ -257,13 +261,12 @@ _executor: concurrent.futures.ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 
 
-def start_listing(
-    roots: Iterable[Path], limits: ListingLimits = ListingLimits()
-) -> tuple[concurrent.futures.Future[MemoryListing], threading.Event]:
-    """The listing, started on the listing threads; set the event to cut it short (an interrupted run)."""
+def on_listing_threads(work: Callable[[threading.Event], T]) -> tuple[concurrent.futures.Future[T], threading.Event]:
+    """``work`` on the listing threads: disk work on what an agent left (a listing, a case group's copy), kept off
+    the run loop's thread. ``work`` gets the returned event; set, it cuts the work short (an interrupted run)."""
     global _executor
     with _executor_lock:
         if _executor is None:
             _executor = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-memory")
     cancel = threading.Event()
-    return _executor.submit(list_memory, tuple(roots), limits, cancel), cancel
+    return _executor.submit(work, cancel), cancel
