@@ -172,8 +172,7 @@ def case_flow(
     # A live session's turns share one workdir: the workspace is copied in once and pictured once.
     last_step = steps[0].number if case.session == "continue" else steps[-1].number
     keeper = WorkspaceKeeper(case, area.root, last_step=last_step) if uses_workspace(case) else None
-    live_duration: float | None = None
-    hint: str | None = None
+    live_duration, hint = None, None
     try:
         if memory_hooks is not None and memory_hooks.seed is not None:
             yield from _memory_work(memory_hooks.seed, area)
@@ -200,14 +199,13 @@ def case_flow(
         # The area goes whatever happened; a second close after the one below finds nothing.
         area.close()
     duration = live_duration if live_duration is not None else sum(r.result.duration_s for r in runs)
-    snapshot = keeper.snapshot if keeper is not None else None
     return CaseRun(
         case,
         tuple(runs),
         control=control,
         epoch=epoch,
         duration_s=duration,
-        workspace_snapshot=snapshot,
+        workspace_snapshot=keeper.snapshot if keeper is not None else None,
         agent_fault="; ".join(area.faults) or None,
         memory_hint=hint,
     )
