@@ -19,6 +19,7 @@ judge error is never cached: the next asking tries again.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -79,6 +80,8 @@ class LlmJudging:
         self.retry_delay_s = retry_delay_s
         self._shared = VerdictFolder(shared) if shared is not None else None
         self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="recall-judge")
+        # Set by close: a judge in flight is killed, with all it started, and no judge keeps the process alive.
+        self._stop = threading.Event()
         self._verdicts: dict[str, Future[LlmJudgement]] = {}
 
     def applies(self, run: CaseRun) -> bool:
@@ -132,6 +135,7 @@ class LlmJudging:
             timeout_s=self.settings.timeout_s,
             retries=self.retries,
             retry_delay_s=self.retry_delay_s,
+            stop=self._stop,
         )
         reply = call.reply
         judgement = LlmJudgement(
@@ -162,6 +166,7 @@ class LlmJudging:
             self._shared.save(judgement.key, judgement.score, judgement.reason)
 
     def close(self) -> None:
+        self._stop.set()
         self._threads.shutdown(wait=False, cancel_futures=True)
         if self._shared is not None:
             self._shared.close()
