@@ -15,6 +15,7 @@ from pytest_recall.scoring.judge_scope import judge_cache_key, judge_request, ju
 from pytest_recall.scoring.llm_verdict import settle
 from pytest_recall.scoring.verdict import Verdict
 from pytest_recall.sessions.llm_judging import LlmJudgeSettings, LlmJudging
+from pytest_recall.sessions.shared_verdicts import SharedVerdicts
 
 
 @pytest.mark.parametrize(
@@ -143,7 +144,8 @@ def a_run(answer: str) -> CaseRun:
 
 def test_the_same_answer_is_judged_once_even_in_flight_and_an_error_is_asked_again(tmp_path: Path) -> None:
     settings = LlmJudgeSettings(text="stub", argv=(sys.executable, "-c", STUB))
-    judging = LlmJudging(settings, retries=0, retry_delay_s=0.0, workers=2, cache_dir=tmp_path)
+    shared = SharedVerdicts(str(tmp_path), "ab" * 32)
+    judging = LlmJudging(settings, retries=0, retry_delay_s=0.0, workers=2, shared=shared)
     try:
         first, second = judging.submit(a_run("Paris")), judging.submit(a_run("Paris"))
         broken, again = judging.submit(a_run("Rome")), judging.submit(a_run("Rome"))
@@ -153,7 +155,7 @@ def test_the_same_answer_is_judged_once_even_in_flight_and_an_error_is_asked_aga
     assert [(v.score, v.cached, v.attempts) for v in verdicts[:2]] == [(1.0, False, 1), (1.0, True, 0)]
     assert all(v.error and not v.cached and v.attempts == 1 for v in verdicts[2:])
     # Shared with the run's other workers through the folder: another process takes it as cached.
-    other = LlmJudging(settings, retries=0, retry_delay_s=0.0, workers=1, cache_dir=tmp_path)
+    other = LlmJudging(settings, retries=0, retry_delay_s=0.0, workers=1, shared=shared)
     try:
         shared = other.submit(a_run("Paris")).result(timeout=5)
     finally:

@@ -34,6 +34,7 @@ from pytest_recall.sessions.pool import CasePool, Flow, Pause
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.run_folders import release_run, run_id
 from pytest_recall.sessions.settings import SessionSettings
+from pytest_recall.sessions.shared_verdicts import SharedVerdicts
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
@@ -67,7 +68,7 @@ class CaseExecutor:
         *,
         concurrency: int,
         resume: ResumeIndex | None = None,
-        judge_cache_dir: Path | None = None,
+        shared_verdicts: SharedVerdicts | None = None,
     ) -> None:
         self.config = config
         self.spread = run.scale_out
@@ -94,7 +95,7 @@ class CaseExecutor:
                 retries=run.scale_out.retries,
                 retry_delay_s=run.scale_out.retry_delay_s,
                 workers=concurrency,
-                cache_dir=judge_cache_dir,
+                shared=shared_verdicts,
             )
             if run.llm_judge.on
             else None

@@ -49,6 +49,7 @@ from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.retrieval_judge import score_contains
 from pytest_recall.sessions.cgroup import tracking_line
+from pytest_recall.sessions.shared_verdicts import SharedVerdicts
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
 
@@ -235,7 +236,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         sessions,
         concurrency=concurrency,
         resume=resume,
-        judge_cache_dir=Path(shared_verdicts) if shared_verdicts else None,
+        shared_verdicts=SharedVerdicts.from_handoff(shared_verdicts),
     )
     executor.plan(planned)
     session.config.stash[EXECUTOR_KEY] = executor

@@ -63,6 +63,13 @@ class TerminationSignals:
                     os.kill(child, signum)
         raise TerminatedBySignal(f"pytest-recall: stopped by {self.received.name}; the running agents were killed")
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """The signal's own frame only: pytest renders an interrupt's whole traceback (parsing each frame's
+        source file) for a summary line that says no more, which took seconds of a run's exit on a busy host."""
+        if isinstance(excinfo.value, TerminatedBySignal):
+            excinfo.traceback = excinfo.traceback[-1:]
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.received is not None:

@@ -13,7 +13,6 @@ case group whole to one worker, with or without concurrency. Every
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,7 +20,8 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_recall.plugin.config import CONFIG_KEY
-from pytest_recall.sessions.run_folders import made_folder
+from pytest_recall.sessions.agent_tree import remove_agent_tree
+from pytest_recall.sessions.shared_verdicts import SharedVerdicts
 
 # The resumable records the controller read.
 RESUME_INPUT = "recall_resume_index"
@@ -31,7 +31,7 @@ SHARD_INPUT = "recall_shard"
 TRANSCRIPTS_INPUT = "recall_transcripts"
 # The batch size a worker was dealt in; absent, it runs one case at a time.
 BATCH_INPUT = "recall_batch"
-# The folder where workers on this host share the judge command's verdicts (--recall-judge-cmd); see llm_judging.
+# Where workers on this host share the judge command's verdicts, and the secret that signs them; see shared_verdicts.
 JUDGE_CACHE_INPUT = "recall_judge_cache"
 _WORKER_ID = re.compile(r"^gw(\d+)$")
 
@@ -86,7 +86,7 @@ class WorkerHandoff:
     def __init__(self, config: pytest.Config, resume: Callable[[], ResumeHandoff | None]) -> None:
         self.config = config
         self.resume = resume
-        self._judge_cache: Path | None = None
+        self._judge_cache: SharedVerdicts | None = None
 
     def pytest_configure_node(self, node: Any) -> None:
         run = self.config.stash[CONFIG_KEY]
@@ -99,13 +99,17 @@ class WorkerHandoff:
             node.workerinput[BATCH_INPUT] = self._batch()
         if run.llm_judge.on and same_host:
             # A worker on another host cannot see this folder; it keeps a cache of its own.
-            node.workerinput[JUDGE_CACHE_INPUT] = str(self._judge_cache_dir())
+            node.workerinput[JUDGE_CACHE_INPUT] = self._shared_verdicts().handoff()
 
-    def _judge_cache_dir(self) -> Path:
-        """One folder for the run, made when the first worker starts and removed when the run ends."""
+    def _shared_verdicts(self) -> SharedVerdicts:
+        """One folder and secret for the run, made when the first worker starts; the folder goes when the run ends."""
         if self._judge_cache is None:
-            self._judge_cache = made_folder("judge-cache")
-            self.config.add_cleanup(lambda: shutil.rmtree(str(self._judge_cache), ignore_errors=True))
+            shared = self._judge_cache = SharedVerdicts.create()
+
+            def remove() -> None:
+                remove_agent_tree(Path(shared.folder))
+
+            self.config.add_cleanup(remove)
         return self._judge_cache
 
     def _batch(self) -> int | None:

@@ -110,8 +110,9 @@ def waiting_mount() -> str | None:
 class SessionCgroup:
     """One session's cgroup; taken with :meth:`create`, ended with :meth:`kill` and :meth:`remove`."""
 
-    def __init__(self, path: Path, procs: int) -> None:
+    def __init__(self, path: Path, procs: int, kind: str = "slot") -> None:
         self.path = path
+        self.kind = kind
         # The slot's ``cgroup.procs``, open for as long as the slot lives: every session of the slot
         # moves in through it and lists its members with it, with no open and close a time.
         self._procs = procs
@@ -119,22 +120,26 @@ class SessionCgroup:
         self._killed = False
 
     @classmethod
-    def create(cls, name: str = "") -> SessionCgroup | None:
+    def create(cls, name: str = "", *, kind: str = "slot") -> SessionCgroup | None:
         """An empty cgroup for one session (a free slot, else a new one); None where cgroups cannot be used here.
+
+        ``kind`` keeps slots apart: an LLM judge's (``judge``) is never one an agent session ran in, or will.
 
         Called on the thread that runs the sessions, which starts the quickener
         here where one is wanted: the thread that spawns, and enters the slot,
         would hand its keyring filter to it.
         """
-        if _free_slots:
-            slot = _free_slots.pop()
+        with _slots_lock:
+            free = _free_slots.setdefault(kind, [])
+            slot = free.pop() if free else None
+        if slot is not None:
             slot._taken = True
             keep_moves_quick()
             return slot
         parent = _run_cgroup()
         if parent is None:
             return None
-        path = parent / f"slot-{next(_slot_numbers)}"
+        path = parent / f"{kind}-{next(_slot_numbers)}"
         try:
             path.mkdir()
         except OSError:
@@ -146,7 +151,7 @@ class SessionCgroup:
                 path.rmdir()
             return None
         keep_moves_quick()
-        return cls(path, procs)
+        return cls(path, procs, kind)
 
     @contextlib.contextmanager
     def entered(self) -> Iterator[None]:
@@ -198,7 +203,8 @@ class SessionCgroup:
             return
         self._taken = False
         if not self._killed:
-            _free_slots.append(self)
+            with _slots_lock:
+                _free_slots.setdefault(self.kind, []).append(self)
             return
         os.close(self._procs)
         if _wait_empty(self.path / "cgroup.events", EMPTY_TIMEOUT_S):
@@ -249,20 +255,32 @@ def keep_moves_quick() -> None:
     global _quickener
     if _quickener is not None:
         return
+    # A judging thread and the sessions' thread may both get here first: one starts it.
+    with _quickener_lock:
+        if _quickener is None:
+            _quickener = _start_quickener()
+
+
+_quickener_lock = threading.Lock()
+
+
+def _start_quickener() -> subprocess.Popen[bytes] | Literal[False]:
     home = cgroup2_home()
-    _quickener = False
     if home is None or waiting_mount() is None:
-        return
-    with outside_sessions(), contextlib.suppress(OSError):
-        # Its stdin is a pipe whose other end only the harness holds (close-on-exec): closed by stop_quickener,
-        # or by the kernel when the harness dies, and the quickener ends.
-        _quickener = subprocess.Popen(
-            [sys.executable, "-S", "-c", _QUICKENER_PROGRAM, str(home / "cgroup.procs"), str(QUICKENER_PERIOD_S)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        return False
+    with outside_sessions():
+        try:
+            # Its stdin is a pipe whose other end only the harness holds (close-on-exec): closed by stop_quickener,
+            # or by the kernel when the harness dies, and the quickener ends.
+            return subprocess.Popen(
+                [sys.executable, "-S", "-c", _QUICKENER_PROGRAM, str(home / "cgroup.procs"), str(QUICKENER_PERIOD_S)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            return False
 
 
 def stop_quickener() -> None:
@@ -283,8 +301,9 @@ def stop_quickener() -> None:
 atexit.register(stop_quickener)
 
 
-# Slots free now: emptied by themselves, awaiting their next session.
-_free_slots: list[SessionCgroup] = []
+# Slots free now: emptied by themselves, awaiting their next session (or judge, taken on a judging thread).
+_free_slots: dict[str, list[SessionCgroup]] = {}
+_slots_lock = threading.Lock()
 _slot_numbers = itertools.count()
 
 

@@ -15,22 +15,18 @@ A missing file is no fault: many agents report no cost.
 
 from __future__ import annotations
 
-import errno
 import json
 import math
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.sessions.agent_tree import file_kind
+from pytest_recall.sessions.agent_file import read_agent_file
 from pytest_recall.sessions.memory_listing import shown_path
 
 MAX_COST_FILE_BYTES = 64 * 1024
 # {"cost_usd": 1.0} is one level; a cost file has no reason to nest deeper than this.
 MAX_COST_NESTING = 8
-_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,27 +44,9 @@ def read_cost(cost_file: Path) -> tuple[StepCost, str | None]:
     Unparsable JSON and values that are no amounts count as no report, not as a fault.
     """
     name = f"RECALL_COST_FILE ({shown_path(cost_file.name)})"
-    try:
-        fd = os.open(cost_file, _OPEN)
-    except FileNotFoundError:
-        return StepCost(), None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return StepCost(), f"{name} is a symbolic link; it must be a regular file the agent writes"
-        return StepCost(), f"{name} could not be opened: {exc.strerror}"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return StepCost(), f"{name} is {file_kind(info.st_mode)}, not a regular file"
-        if info.st_nlink != 1:
-            return StepCost(), f"{name} has {info.st_nlink} hard links; it must be a file of its own"
-        data = os.read(fd, MAX_COST_FILE_BYTES + 1)
-    except OSError as exc:
-        return StepCost(), f"{name} could not be read: {exc.strerror}"
-    finally:
-        os.close(fd)
-    if len(data) > MAX_COST_FILE_BYTES:
-        return StepCost(), f"{name} is larger than {MAX_COST_FILE_BYTES // 1024} KiB"
+    data, fault = read_agent_file(cost_file, name, MAX_COST_FILE_BYTES)
+    if fault is not None or not data:
+        return StepCost(), fault
     if _nesting(data) > MAX_COST_NESTING:
         return StepCost(), f"{name} nests more than {MAX_COST_NESTING} levels deep"
     try:

@@ -3,19 +3,19 @@
 The command reads one JSON object on stdin and prints its verdict. It runs
 with the harness's own environment, minus every ``RECALL_*`` variable of an
 agent session, in a folder of its own, and never sees an agent's scope or
-HOME. A timeout, a non-zero exit or an unreadable verdict is a judge error,
-retried like an agent's failure and then counted apart from the agent's.
+HOME; how its processes are contained and its output bounded is
+:mod:`pytest_recall.sessions.judge_process`. A timeout, too much output, a
+non-zero exit or an unreadable verdict is a judge error, retried like an
+agent's failure and then counted apart from the agent's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
-import signal
-import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,13 +24,11 @@ from typing import Any
 
 from pytest_recall.scoring.judge_reply import JudgeReply, read_judge_reply
 from pytest_recall.sessions.case_flow import agent_environment
-from pytest_recall.sessions.cgroup import outside_sessions
 from pytest_recall.sessions.cost_file import read_cost
+from pytest_recall.sessions.judge_process import JudgeStopped, run_judge_process
 from pytest_recall.sessions.run_folders import folder_prefix
 
 DEFAULT_JUDGE_TIMEOUT_S = 120.0
-# What a judge may print; a verdict is a line, so more is a broken judge, not a slower one.
-MAX_JUDGE_OUTPUT = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,55 +61,44 @@ def run_judge_command(
     timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S,
     retries: int = 0,
     retry_delay_s: float = 0.0,
+    stop: threading.Event | None = None,
 ) -> JudgeCall:
-    """The judge's verdict on one answer, tried again after a judge error up to ``retries`` times."""
+    """The judge's verdict on one answer, tried again after a judge error up to ``retries`` times.
+
+    ``stop``, once set, ends the judge in flight and any wait before a retry: raises :class:`JudgeStopped`.
+    """
     started = time.monotonic()
     attempt = 1
     while True:
-        reply, cost = _once(argv, request, timeout_s)
+        reply, cost = _once(argv, request, timeout_s, stop)
         if reply.error is None or attempt > retries:
             return JudgeCall(reply, attempt, time.monotonic() - started, *cost)
-        time.sleep(retry_delay_s * 2 ** (attempt - 1))
+        delay = retry_delay_s * 2 ** (attempt - 1)
+        if stop is not None and stop.wait(delay):
+            raise JudgeStopped("the run is ending")
+        if stop is None:
+            time.sleep(delay)
         attempt += 1
 
 
 def _once(
-    argv: Sequence[str], request: Mapping[str, Any], timeout_s: float
+    argv: Sequence[str], request: Mapping[str, Any], timeout_s: float, stop: threading.Event | None
 ) -> tuple[JudgeReply, tuple[float | None, int | None, int | None]]:
     no_cost: tuple[float | None, int | None, int | None] = (None, None, None)
     with tempfile.TemporaryDirectory(prefix=folder_prefix("judge")) as room:
         cost_file = Path(room) / "cost.json"
         env = {**judge_environment(os.environ), "RECALL_COST_FILE": str(cost_file)}
-        try:
-            # Started from the judging threads while sessions start on the loop's: never in an agent's cgroup.
-            with outside_sessions():
-                process = subprocess.Popen(
-                    list(argv),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    cwd=room,
-                    env=env,
-                    start_new_session=True,
-                )
-        except OSError as exc:
-            return JudgeReply(None, error=f"the judge could not start: {shlex.join(argv)}: {exc.strerror}"), no_cost
         payload = json.dumps(dict(request), ensure_ascii=False).encode("utf-8")
         try:
-            stdout_bytes, stderr_bytes = process.communicate(payload, timeout=timeout_s)
-        except BaseException as exc:  # the timeout, or Ctrl-C while it runs
-            # Its whole session, not just its first process: nothing of a judge outlives its verdict.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            if not isinstance(exc, subprocess.TimeoutExpired):
-                raise
-            return JudgeReply(None, error=f"the judge timed out after {timeout_s:g}s"), no_cost
+            done = run_judge_process(argv, payload, cwd=room, env=env, timeout_s=timeout_s, stop=stop)
+        except OSError as exc:
+            return JudgeReply(None, error=f"the judge could not start: {shlex.join(argv)}: {exc.strerror}"), no_cost
+        if done.problem is not None:
+            return JudgeReply(None, error=f"the judge {done.problem}"), no_cost
         spent, _not_a_plain_file = read_cost(cost_file)  # the judge's cost file: what it is not, it reports no cost
         cost = (spent.cost_usd, spent.tokens_in, spent.tokens_out)
-        stdout = stdout_bytes[:MAX_JUDGE_OUTPUT].decode("utf-8", "replace")
-        if process.returncode != 0:
-            tail = stderr_bytes[-300:].decode("utf-8", "replace").strip().splitlines()
+        if done.exit_code != 0:
+            tail = done.stderr[-300:].decode("utf-8", "replace").strip().splitlines()
             said = f": {tail[-1]}" if tail else ""
-            return JudgeReply(None, error=f"the judge exited {process.returncode}{said}"), cost
-        return read_judge_reply(stdout), cost
+            return JudgeReply(None, error=f"the judge exited {done.exit_code}{said}"), cost
+        return read_judge_reply(done.stdout.decode("utf-8", "replace")), cost

@@ -11,20 +11,19 @@ Verdicts are cached per run by (judge command, question, gold, answer, kind):
 an answer given twice (by two epochs, say, or a control that answers as the
 run did) is judged once. In one process a request already in flight is
 waited for, not asked again; across xdist workers on one host the verdicts
-are shared through files in a folder the controller makes
-(``cache_dir``), so two workers asking the very same thing at the very same
-moment may both pay. A judge error is never cached: the next asking tries again.
+are shared through signed files in a folder the controller makes
+(:mod:`pytest_recall.sessions.shared_verdicts`, which says why signed), so two
+workers asking the very same thing at the very same moment may both pay. A
+judge error is never cached: the next asking tries again.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.runs import CaseRun, LlmJudgement
@@ -37,6 +36,7 @@ from pytest_recall.scoring.judge_scope import (
 )
 from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, run_judge_command
 from pytest_recall.sessions.pool import Flow, Pause
+from pytest_recall.sessions.shared_verdicts import SharedVerdicts, VerdictFolder
 
 # How often a case waiting for its verdict looks again; a judge takes seconds, other cases run meanwhile.
 VERDICT_POLL_S = 0.05
@@ -73,13 +73,15 @@ class LlmJudging:
         retries: int,
         retry_delay_s: float,
         workers: int,
-        cache_dir: Path | None = None,
+        shared: SharedVerdicts | None = None,
     ) -> None:
         self.settings = settings
         self.retries = retries
         self.retry_delay_s = retry_delay_s
-        self.cache_dir = cache_dir
+        self._shared = VerdictFolder(shared) if shared is not None else None
         self._threads = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="recall-judge")
+        # Set by close: a judge in flight is killed, with all it started, and no judge keeps the process alive.
+        self._stop = threading.Event()
         self._verdicts: dict[str, Future[LlmJudgement]] = {}
 
     def applies(self, run: CaseRun) -> bool:
@@ -133,6 +135,7 @@ class LlmJudging:
             timeout_s=self.settings.timeout_s,
             retries=self.retries,
             retry_delay_s=self.retry_delay_s,
+            stop=self._stop,
         )
         reply = call.reply
         judgement = LlmJudgement(
@@ -152,32 +155,21 @@ class LlmJudging:
         return judgement
 
     def _stored(self, key: str) -> LlmJudgement | None:
-        """A verdict another xdist worker of this run wrote, taken as cached."""
-        if self.cache_dir is None:
+        """A verdict another xdist worker of this run gave, taken as cached."""
+        found = self._shared.load(key) if self._shared is not None else None
+        if found is None:
             return None
-        try:
-            data = json.loads((self.cache_dir / f"{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        score = data.get("score") if isinstance(data, dict) else None
-        if not isinstance(score, (int, float)) or isinstance(score, bool):
-            return None
-        reason = data.get("reason")
-        return cached_copy(LlmJudgement(float(score), reason if isinstance(reason, str) else None, key=key))
+        return cached_copy(LlmJudgement(found[0], found[1], key=key))
 
     def _store(self, judgement: LlmJudgement) -> None:
-        if self.cache_dir is None:
-            return
-        final = self.cache_dir / f"{judgement.key}.json"
-        partial = final.with_name(f"{final.name}.{os.getpid()}.part")
-        try:
-            partial.write_text(json.dumps({"score": judgement.score, "reason": judgement.reason}), encoding="utf-8")
-            os.replace(partial, final)
-        except OSError:
-            pass  # a shared verdict is a saving, not a result: this worker keeps its own
+        if self._shared is not None:
+            self._shared.save(judgement.key, judgement.score, judgement.reason)
 
     def close(self) -> None:
+        self._stop.set()
         self._threads.shutdown(wait=False, cancel_futures=True)
+        if self._shared is not None:
+            self._shared.close()
 
 
 def cached_copy(judgement: LlmJudgement) -> LlmJudgement:

@@ -28,8 +28,9 @@ def kill_tagged_processes(
     uncounted_group: int | None = None,
     candidates: tuple[range, ...] | None = None,
     uncounted_cgroup: str | None = None,
+    variable: str = SESSION_TOKEN_VAR,
 ) -> int:
-    """Kill every process of ours whose environment carries ``token``.
+    """Kill every process of ours whose environment carries ``token`` (in ``variable``: a judge's is its own).
 
     A daemon that called ``setsid`` has left the session's process group,
     but it still carries the environment it was started with. Returns how
@@ -41,7 +42,7 @@ def kill_tagged_processes(
     cgroup named ``uncounted_cgroup`` are killed but not counted: they were
     counted, and killed, through that cgroup; the others left it.
     """
-    marker = f"{SESSION_TOKEN_VAR}={token}".encode()
+    marker = f"{variable}={token}".encode()
     killed = 0
     my_uid = os.getuid()
     if candidates is not None and sum(len(r) for r in candidates) <= PROBE_AT_MOST:

@@ -93,13 +93,20 @@ def preset_conflict(preset: LivePreset, command: str, argv: tuple[str, ...]) -> 
 _SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl")
 
 
+# The flags whose value is a command line, and so may be split by a shell when left unquoted.
+_COMMAND_FLAGS = ("--recall-cmd", "--recall-judge-cmd")
+
+
 def command_line_trap(args: list[str] | tuple[str, ...], flags: tuple[str, ...]) -> str | None:
     """One line for the two typos that pytest would otherwise report as something else.
 
     A misspelt ``--recall-*`` flag is named with the flag it most likely
-    meant. An unquoted ``--recall-cmd=python my_agent.py`` leaves
-    ``my_agent.py`` as an argument of pytest's own, which it would import as
-    a test module (running the agent's top level) before any case runs.
+    meant. An unquoted ``--recall-cmd=python my_agent.py`` (or judge command)
+    leaves ``my_agent.py`` as an argument of pytest's own, which it would
+    import as a test module (running the script's top level) before any case
+    runs. Only a word pytest would take as a path counts as the tail: one that
+    starts with ``-`` is an option (``--recall-judge-cmd=judge.py``, or a judge
+    quoted whole as ``--recall-judge-cmd='python judge.py'``), never a file.
     """
     import difflib
 
@@ -111,16 +118,17 @@ def command_line_trap(args: list[str] | tuple[str, ...], flags: tuple[str, ...])
             near = difflib.get_close_matches(name, flags, n=1, cutoff=0.6)
             guess = f"; did you mean {near[0]}?" if near else "; the --recall-* flags are listed by pytest --help"
             return f"unknown option {name}{guess}"
-        if name != "--recall-cmd":
+        if name not in _COMMAND_FLAGS:
             continue
         following = index + 1 if has_value else index + 2
         command = value if has_value else (args[index + 1] if index + 1 < len(args) else "")
         nxt = args[following] if following < len(args) else ""
         base = PurePath(nxt).name
         looks_like_test = base.startswith("test_") or base.endswith("_test.py")
-        if nxt.endswith(_SCRIPT_SUFFIXES) and not looks_like_test and command and " " not in command:
+        is_path = not nxt.startswith("-")
+        if is_path and nxt.endswith(_SCRIPT_SUFFIXES) and not looks_like_test and command and " " not in command:
             return (
-                f"--recall-cmd={command} {nxt}: the shell split the command in two, so pytest would import {nxt} "
-                f"as a test file; quote the whole command: --recall-cmd='{command} {nxt}'"
+                f"{name}={command} {nxt}: the shell split the command in two, so pytest would import {nxt} "
+                f"as a test file; quote the whole command: {name}='{command} {nxt}'"
             )
     return None
