@@ -9,6 +9,8 @@ way it plays TRICK, at step 1 unless the trick says "last":
     cost-link PATH       $RECALL_COST_FILE a symbolic link to PATH (/dev/zero, a host file)
     cost-hardlink PATH   $RECALL_COST_FILE a hard link to PATH
     cost-nested N        a cost file nested N levels deep
+    cost TEXT            TEXT as the cost file, at every step
+    cost-last TEXT       TEXT as the cost file, at the last step only
     odd-names            files whose names are not UTF-8 in its scope and HOME
     sparse SIZE          a sparse file of SIZE bytes in its scope
     hardlink PATH        a hard link to PATH in its scope
@@ -50,6 +52,8 @@ def main() -> int:
         os.link(argument, cost)
     elif trick == "cost-nested":
         Path(cost).write_text("[" * int(argument) + "]" * int(argument), encoding="ascii")
+    elif trick == "cost" or (trick == "cost-last" and last):
+        Path(cost).write_text(argument, encoding="ascii")
     elif trick == "odd-names" and step == 1:
         for folder in (scope, os.environ["HOME"]):
             with open(os.path.join(os.fsencode(folder), b"note-\xff\xfe.txt"), "wb") as handle:

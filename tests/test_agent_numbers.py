@@ -1,0 +1,76 @@
+"""Issue 54, holes 1 and 4: the numbers an agent reports are bounded before anything adds them up.
+
+An agent with no memory that writes a cost it could never have spent (a
+400-digit dollar figure, a 4000-digit token count, 1e308 at every step) must
+score 0 for it as its own failure, with the reason, in the default mode and
+under bwrap: never an error that leaves the score, never a report that
+cannot be written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import UserList
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_agent_plants import STEPS, agent_tmp, assert_agent_failure, planter
+from test_hostile import MODES, mode_args
+from test_resume_records import strict_json
+
+# The inner runs' TMPDIR, which the planter's area must be gone from.
+pytestmark = pytest.mark.usefixtures(agent_tmp.__name__)
+
+HUGE_DOLLARS = '{"cost_usd": 1' + "0" * 400 + "}"
+HUGE_TOKENS = '{"cost_usd": 0.01, "tokens_in": 1' + "0" * 4000 + "}"
+NEAR_MAX_FLOAT = '{"cost_usd": 1e308}'
+
+
+def run_cases(recall_suite: Any, mode: str, *trick: str, cases: int = 4) -> Any:
+    for number in range(cases):
+        recall_suite.add(f"case_{number}", STEPS)
+    return recall_suite.run(*mode_args(mode), command=planter(*trick))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("cost", "reason"),
+    [(HUGE_DOLLARS, "cost_usd 1000000000"), (HUGE_TOKENS, "tokens_in 1000000000")],
+    ids=["dollars", "tokens"],
+)
+def test_a_huge_number_at_the_last_step_is_the_agents_failure_not_an_error(
+    recall_suite: Any, mode: str, cost: str, reason: str
+) -> None:
+    result = run_cases(recall_suite, mode, "cost-last", cost)
+    result.assert_outcomes(failed=4)
+    for record in recall_suite.records().values():
+        assert_agent_failure(record, "RECALL_COST_FILE", reason, "more than")
+        assert (record["cost_usd"], record["tokens_in"]) == (None, None)
+    report = recall_suite.report()
+    assert report["score"] == 0.0 and report["n_errors"] == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cost_no_sum_can_hold_still_leaves_a_report(recall_suite: Any, mode: str) -> None:
+    result = run_cases(recall_suite, mode, "cost", NEAR_MAX_FLOAT, cases=2)
+    for record in recall_suite.records().values():
+        assert_agent_failure(record, "RECALL_COST_FILE", "cost_usd 1e+308", "more than")
+    report = recall_suite.report()
+    assert report["cost_usd_total"] is None and report["score"] == 0.0
+    result.assert_outcomes(failed=2)
+
+
+def test_the_report_writer_writes_a_non_finite_number_in_a_streamed_case_as_null(tmp_path: Path) -> None:
+    """Defence in depth: were a NaN or an infinity to reach a case record, the report is still written, strict."""
+    from pytest_recall.reporting.files import write_json_atomic
+
+    # A sequence that is no list is what the writer streams, one case a line (the spool's records).
+    cases = UserList([{"id": "a", "cost_usd": math.inf, "steps": [{"tokens_in": -math.inf, "cost_usd": math.nan}]}])
+    path = tmp_path / "report.json"
+    write_json_atomic(path, {"cost_usd_total": math.inf, "cases": cases}, line_each="cases")
+    written = strict_json(path.read_text(encoding="utf-8"))
+    assert written == {
+        "cost_usd_total": None,
+        "cases": [{"id": "a", "cost_usd": None, "steps": [{"tokens_in": None, "cost_usd": None}]}],
+    }
