@@ -74,3 +74,25 @@ def test_the_report_writer_writes_a_non_finite_number_in_a_streamed_case_as_null
         "cost_usd_total": None,
         "cases": [{"id": "a", "cost_usd": None, "steps": [{"tokens_in": None, "cost_usd": None}]}],
     }
+
+
+# -- the general rule: what the agent prints is rendered, never raised on -----------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_control_sequence_with_a_5000_digit_count_is_rendered_and_scored(recall_suite: Any, mode: str) -> None:
+    """pyte reads a sequence's count with int(), which refuses over 4300 digits: the case was an error."""
+    result = run_cases(recall_suite, mode, "long-escape", "5000", cases=2)
+    for record in recall_suite.records().values():
+        assert (record["error"], record["score"], record["outcome"]) == (None, 0.0, "unknown"), record
+    result.assert_outcomes(failed=2)
+
+
+def test_a_live_screen_takes_a_5000_digit_count_in_pieces() -> None:
+    from pytest_recall.sessions.render import LiveScreen
+
+    screen, sequence = LiveScreen(), ("\x1b[" + "9" * 5000 + "D12345.67\r\n").encode("ascii")
+    mark = screen.mark()
+    for start in range(0, len(sequence), 1024):  # as a pty hands it over, a sequence cut across reads
+        screen.feed(sequence[start : start + 1024])
+    assert screen.changed_since(mark).strip() == "12345.67"

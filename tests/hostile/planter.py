@@ -15,6 +15,7 @@ way it plays TRICK, at step 1 unless the trick says "last":
     sparse SIZE          a sparse file of SIZE bytes in its scope
     hardlink PATH        a hard link to PATH in its scope
     swap-workdir PATH    its workdir moved aside and replaced by a symbolic link to PATH
+    long-escape N        a cursor move whose count has N digits printed before its answer, at the last step
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def main() -> int:
         here = os.getcwd()
         os.rename(here, here + ".moved")
         os.symlink(argument, here)
+    elif trick == "long-escape" and last:
+        print("\x1b[" + "9" * int(argument) + "C")
     print("UNKNOWN")
     return 0
 
