@@ -19,6 +19,8 @@ from test_agent_plants import STEPS, agent_tmp, assert_agent_failure, planter
 from test_hostile import MODES, mode_args
 from test_resume_records import strict_json
 
+from conftest import AGENTS_DIR
+
 # The inner runs' TMPDIR, which the planter's area must be gone from.
 pytestmark = pytest.mark.usefixtures(agent_tmp.__name__)
 
@@ -96,3 +98,25 @@ def test_a_live_screen_takes_a_5000_digit_count_in_pieces() -> None:
     for start in range(0, len(sequence), 1024):  # as a pty hands it over, a sequence cut across reads
         screen.feed(sequence[start : start + 1024])
     assert screen.changed_since(mark).strip() == "12345.67"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_evidence_answer_nested_past_the_parser_is_a_malformed_answer(recall_suite: Any, mode: str) -> None:
+    """The judge parsed the agent's last line with json.loads, whose RecursionError made the case an error."""
+    expected: Any = {"value": "jade", "evidence": ["E1-2"]}
+    recall_suite.add("nested", ["say noted", "say " + "[" * 5000], expected, kind="evidence_json")
+    binds = [f"--recall-sandbox-bind={AGENTS_DIR}"] if mode == "bwrap" else []
+    result = recall_suite.run(*mode_args(mode), *binds)
+    record = recall_suite.records()["nested"]
+    assert (record["error"], record["score"], record["outcome"]) == (None, 0.0, "wrong"), record
+    assert "nested too deep" in record["reason"]
+    result.assert_outcomes(failed=1)
+
+
+def test_an_evidence_answer_of_a_million_citations_is_judged_in_one_pass() -> None:
+    from pytest_recall.scoring.evidence_judge import score_evidence_json
+
+    expected = {"id": "t", "category": "c", "answer": {"value": "jade", "evidence": ["E1-2"]}}
+    cited = ",".join(f'"E{index % 400_000}"' for index in range(800_000))
+    verdict = score_evidence_json('{"value": "jade", "evidence": [' + cited + "]}", expected)
+    assert verdict["score"] == 0.0 and verdict["reason"].endswith("(400,000 in all) cited more than once")
