@@ -10,6 +10,7 @@ cannot be written.
 from __future__ import annotations
 
 import math
+import sys
 from collections import UserList
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,22 @@ def test_an_evidence_answer_of_a_million_citations_is_judged_in_one_pass() -> No
     cited = ",".join(f'"E{index % 400_000}"' for index in range(800_000))
     verdict = score_evidence_json('{"value": "jade", "evidence": [' + cited + "]}", expected)
     assert verdict["score"] == 0.0 and verdict["reason"].endswith("(400,000 in all) cited more than once")
+
+
+# -- the general rule: an agent that breaks its own program ----------------------------------------
+
+
+@pytest.mark.parametrize("how", ["unlink", "chmod"])
+def test_an_agent_that_removes_its_own_program_fails_its_later_steps(
+    recall_suite: Any, tmp_path_factory: pytest.TempPathFactory, how: str
+) -> None:
+    """Default mode only: under bwrap the agent's folder is bound read-only, and a missing program is bwrap's exit."""
+    recall_suite.add("case_0", STEPS)
+    program = tmp_path_factory.mktemp("programs") / "agent"
+    source = (Path(__file__).parent / "hostile" / "self_remover.py").read_text(encoding="utf-8")
+    program.write_text(f"#!{sys.executable}\n{source}", encoding="utf-8")
+    program.chmod(0o755)
+    recall_suite.run(command=f"{program} {how}").assert_outcomes(failed=1)
+    record = recall_suite.records()["case_0"]
+    assert_agent_failure(record, "its command no longer starts after step 1")
+    assert len(record["steps"]) == 1

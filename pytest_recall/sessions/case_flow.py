@@ -47,7 +47,7 @@ from pytest_recall.sessions.rooms import (
 )
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.settings import DEFAULT_TIMEOUT_S, SessionSettings
-from pytest_recall.sessions.spawn import AgentStartError
+from pytest_recall.sessions.spawn import AgentStartError, CommandUnusable
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
@@ -174,9 +174,13 @@ def case_flow(
             yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
     except AgentStartError as exc:
         area.close()
-        return CaseRun(
-            case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
-        )
+        duration_s = time.monotonic() - started
+        if runs and isinstance(exc, CommandUnusable):
+            # It ran for an earlier step; the agent ran since, and may remove or break its own program (default
+            # mode): a case it ends that way is its failure, scored, not an error that leaves the score.
+            fault = f"its command no longer starts after step {runs[-1].number}: {exc}"
+            return CaseRun(case, tuple(runs), control=control, epoch=epoch, duration_s=duration_s, agent_fault=fault)
+        return CaseRun(case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=duration_s)
     finally:
         # The area goes whatever happened; a second close after the one below finds nothing.
         area.close()
