@@ -19,6 +19,7 @@ import pytest
 from test_agent_plants import STEPS, agent_tmp, assert_agent_failure, planter
 from test_hostile import MODES, mode_args
 from test_resume_records import strict_json
+from test_workspace import add_workspace_case
 
 from conftest import AGENTS_DIR
 
@@ -140,3 +141,23 @@ def test_an_agent_that_removes_its_own_program_fails_its_later_steps(
     record = recall_suite.records()["case_0"]
     assert_agent_failure(record, "its command no longer starts after step 1")
     assert len(record["steps"]) == 1
+
+
+# -- the general rule: a file the agent leaves is judged, never raised on ----------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("name", "start"), [("data.json", ""), ("conf.toml", "a = ")], ids=["json", "toml"])
+def test_a_judged_file_nested_past_the_parser_fails_its_check(
+    recall_suite: Any, mode: str, name: str, start: str
+) -> None:
+    """Both parsers recurse per level: a file of 5000 brackets raised RecursionError and the case was an error."""
+    test = name.rsplit(".", 1)[1]
+    checks = [{"path": name, test: "a", "equals": 1}]
+    add_workspace_case(recall_suite, "nested", ["WRITE notes.txt one", f"WRITE {name} {start}{'[' * 5000}"], checks)
+    binds = [f"--recall-sandbox-bind={AGENTS_DIR}"] if mode == "bwrap" else []
+    result = recall_suite.run(*mode_args(mode), *binds, command=recall_suite.agent("workspace_editor"))
+    record = recall_suite.records()["nested"]
+    assert (record["error"], record["score"]) == (None, 0.0), record
+    assert f"{name} {test} a equals 1: it is {test.upper()} nested too deep to read" in record["reason"]
+    result.assert_outcomes(failed=1)
