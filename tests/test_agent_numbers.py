@@ -161,3 +161,15 @@ def test_a_judged_file_nested_past_the_parser_fails_its_check(
     assert (record["error"], record["score"]) == (None, 0.0), record
     assert f"{name} {test} a equals 1: it is {test.upper()} nested too deep to read" in record["reason"]
     result.assert_outcomes(failed=1)
+
+
+# -- the general rule: what the agent plants beside its workspace --------------------------------
+
+
+def test_a_folder_planted_where_the_workspace_is_carried_is_the_agents_failure(recall_suite: Any) -> None:
+    """Default mode only: under bwrap the case's area, beside the step's folder, is out of the agent's sight."""
+    recall_suite.add("case_0", STEPS, toml='workspace = "carry"\n')
+    recall_suite.run(command=planter("plant-carried")).assert_outcomes(failed=1)
+    record = recall_suite.records()["case_0"]
+    assert_agent_failure(record, "the workspace could not be kept after step 1")
+    assert len(record["steps"]) == 1

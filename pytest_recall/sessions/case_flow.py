@@ -256,11 +256,9 @@ def _session_in_rooms(
             keeper.enter(step_number, rooms.workdir)
         result = yield spec
         assert result is not None
-        if keeper is not None:
-            keeper.leave(step_number, rooms.workdir)
+        kept = keeper.leave(step_number, rooms.workdir) if keeper is not None else None
         cost, fault = read_cost(rooms.harness / COST_FILE_NAME)
-        if fault is not None:
-            area.faults.append(fault)
+        area.faults.extend(found for found in (kept, fault) if found is not None)
         return result, cost
     finally:
         area.close_step(rooms)

@@ -15,6 +15,7 @@ way it plays TRICK, at step 1 unless the trick says "last":
     sparse SIZE          a sparse file of SIZE bytes in its scope
     hardlink PATH        a hard link to PATH in its scope
     swap-workdir PATH    its workdir moved aside and replaced by a symbolic link to PATH
+    plant-carried        a folder, not empty, where the harness carries its workspace to the next step
     long-escape N        a cursor move whose count has N digits printed before its answer, at the last step
 """
 
@@ -68,6 +69,11 @@ def main() -> int:
         here = os.getcwd()
         os.rename(here, here + ".moved")
         os.symlink(argument, here)
+    elif trick == "plant-carried" and step == 1:
+        # The case's area holds the step's folder (the cost file's) and, between steps, the carried workspace.
+        planted = Path(cost).parent.parent / "carried-workspace"
+        planted.mkdir()
+        (planted / "mine.txt").write_text("in the way", encoding="ascii")
     elif trick == "long-escape" and last:
         print("\x1b[" + "9" * int(argument) + "C")
     print("UNKNOWN")
