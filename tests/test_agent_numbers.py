@@ -173,3 +173,15 @@ def test_a_folder_planted_where_the_workspace_is_carried_is_the_agents_failure(r
     record = recall_suite.records()["case_0"]
     assert_agent_failure(record, "the workspace could not be kept after step 1")
     assert len(record["steps"]) == 1
+
+
+def test_a_value_no_report_can_hold_is_one_error_line_not_a_traceback(recall_suite: Any) -> None:
+    """Defence in depth: a value the writer cannot write (here a hook's 5000-digit integer) is said in one line."""
+    recall_suite.add("case_0", STEPS)
+    recall_suite.pytester.makeconftest(
+        "def pytest_recall_modify_report(report, config):\n    report['huge'] = 10 ** 5000\n"
+    )
+    result = recall_suite.run(command=planter("none"))
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["  ERROR: could not write the report to *report.json: Exceeds the limit*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
