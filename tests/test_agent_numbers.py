@@ -10,6 +10,7 @@ cannot be written.
 from __future__ import annotations
 
 import math
+import shlex
 import sys
 from collections import UserList
 from pathlib import Path
@@ -19,6 +20,8 @@ import pytest
 from test_agent_plants import STEPS, agent_tmp, assert_agent_failure, planter
 from test_hostile import MODES, mode_args
 from test_resume_records import strict_json
+from test_traptask import TEST_JUDGE, make_task
+from test_traptask import answer as task_answer
 from test_workspace import add_workspace_case
 
 from conftest import AGENTS_DIR
@@ -185,3 +188,55 @@ def test_a_value_no_report_can_hold_is_one_error_line_not_a_traceback(recall_sui
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     result.stdout.fnmatch_lines(["  ERROR: could not write the report to *report.json: Exceeds the limit*"])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+# -- the general rule: another case's files, rewritten before that case is read again ------------
+
+
+@pytest.mark.parametrize("name", ["answer.json", "case.toml"])
+def test_a_case_file_an_agent_nested_past_its_parser_scores_that_case_0(recall_suite: Any, name: str) -> None:
+    """Default mode: a case is read again as it starts, and its parser's RecursionError made it an error."""
+    recall_suite.add("case_0", STEPS)
+    later = recall_suite.add("case_1", STEPS, toml="timeout = 30\n")
+    result = recall_suite.run(command=planter("nested-at", str(later / name)), timeout=60)
+    result.assert_outcomes(failed=2)
+    record = recall_suite.records()["case_1"]
+    assert (record["error"], record["score"], record["outcome"]) == (None, 0.0, "wrong"), record
+    assert "case files changed on disk before it ran" in record["reason"]
+
+
+# A trap task's agent that replaces what the task judge reads, in default mode, and answers wrong.
+TASK_VANDAL = """\
+import os, sys
+from pathlib import Path
+
+task, how = Path(sys.argv[1]), sys.argv[2]
+answer, judge = task / "expected" / "case_a" / "answer.json", task / "judge.py"
+if os.environ["RECALL_STEP"] == "1":
+    if how == "nested-answer":
+        answer.write_text("[" * 5000)
+    else:
+        target = answer if how == "fifo-answer" else judge
+        target.unlink()
+        os.mkfifo(target)
+print("anything")
+"""
+
+
+@pytest.mark.parametrize("how", ["nested-answer", "fifo-answer", "fifo-judge"])
+def test_a_trap_task_file_an_agent_replaced_scores_0(recall_suite: Any, how: str) -> None:
+    """Checked after the run, the task's answer nested past the parser raised; a FIFO in its place, or the
+    judge's, blocked the open that read it, and the run with it."""
+    task = make_task(
+        recall_suite.pytester.path / "task",
+        {"case_a": ["say noted", "say anything"]},
+        {"case_a": task_answer("case_a", "kestrel")},
+        judge=TEST_JUDGE,
+    )
+    agent = recall_suite.pytester.path / "vandal.py"
+    agent.write_text(TASK_VANDAL, encoding="utf-8")
+    result = recall_suite.run("task", command=shlex.join([sys.executable, str(agent), str(task), how]), timeout=60)
+    result.assert_outcomes(failed=1)
+    record = recall_suite.records()["case_a"]
+    assert (record["error"], record["score"]) == (None, 0.0), record
+    assert record["reason"].startswith("case files changed on disk during the run: ")

@@ -16,6 +16,7 @@ way it plays TRICK, at step 1 unless the trick says "last":
     hardlink PATH        a hard link to PATH in its scope
     swap-workdir PATH    its workdir moved aside and replaced by a symbolic link to PATH
     plant-carried        a folder, not empty, where the harness carries its workspace to the next step
+    nested-at PATH       PATH (another case's file, in default mode) rewritten as JSON or TOML nested 5000 deep
     long-escape N        a cursor move whose count has N digits printed before its answer, at the last step
 """
 
@@ -74,6 +75,8 @@ def main() -> int:
         planted = Path(cost).parent.parent / "carried-workspace"
         planted.mkdir()
         (planted / "mine.txt").write_text("in the way", encoding="ascii")
+    elif trick == "nested-at" and step == 1:
+        Path(argument).write_text(("a = " if argument.endswith(".toml") else "") + "[" * 5000, encoding="ascii")
     elif trick == "long-escape" and last:
         print("\x1b[" + "9" * int(argument) + "C")
     print("UNKNOWN")
