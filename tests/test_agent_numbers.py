@@ -25,6 +25,7 @@ from test_traptask import answer as task_answer
 from test_workspace import add_workspace_case
 
 from conftest import AGENTS_DIR
+from pytest_recall.sessions.rooms import remove_tree
 
 # The inner runs' TMPDIR, which the planter's area must be gone from.
 pytestmark = pytest.mark.usefixtures(agent_tmp.__name__)
@@ -240,3 +241,19 @@ def test_a_trap_task_file_an_agent_replaced_scores_0(recall_suite: Any, how: str
     record = recall_suite.records()["case_a"]
     assert (record["error"], record["score"]) == (None, 0.0), record
     assert record["reason"].startswith("case files changed on disk during the run: ")
+
+
+@pytest.mark.parametrize("trick", ["deep-at", "sparse-at"])
+def test_a_tree_planted_in_a_later_cases_workspace_scores_that_case_0(recall_suite: Any, trick: str) -> None:
+    """Default mode: read again as it starts, a workspace 1100 deep raised os.walk's RecursionError (Python 3.11),
+    and a sparse terabyte was read whole before its size was counted."""
+    recall_suite.add("case_0", STEPS)
+    later = recall_suite.add("case_1", STEPS)
+    (later / "workspace" / "src").mkdir(parents=True)
+    (later / "workspace" / "src" / "app.py").write_text("x = 1\n", encoding="utf-8")
+    result = recall_suite.run(command=planter(trick, str(later / "workspace")), timeout=60)
+    result.assert_outcomes(failed=2)
+    record = recall_suite.records()["case_1"]
+    assert (record["error"], record["score"], record["outcome"]) == (None, 0.0, "wrong"), record
+    assert "case files changed on disk before it ran" in record["reason"]
+    remove_tree(later / "workspace")  # iteratively: pytest's own clean-up of tmp_path recurses

@@ -17,6 +17,8 @@ way it plays TRICK, at step 1 unless the trick says "last":
     swap-workdir PATH    its workdir moved aside and replaced by a symbolic link to PATH
     plant-carried        a folder, not empty, where the harness carries its workspace to the next step
     nested-at PATH       PATH (another case's file, in default mode) rewritten as JSON or TOML nested 5000 deep
+    deep-at PATH         a tree 1100 directories deep in PATH (another case's workspace, in default mode)
+    sparse-at PATH       a sparse file of a terabyte in PATH
     long-escape N        a cursor move whose count has N digits printed before its answer, at the last step
 """
 
@@ -77,6 +79,11 @@ def main() -> int:
         (planted / "mine.txt").write_text("in the way", encoding="ascii")
     elif trick == "nested-at" and step == 1:
         Path(argument).write_text(("a = " if argument.endswith(".toml") else "") + "[" * 5000, encoding="ascii")
+    elif trick == "deep-at" and step == 1:
+        deep(argument, 1100)
+    elif trick == "sparse-at" and step == 1:
+        with open(os.path.join(argument, "sparse.bin"), "wb") as handle:
+            handle.truncate(1 << 40)
     elif trick == "long-escape" and last:
         print("\x1b[" + "9" * int(argument) + "C")
     print("UNKNOWN")
