@@ -10,7 +10,6 @@ cannot be written.
 from __future__ import annotations
 
 import math
-import shlex
 import sys
 from collections import UserList
 from pathlib import Path
@@ -20,8 +19,7 @@ import pytest
 from test_agent_plants import STEPS, agent_tmp, assert_agent_failure, planter
 from test_hostile import MODES, mode_args
 from test_resume_records import strict_json
-from test_traptask import TEST_JUDGE, make_task
-from test_traptask import answer as task_answer
+from test_traptask import run_task_agent
 from test_workspace import add_workspace_case
 
 from conftest import AGENTS_DIR
@@ -228,16 +226,7 @@ print("anything")
 def test_a_trap_task_file_an_agent_replaced_scores_0(recall_suite: Any, how: str) -> None:
     """Checked after the run, the task's answer nested past the parser raised; a FIFO in its place, or the
     judge's, blocked the open that read it, and the run with it."""
-    task = make_task(
-        recall_suite.pytester.path / "task",
-        {"case_a": ["say noted", "say anything"]},
-        {"case_a": task_answer("case_a", "kestrel")},
-        judge=TEST_JUDGE,
-    )
-    agent = recall_suite.pytester.path / "vandal.py"
-    agent.write_text(TASK_VANDAL, encoding="utf-8")
-    result = recall_suite.run("task", command=shlex.join([sys.executable, str(agent), str(task), how]), timeout=60)
-    result.assert_outcomes(failed=1)
+    run_task_agent(recall_suite, TASK_VANDAL, how).assert_outcomes(failed=1)
     record = recall_suite.records()["case_a"]
     assert (record["error"], record["score"]) == (None, 0.0), record
     assert record["reason"].startswith("case files changed on disk during the run: ")
