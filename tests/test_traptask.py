@@ -233,17 +233,22 @@ print("anything")
 """
 
 
-def test_an_agent_that_rewrites_the_expected_answer_or_the_judge_scores_zero(recall_suite):
+def run_task_agent(recall_suite, source: str, *args: str):
+    """One trap-task case answered wrong, judged by TEST_JUDGE, with ``source`` as the agent (given the task's
+    folder and ``args``): what an agent does to the task's files on the way is what the tests look at."""
     task = make_task(
         recall_suite.pytester.path / "task",
         {"case_a": ["say noted", "say anything"]},
         {"case_a": answer("case_a", "kestrel")},
         judge=TEST_JUDGE,
     )
-    agent = recall_suite.pytester.path / "cheat.py"
-    agent.write_text(CHEAT_AGENT, encoding="utf-8")
+    agent = recall_suite.pytester.path / "task_agent.py"
+    agent.write_text(source, encoding="utf-8")
+    return recall_suite.run("task", command=shlex.join([sys.executable, str(agent), str(task), *args]), timeout=60)
 
-    result = recall_suite.run("task", command=shlex.join([sys.executable, str(agent), str(task)]))
+
+def test_an_agent_that_rewrites_the_expected_answer_or_the_judge_scores_zero(recall_suite):
+    result = run_task_agent(recall_suite, CHEAT_AGENT)
 
     result.assert_outcomes(failed=1)
     record = by_id(recall_suite.report())["case_a"]

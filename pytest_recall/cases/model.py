@@ -473,6 +473,9 @@ def read_json(path: Path, source: str) -> Any:
         return json.loads(text_of(path))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid JSON ({exc})") from None
+    except RecursionError:
+        # Nested past the parser (in default mode an agent may rewrite a case that has yet to start).
+        raise CaseError(f"{source}: {path.name} is JSON nested too deep to read") from None
     except OSError as exc:
         raise CaseUnreadable(_unreadable(source, path, exc), exc.errno) from None
 
@@ -484,6 +487,8 @@ def read_toml(path: Path, source: str) -> dict[str, Any]:
         return settings
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise CaseError(f"{source}: {path.name} is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise CaseError(f"{source}: {path.name} is TOML nested too deep to read") from None
     except OSError as exc:
         raise CaseUnreadable(_unreadable(source, path, exc), exc.errno) from None
 

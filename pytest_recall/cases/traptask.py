@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from types import MappingProxyType
 
@@ -76,11 +78,34 @@ def load_task_case(task: Path, folder_name: str, *, source: str, known_kinds: fr
     return dataclasses.replace(case, extra=MappingProxyType(extra))
 
 
+# More than any judge or answer file holds; a file the agent grew past it reads as changed.
+MAX_CHECKED_BYTES = 16 * 1024 * 1024
+
+
 def _digest(path: Path) -> str:
+    data = _regular_bytes(path)
+    return "unreadable" if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _regular_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes, or None: what an agent put in its place (a FIFO, whose open would block the
+    run; a link to ``/dev/zero``, whose read would never end; a file past the bound) reads as no file."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return "unreadable"
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= MAX_CHECKED_BYTES and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks) if size <= MAX_CHECKED_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def changed_on_disk(case: Case) -> list[str]:
@@ -90,9 +115,10 @@ def changed_on_disk(case: Case) -> list[str]:
     if _digest(judge) != case.extra.get(JUDGE_DIGEST_KEY):
         changed.append(TASK_JUDGE)
     answer = Path(case.extra[EXPECTED_KEY]) / ANSWER_FILE
+    data = _regular_bytes(answer)
     try:
-        same = json.loads(answer.read_text(encoding="utf-8")) == dict(case.expected)
-    except (OSError, ValueError):
+        same = data is not None and json.loads(data.decode("utf-8")) == dict(case.expected)
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser: rewritten either way
         same = False
     if not same:
         changed.append(f"{EXPECTED_DIR}/{answer.parent.name}/{ANSWER_FILE}")

@@ -82,7 +82,18 @@ def _parents(directory: str) -> list[str]:
 
 
 def read_tree(folder: Path) -> WorkspaceTree:
-    """A workspace folder read into memory; symlinks and special files are refused, never followed."""
+    """A workspace folder read into memory; symlinks and special files are refused, never followed.
+
+    A case is read again as it starts, and in default mode an agent may have planted something in a
+    later case's folder: a tree deeper than ``os.walk`` recurses (Python 3.11) is refused in one line.
+    """
+    try:
+        return _read_tree(folder)
+    except RecursionError:
+        raise WorkspaceError(f"{folder}: a workspace nests too deep to read; keep the fixture small") from None
+
+
+def _read_tree(folder: Path) -> WorkspaceTree:
     files: dict[str, bytes] = {}
     dirs: list[str] = []
     total = 0
@@ -97,9 +108,10 @@ def read_tree(folder: Path) -> WorkspaceTree:
             if path.is_dir():
                 dirs.append(relative)
             elif path.is_file():
-                data = path.read_bytes()
-                total += len(data)
-                files[relative] = data
+                # Sized before it is read: a sparse terabyte planted here is refused below, never read.
+                total += path.stat().st_size
+                if total <= MAX_FIXTURE_BYTES:
+                    files[relative] = path.read_bytes()
             else:
                 raise WorkspaceError(f"{path}: only regular files and folders can be in a workspace")
             if len(files) > MAX_FIXTURE_FILES or total > MAX_FIXTURE_BYTES:

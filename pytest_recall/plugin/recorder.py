@@ -150,8 +150,10 @@ class Recorder:
         if self.outputs.report_path is not None:
             try:
                 write_report(self.outputs.report_path, self.report)
-            except OSError as exc:
-                self.write_error = f"could not write the report to {self.outputs.report_path}: {exc.strerror or exc}"
+            except (OSError, ValueError) as exc:
+                # ValueError: a value JSON cannot hold that no bound upstream caught (a hook's 5000-digit integer).
+                why = getattr(exc, "strerror", None) or exc
+                self.write_error = f"could not write the report to {self.outputs.report_path}: {why}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if self.outputs.html_path is not None:
             try:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_recall.reporting.schema import without_non_finite
+from pytest_recall.reporting.schema import json_line, without_non_finite
 
 
 def write_json_atomic(
@@ -81,8 +81,8 @@ def dump_streaming(
         for element in value:
             if compact is not None and isinstance(element, Mapping):
                 element = compact(element)
-            text = json.dumps(element, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            handle.write(("[\n    " if empty else ",\n    ") + text)
+            # Each record checked as it is written: a NaN or infinity in one becomes null there, as in the rest.
+            handle.write(("[\n    " if empty else ",\n    ") + json_line(element))
             empty = False
         handle.write("[]" if empty else "\n  ]")
     handle.write("\n}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,10 +56,13 @@ def parse_answer(line: str) -> tuple[str | None, list[str]]:
         parsed = json.loads(line, object_pairs_hook=_refuse_duplicate_keys)
     except ValueError as exc:
         raise _Malformed(f"the last line is not JSON ({exc})") from None
+    except RecursionError:
+        # The agent's line, nested past the parser's depth: its malformed answer, not the judge's error.
+        raise _Malformed("the last line is JSON nested too deep to read") from None
     if not isinstance(parsed, dict):
         raise _Malformed("the last line is not a JSON object")
     if set(parsed) != ANSWER_KEYS:
-        raise _Malformed(f"keys must be exactly value and evidence, not {', '.join(sorted(parsed)) or 'none'}")
+        raise _Malformed(f"keys must be exactly value and evidence, not {_few(sorted(parsed)) or 'none'}")
     value, evidence = parsed["value"], parsed["evidence"]
     if value is not None and not isinstance(value, str):
         raise _Malformed("value must be a string or null")
@@ -68,11 +72,11 @@ def parse_answer(line: str) -> tuple[str | None, list[str]]:
 
 
 def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    # Counted once over the keys: an agent's line of a million keys must not take a million passes.
+    repeated = sorted(key for key, count in Counter(key for key, _ in pairs).items() if count > 1)
     if repeated:
         # ValueError, so parse_answer reports it like any other JSON error.
-        raise ValueError(f"duplicate key {', '.join(repeated)}")
+        raise ValueError(f"duplicate key {_few(repeated)}")
     return dict(pairs)
 
 
@@ -110,14 +114,20 @@ def score_evidence_json(stdout: str, expected: Mapping[str, Any]) -> dict[str, A
         value, evidence = parse_answer(line)
     except _Malformed as exc:
         return verdict(0.0, f"{MALFORMED}: {exc}")
-    repeated = sorted({e for e in evidence if evidence.count(e) > 1})
+    repeated = sorted(cited for cited, count in Counter(evidence).items() if count > 1)
     if repeated:
-        return verdict(0.0, f"{DUPLICATE}: {', '.join(repeated)} cited more than once")
+        return verdict(0.0, f"{DUPLICATE}: {_few(repeated)} cited more than once")
     if value != want_value:
         return verdict(0.0, f"{WRONG_VALUE}: expected {_show(want_value)}, reported {_show(value)}")
     if set(evidence) == set(want_evidence):
         return verdict(1.0, CORRECT)
     return verdict(0.25, f"{NOT_MINIMAL}: cited {_show(sorted(evidence))}, minimal is {_show(sorted(want_evidence))}")
+
+
+def _few(names: Sequence[str], shown: int = 10) -> str:
+    """Names for a reason, the first few of an agent's million and how many there were."""
+    listed = ", ".join(names[:shown])
+    return listed if len(names) <= shown else f"{listed}, ... ({len(names):,} in all)"
 
 
 def _show(value: Any) -> str:

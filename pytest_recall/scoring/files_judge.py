@@ -198,6 +198,9 @@ def _key_path_failure(check: FileCheck, text: str) -> str | None:
         data: Any = json.loads(text) if check.test == "json" else tomllib.loads(text)
     except ValueError as exc:
         return f"it is not valid {check.test.upper()} ({exc}); the file holds {_excerpt(text)}"
+    except RecursionError:
+        # Both parsers recurse per level; the agent's file, nested past that, fails its check rather than the run.
+        return f"it is {check.test.upper()} nested too deep to read; the file holds {_excerpt(text)}"
     for key in check.key_path:
         if isinstance(data, dict) and str(key) in data:
             data = data[str(key)]

@@ -57,7 +57,7 @@ from pytest_recall.sessions.rooms import (
 )
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.settings import DEFAULT_TIMEOUT_S, SessionSettings
-from pytest_recall.sessions.spawn import AgentStartError
+from pytest_recall.sessions.spawn import AgentStartError, CommandUnusable
 from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
@@ -192,9 +192,7 @@ def case_flow(
             hint = yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
     except AgentStartError as exc:
         area.close()
-        return CaseRun(
-            case, tuple(runs), error=str(exc), control=control, epoch=epoch, duration_s=time.monotonic() - started
-        )
+        return _unstarted(CaseRun(case, tuple(runs), control=control, epoch=epoch), exc, time.monotonic() - started)
     finally:
         # The area goes whatever happened; a second close after the one below finds nothing.
         area.close()
@@ -209,6 +207,16 @@ def case_flow(
         agent_fault="; ".join(area.faults) or None,
         memory_hint=hint,
     )
+
+
+def _unstarted(run: CaseRun, exc: AgentStartError, duration_s: float) -> CaseRun:
+    """A case whose session could not start: the harness's error, unless the agent's own doing ended it."""
+    if run.steps and isinstance(exc, CommandUnusable):
+        # It ran for an earlier step; the agent ran since, and may remove or break its own program (default
+        # mode): a case it ends that way is its failure, scored, not an error that leaves the score.
+        fault = f"its command no longer starts after step {run.steps[-1].number}: {exc}"
+        return replace(run, duration_s=duration_s, agent_fault=fault)
+    return replace(run, duration_s=duration_s, error=str(exc))
 
 
 def _fresh_steps(
@@ -301,13 +309,11 @@ def _session_in_rooms(
             keeper.enter(step_number, rooms.workdir)
         result = yield spec
         assert result is not None
-        if keeper is not None:
-            keeper.leave(step_number, rooms.workdir)
+        kept = keeper.leave(step_number, rooms.workdir) if keeper is not None else None
         if leftovers is not None and (left := workdir_leftovers(step_number, rooms.workdir)) is not None:
             leftovers.append(left)
         cost, fault = read_cost(rooms.harness / COST_FILE_NAME)
-        if fault is not None:
-            area.faults.append(fault)
+        area.faults.extend(found for found in (kept, fault) if found is not None)
         return result, cost
     finally:
         area.close_step(rooms)

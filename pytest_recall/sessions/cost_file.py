@@ -7,8 +7,11 @@ would land in the report), a hard link to one, or JSON nested 100,000 levels
 deep. So the file is opened with ``O_NOFOLLOW | O_NONBLOCK``, must be a
 regular file with one link (``fstat`` on the open descriptor, so nothing can
 be swapped in between), is read up to :data:`MAX_COST_FILE_BYTES`, and its
-JSON may nest only a few levels. Anything else is a fault of the agent, said
-in one line: the case scores 0 for it, the way a failed step does.
+JSON may nest only a few levels. Its amounts are bounded (:data:`BOUNDS`)
+before anything adds them up: a 400-digit dollar figure would overflow the
+float it becomes, and 1e308 at two steps would sum to infinity, which no
+report can hold. Anything else is a fault of the agent, said in one line:
+the case scores 0 for it, the way a failed step does.
 
 A missing file is no fault: many agents report no cost.
 """
@@ -27,6 +30,11 @@ from pytest_recall.sessions.memory_listing import shown_path
 MAX_COST_FILE_BYTES = 64 * 1024
 # {"cost_usd": 1.0} is one level; a cost file has no reason to nest deeper than this.
 MAX_COST_NESTING = 8
+# What one session may report: no agent session spends $1,000 or a billion tokens, and bounded steps keep every
+# sum of them (a case's, a run's, --recall-max-cost's) a finite float that JSON can write.
+MAX_SESSION_COST_USD = 1000.0
+MAX_SESSION_TOKENS = 10**9
+BOUNDS = {"cost_usd": MAX_SESSION_COST_USD, "tokens_in": MAX_SESSION_TOKENS, "tokens_out": MAX_SESSION_TOKENS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +49,8 @@ class StepCost:
 def read_cost(cost_file: Path) -> tuple[StepCost, str | None]:
     """The step's cost, and the agent's fault when the file is not a small regular file of ours (else None).
 
-    Unparsable JSON and values that are no amounts count as no report, not as a fault.
+    Unparsable JSON and values that are no amounts (a string, NaN, a negative number) count as no report, not
+    as a fault; an amount above its bound (:data:`BOUNDS`, infinity among them) is a fault.
     """
     name = f"RECALL_COST_FILE ({shown_path(cost_file.name)})"
     data, fault = read_agent_file(cost_file, name, MAX_COST_FILE_BYTES)
@@ -53,25 +62,45 @@ def read_cost(cost_file: Path) -> tuple[StepCost, str | None]:
         parsed = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError):
         return StepCost(), None
-    return _cost_of(parsed), None
+    return _cost_of(parsed, name)
 
 
-def _cost_of(data: Any) -> StepCost:
+def _cost_of(data: Any, name: str) -> tuple[StepCost, str | None]:
+    """The amounts in the parsed file, or the agent's fault when one is more than a session spends."""
     if not isinstance(data, dict):
-        return StepCost()
-    cost, tokens_in, tokens_out = (_amount(data.get(key)) for key in ("cost_usd", "tokens_in", "tokens_out"))
+        return StepCost(), None
+    amounts: dict[str, float | None] = dict.fromkeys(BOUNDS)
+    for key, bound in BOUNDS.items():
+        value = _amount(data.get(key))
+        if value is None:
+            continue
+        # An int of any length compares with a float exactly, with no overflow; infinity is above every bound.
+        if not value <= bound:
+            return StepCost(), f"{name} says {key} {_shown(value)}, more than one session spends (at most {bound:,.0f})"
+        amounts[key] = float(value)
+    tokens_in, tokens_out = amounts["tokens_in"], amounts["tokens_out"]
     return StepCost(
-        cost_usd=cost,
+        cost_usd=amounts["cost_usd"],
         tokens_in=None if tokens_in is None else int(tokens_in),
         tokens_out=None if tokens_out is None else int(tokens_out),
-    )
+    ), None
 
 
-def _amount(value: Any) -> float | None:
-    """A finite, non-negative number, or None: NaN and negative costs are no report."""
+def _amount(value: object) -> int | float | None:
+    """The number, or None for what is no amount (a string, a bool, null, NaN, a negative number): no report."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
+    if (isinstance(value, float) and math.isnan(value)) or value < 0:
+        return None
+    return value
+
+
+def _shown(value: float) -> str:
+    """A number as a reason shows it: a 4000-digit integer by its first digits and its length."""
+    if isinstance(value, int):
+        digits = str(value)
+        return digits if len(digits) <= 20 else f"{digits[:12]}… ({len(digits)} digits)"
+    return f"{value:g}"
 
 
 def _nesting(data: bytes) -> int:

@@ -45,6 +45,11 @@ LIVE_SCROLLBACK_ROWS = 5000
 _UNKNOWN_TO_PYTE = re.compile(r"\x1b\[[<=>?][0-9;]*u")
 # An escape sequence cut off at the end of a chunk, kept for the next so the filter above sees it whole.
 _CUT_SEQUENCE = re.compile(r"\x1b(?:\[[<=>?]?[0-9;]*)?\Z")
+# A control sequence's parameters, and a number among them longer than pyte's own bound of 9999. pyte reads each
+# with int() before it bounds it, and int() refuses more than 4300 digits: an agent printing ESC[ and 5000 nines
+# would make the harness raise on its output. Such a number is 9999 to pyte whatever its length, so it is cut first.
+_SEQUENCE_PARAMETERS = re.compile(r"\x1b\[[0-?]+")
+_LONG_NUMBER = re.compile(r"\d{5,}")
 # pyte stops drawing a chunk at a zero-width character that is not combining; they show nothing anyway.
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff]")
 
@@ -61,10 +66,19 @@ def render_terminal(text: str, *, size: tuple[int, int] = TERMINAL_SIZE) -> str:
     rows, columns = size
     screen = _Screen(columns, rows)
     screen.set_mode(pyte.modes.LNM)  # a bare "\n" starts a new line, as the pty's own CRLF does
-    pyte.Stream(screen).feed(_ZERO_WIDTH.sub("", tail))
+    pyte.Stream(screen).feed(_fed_to_pyte(tail))
     lines = [*screen.scrollback, *(_row_text(screen.buffer[y], columns) for y in range(rows))]
     shown = _joined(lines)
     return shown + "\n" if shown and text.endswith("\n") else shown
+
+
+def _fed_to_pyte(text: str) -> str:
+    """``text`` as pyte reads it without fault: no zero-width characters, no parameter over 9999."""
+    return _SEQUENCE_PARAMETERS.sub(_bounded_parameters, _ZERO_WIDTH.sub("", text))
+
+
+def _bounded_parameters(sequence: re.Match[str]) -> str:
+    return _LONG_NUMBER.sub(lambda number: "9999" if len(number[0].lstrip("0")) > 4 else number[0], sequence[0])
 
 
 def _tail(text: str) -> str:
@@ -239,7 +253,7 @@ class LiveScreen:
         self._carry = text[cut.start() :] if cut is not None else ""
         text = text[: cut.start()] if cut is not None else text
         if text:
-            self._stream.feed(_ZERO_WIDTH.sub("", _UNKNOWN_TO_PYTE.sub("", text)))
+            self._stream.feed(_fed_to_pyte(_UNKNOWN_TO_PYTE.sub("", text)))
 
     def mark(self) -> ScreenMark:
         first, cursor = self._first_row(), self._screen.cursor

@@ -65,6 +65,15 @@ class AgentStartError(Exception):
     """The agent command could not be started at all."""
 
 
+class CommandUnusable(AgentStartError):
+    """The agent's program itself could not run: gone, not executable, or no program.
+
+    At a case's first session that is the user's command line. At a later one,
+    after the same program ran, something removed or changed it in between, and
+    the program that ran in between was the agent (see ``case_flow``).
+    """
+
+
 class AgentProcess:
     """A started agent: its pid, its terminal (typed to through pexpect when live), its stderr pipe and its pidfd."""
 
@@ -175,14 +184,14 @@ def spawn_agent(
     program = _which(argv[0], env.get("PATH"))
     if program is None:
         if os.sep in argv[0] and os.path.isfile(argv[0]):
-            raise AgentStartError(f"agent command {argv[0]!r} is not executable; check its permissions or --recall-cmd")
-        raise AgentStartError(f"agent command {argv[0]!r} was not found on PATH; check --recall-cmd")
+            raise CommandUnusable(f"agent command {argv[0]!r} is not executable; check its permissions or --recall-cmd")
+        raise CommandUnusable(f"agent command {argv[0]!r} was not found on PATH; check --recall-cmd")
     try:
         stderr_read, stderr_write = os.pipe()
         stdin_read, stdin_write = os.pipe() if stdin_pipe else (None, None)
     except OSError as exc:
         # EMFILE, ENFILE: this case cannot run now; the error is its own, not the run's.
-        raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
+        raise _start_error(argv[0], program, exc) from None
     os.set_blocking(stderr_read, False)
     if stdin_write is not None:
         os.set_blocking(stdin_write, False)
@@ -202,7 +211,7 @@ def spawn_agent(
             if fd is not None:
                 os.close(fd)
         if isinstance(exc, OSError):
-            raise AgentStartError(_start_error_text(argv[0], program, exc)) from None
+            raise _start_error(argv[0], program, exc) from None
         raise
     finally:
         # The child holds its own copies; ours would keep the pipes from ever reaching EOF.
@@ -411,6 +420,13 @@ def _pidfd(pid: int) -> int | None:
         return int(opener(pid))
     except OSError:
         return None
+
+
+def _start_error(command: str, program: str, exc: OSError) -> AgentStartError:
+    """The error of a start that failed; one about the program itself (not the machine's limits) says so."""
+    text = _start_error_text(command, program, exc)
+    unusable = isinstance(exc, PermissionError) or exc.errno in (errno.ENOENT, errno.ENOEXEC)
+    return CommandUnusable(text) if unusable else AgentStartError(text)
 
 
 def _start_error_text(command: str, program: str, exc: OSError) -> str:

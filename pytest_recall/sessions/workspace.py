@@ -92,12 +92,18 @@ class WorkspaceKeeper:
             else:
                 self.before, _ = _picture(workdir)
 
-    def leave(self, step_number: int, workdir: Path) -> None:
-        """After a step's process has gone: picture the last step's workdir, carry any other on."""
+    def leave(self, step_number: int, workdir: Path) -> str | None:
+        """After a step's process has gone: picture the last step's workdir, carry any other on.
+
+        Returns what kept the workspace from being carried, or None. Only the agent has run since
+        ``enter`` (in default mode it reaches the case's area, where the workspace is carried to), so
+        that is the agent's failure, scored, not the case's error.
+        """
         try:
             self._leave(step_number, workdir)
         except OSError as exc:
-            raise AgentStartError(f"the workspace could not be kept after step {step_number}: {exc}") from None
+            return f"the workspace could not be kept after step {step_number}: {exc.strerror or exc}"
+        return None
 
     def _leave(self, step_number: int, workdir: Path) -> None:
         if workdir.is_symlink():

@@ -9,10 +9,17 @@ way it plays TRICK, at step 1 unless the trick says "last":
     cost-link PATH       $RECALL_COST_FILE a symbolic link to PATH (/dev/zero, a host file)
     cost-hardlink PATH   $RECALL_COST_FILE a hard link to PATH
     cost-nested N        a cost file nested N levels deep
+    cost TEXT            TEXT as the cost file, at every step
+    cost-last TEXT       TEXT as the cost file, at the last step only
     odd-names            files whose names are not UTF-8 in its scope and HOME
     sparse SIZE          a sparse file of SIZE bytes in its scope
     hardlink PATH        a hard link to PATH in its scope
     swap-workdir PATH    its workdir moved aside and replaced by a symbolic link to PATH
+    plant-carried        a folder, not empty, where the harness carries its workspace to the next step
+    nested-at PATH       PATH (another case's file, in default mode) rewritten as JSON or TOML nested 5000 deep
+    deep-at PATH         a tree 1100 directories deep in PATH (another case's workspace, in default mode)
+    sparse-at PATH       a sparse file of a terabyte in PATH
+    long-escape N        a cursor move whose count has N digits printed before its answer, at the last step
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ def main() -> int:
         os.link(argument, cost)
     elif trick == "cost-nested":
         Path(cost).write_text("[" * int(argument) + "]" * int(argument), encoding="ascii")
+    elif trick == "cost" or (trick == "cost-last" and last):
+        Path(cost).write_text(argument, encoding="ascii")
     elif trick == "odd-names" and step == 1:
         for folder in (scope, os.environ["HOME"]):
             with open(os.path.join(os.fsencode(folder), b"note-\xff\xfe.txt"), "wb") as handle:
@@ -63,6 +72,20 @@ def main() -> int:
         here = os.getcwd()
         os.rename(here, here + ".moved")
         os.symlink(argument, here)
+    elif trick == "plant-carried" and step == 1:
+        # The case's area holds the step's folder (the cost file's) and, between steps, the carried workspace.
+        planted = Path(cost).parent.parent / "carried-workspace"
+        planted.mkdir()
+        (planted / "mine.txt").write_text("in the way", encoding="ascii")
+    elif trick == "nested-at" and step == 1:
+        Path(argument).write_text(("a = " if argument.endswith(".toml") else "") + "[" * 5000, encoding="ascii")
+    elif trick == "deep-at" and step == 1:
+        deep(argument, 1100)
+    elif trick == "sparse-at" and step == 1:
+        with open(os.path.join(argument, "sparse.bin"), "wb") as handle:
+            handle.truncate(1 << 40)
+    elif trick == "long-escape" and last:
+        print("\x1b[" + "9" * int(argument) + "C")
     print("UNKNOWN")
     return 0
 
