@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from pytest_recall.cases.live_protocol import laid_over
 from pytest_recall.cases.model import Case, Step
-from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
+from pytest_recall.cases.runs import CaseRun, MemoryCalls, SessionResult, StepRun
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
 from pytest_recall.sessions.lost_memory import Leftovers, lost_memory_hint, workdir_leftovers
@@ -45,10 +45,12 @@ from pytest_recall.sessions.memory_listing import (
     list_small_memory,
     on_listing_threads,
 )
+from pytest_recall.sessions.memory_tap import read_tap_calls
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
     COST_FILE_NAME,
+    MCP_CONFIG_VAR,
     PROMPT_FILE_NAME,
     CaseArea,
     SessionRooms,
@@ -185,7 +187,8 @@ def case_flow(
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
             rooms = area.open_step()
             spec = _live_spec(case, steps, settings, area, rooms, judge)
-            result, cost = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
+            # One session holds every turn, so the tap cannot say which step wrote and which read: not counted.
+            result, cost, _calls = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
             runs.extend(_split_live_turns(steps, result, cost))
             live_duration = result.duration_s
         else:
@@ -240,10 +243,10 @@ def _fresh_steps(
         rooms = area.open_step()
         spec = _step_spec(case, step, prompt, settings, area, rooms)
         peek = leftovers if keeper is None and index < len(steps) - 1 else None
-        result, cost = yield from _session_in_rooms(spec, step.number, rooms, area, keeper, peek)
+        result, cost, calls = yield from _session_in_rooms(spec, step.number, rooms, area, keeper, peek)
         last = index == len(steps) - 1 or bool(area.faults)
         memory = None if last else (yield from _memory_listing(area))
-        runs.append(_step_run(step.number, prompt, result, cost, memory))
+        runs.append(_step_run(step.number, prompt, result, cost, memory, calls))
         if result.failed or area.faults:
             return None
         if memory_hooks is not None and memory_hooks.keep is not None and step.number == memory_hooks.keep_after:
@@ -299,7 +302,7 @@ def _session_in_rooms(
     area: CaseArea,
     keeper: WorkspaceKeeper | None,
     leftovers: list[Leftovers] | None = None,
-) -> Generator[SessionSpec, SessionResult | None, tuple[SessionResult, StepCost]]:
+) -> Generator[SessionSpec, SessionResult | None, tuple[SessionResult, StepCost, MemoryCalls | None]]:
     """One session in its rooms, fresh or live: the workspace copied in, the session run, the
     workspace pictured (or, given ``leftovers``, what it left in its workdir noted there), the
     cost file read, and the rooms closed whatever happened. What the agent left there that the
@@ -314,7 +317,7 @@ def _session_in_rooms(
             leftovers.append(left)
         cost, fault = read_cost(rooms.harness / COST_FILE_NAME)
         area.faults.extend(found for found in (kept, fault) if found is not None)
-        return result, cost
+        return result, cost, (read_tap_calls(rooms.harness) if MCP_CONFIG_VAR in spec.env else None)
     finally:
         area.close_step(rooms)
 
@@ -364,6 +367,7 @@ def _step_run(
     result: SessionResult,
     cost: StepCost,
     memory: MemoryListing | None = None,
+    memory_calls: MemoryCalls | None = None,
 ) -> StepRun:
     listing, files, size = (memory.files, memory.count, memory.total) if memory is not None else (None, 0, 0)
     return StepRun(
@@ -379,6 +383,7 @@ def _step_run(
         memory=listing,
         memory_files=files,
         memory_bytes=size,
+        memory_calls=memory_calls,
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from pytest_recall.cases.runs import MemoryCall, MemoryCalls
 from pytest_recall.sessions import mcp_tap
+from pytest_recall.sessions.agent_file import read_agent_file
 
 # The relay's log in the step's harness folder, beside the cost file.
 TAP_LOG_FILE = "mcp-tap.jsonl"
@@ -128,3 +129,15 @@ def _call(server: str, event: Mapping[str, Any], annotations: Mapping[str, Any] 
         is_error=event.get("is_error") is True,
         latency_ms=number("latency_ms"),
     )
+
+
+def read_tap_calls(harness: Path) -> MemoryCalls:
+    """The step's calls from the relay's log in ``harness``, read as a file the agent could have replaced.
+
+    A log that cannot be read whole leaves the step's memory use unknown and
+    says why; it is never the agent's failure, the log being the relay's.
+    """
+    data, fault = read_agent_file(harness / TAP_LOG_FILE, "the MCP tap's log", MAX_TAP_LOG_BYTES)
+    if fault is not None:
+        return MemoryCalls(fault=fault)
+    return parse_tap_log(data)
