@@ -61,7 +61,8 @@ def test_an_empty_suite_argument_is_one_line_not_the_whole_working_folder(recall
 
 @pytest.mark.parametrize("args", [[], ["tests/test_bundled_suites.py"]], ids=["no-suite", "tests-named"])
 def test_a_run_with_an_agent_in_the_clone_never_collects_this_projects_tests_unasked(args: list[str]) -> None:
-    done = pytest_process([*args, "--recall-cmd=recall-notebook", "--collect-only", "-q"], cwd=REPO_DIR)
+    agent = f"--recall-cmd={VENV_BIN / 'recall-notebook'}"  # the README's shell may not have activated the venv
+    done = pytest_process([*args, agent, "--collect-only", "-q"], cwd=REPO_DIR)
     if args:
         # Naming them is asking for them (collect-only runs nothing).
         assert done.returncode == 0, done.stderr
