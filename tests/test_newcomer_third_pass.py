@@ -140,8 +140,9 @@ def executable(path: Path, text: str) -> Path:
         ("", "it is a script with no #! line, so the system cannot tell what runs it; add one as its first line*"),
         ("#!/no/such/python3\n", "its first line #!/no/such/python3 names /no/such/python3, which is not an exec*"),
         ("#!/usr/bin/env no-such-interpreter-x\n", "*runs no-such-interpreter-x, which is not on PATH; install it*"),
+        ("#!/usr/bin/env python3\r\n", "its #! line ends in a carriage return (Windows line ends)*"),
     ],
-    ids=["no-shebang", "missing-interpreter", "env-names-nothing"],
+    ids=["no-shebang", "missing-interpreter", "env-names-nothing", "windows-line-ends"],
 )
 def test_an_agent_the_system_cannot_start_is_refused_before_any_case(
     recall_suite: Any, first_line: str, says: str

@@ -162,7 +162,13 @@ def exec_refusal(path: str) -> str | None:
             "it is a script with no #! line, so the system cannot tell what runs it; add one as its first line "
             "(such as #!/usr/bin/env python3), or put its interpreter in the command"
         )
-    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    raw = head[2:].split(b"\n", 1)[0]
+    if raw.endswith(b"\r"):
+        return (
+            "its #! line ends in a carriage return (Windows line ends), so the system looks for an interpreter "
+            "whose name ends in \\r; save it with Unix line ends"
+        )
+    line = raw.decode("utf-8", "replace").strip()
     words = line.split()
     if not words:
         return "its #! line names no interpreter; name one, such as #!/usr/bin/env python3"
