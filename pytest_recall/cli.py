@@ -172,8 +172,11 @@ def _suite(args: argparse.Namespace) -> int:
         return 0
     if not args.names:
         raise ValueError("name a bundled suite, or pass --list to see them")
-    for name in args.names:
-        print(suite_path(name))
+    # Every name is found before any folder is printed: under "$(...)", a partial list would still
+    # hand pytest the folders found, and the error on stderr would scroll past unseen.
+    folders = [suite_path(name) for name in args.names]
+    for folder in folders:
+        print(folder)
     return 0
 
 

@@ -16,7 +16,12 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.checks import NAME_A_SUITE
 from pytest_recall.reporting.document import with_shared
+
+# The inner runs are pytester's. Loaded from here, not a conftest.py at the clone's root, which a
+# user's run over a bundled suite in the clone (or in a .venv inside it) would load as well.
+pytest_plugins = ["pytester"]
 
 TESTS_DIR = Path(__file__).resolve().parent
 AGENTS_DIR = TESTS_DIR / "agents"
@@ -28,6 +33,22 @@ INNER_RUN_TIMEOUT_S = 120.0
 collect_ignore = ["agents"]
 # The tests that drive real agent CLIs run longest of all (minutes each on a shared machine).
 REAL_CLI_FILES = frozenset({"test_adapters.py", "test_mcp_clis.py", "test_live_clis.py", "test_coding_cli.py"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run meant for an agent never collects this project's own tests by default: they are no cases.
+
+    ``pytest --recall-cmd=...`` with no suite named (or a ``$(pytest-recall suite NAME)`` that
+    failed, unquoted) in the clone would collect this folder beside the bundled suites, and run
+    the whole development suite. This file is loaded then, as a conftest of a ``test*`` folder
+    of where pytest runs; naming ``tests`` on the command line is still allowed.
+    """
+    agent = config.getoption("recall_cmd", None) or config.getoption("recall_live_preset", None)
+    if agent and config.args_source is not pytest.Config.ArgsSource.ARGS:
+        raise pytest.UsageError(
+            f"no suite named, so pytest would collect this project's own tests in {TESTS_DIR} as well as every "
+            f"bundled suite; {NAME_A_SUITE}"
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -44,7 +44,20 @@ def test_an_unknown_suite_is_one_line_naming_the_choices(capsys):
     assert main(["suite", "ledger-9000"]) == 2
 
     assert capsys.readouterr().err == (
-        "pytest-recall suite: no bundled suite named 'ledger-9000'; choose one of: " + ", ".join(SUITES) + "\n"
+        "pytest-recall suite: no bundled suite named 'ledger-9000'; did you mean ledger-256? choose one of: "
+        + ", ".join(SUITES)
+        + "\n"
+    )
+
+
+def test_a_wrong_name_beside_right_ones_prints_no_folder_for_pytest_to_take(capsys):
+    # Under "$(...)" a folder printed before the error would still be collected, the typo unseen.
+    assert main(["suite", "session-memory-recall", "session-memory"]) == 2
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(
+        "pytest-recall suite: no bundled suite named 'session-memory'; did you mean session-memory-recall?"
     )
 
 

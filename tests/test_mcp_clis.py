@@ -178,8 +178,9 @@ def test_plain_model_scores_zero_and_never_calls_the_server(mcp_run, cli, server
 def test_a_server_that_cannot_start_fails_the_step_saying_so(mcp_run, pytester, cli):
     run = mcp_run(cli, "server-memory", "memory")
     broken = pytester.path / "broken-mcp.json"
-    missing = str(pytester.path / "no-such-server")
-    broken.write_text(json.dumps({"mcpServers": {"memory": {"command": missing}}}), encoding="utf-8")
+    # It starts and dies at once: only the CLI can tell. A missing program stops the run at start-up instead.
+    dies = {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
+    broken.write_text(json.dumps({"mcpServers": {"memory": dies}}), encoding="utf-8")
 
     result, report = run.run(f"--recall-mcp={broken}", "-k", "case_01")
 

@@ -26,10 +26,11 @@ PRINT_CONFIG = shlex.join(
         "import os; p = os.environ.get('RECALL_MCP_CONFIG'); print(open(p).read() if p else 'NONE'); print(p)",
     ]
 )
+# The server's program must exist (it is checked at start-up); the agent here never starts it.
 TEMPLATED = {
     "mcpServers": {
         "memory": {
-            "command": "server",
+            "command": sys.executable,
             "args": ["--step", "{step}"],
             "env": {"STORE": "{scope}/store.jsonl", "CASE": "{case}", "HOME_AT": "{home}"},
         }

@@ -211,7 +211,7 @@ def test_quiet_keeps_the_shared_home_warning_and_the_agent_failures_and_one_stde
         [
             "recall: FAILED  score 0.000 *",
             "  WARNING --recall-home=user: memory an agent keeps in HOME is shared between cases*",
-            "  agent failures (not memory results: fix the agent or its setup, then run again):",
+            "  agent failures (not memory results, though each scores 0: fix the agent or its setup, then run again):",
             "  3 cases: agent failed in step 1 (exit 2)*",
         ]
     )

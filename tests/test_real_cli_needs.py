@@ -140,7 +140,7 @@ def test_an_agent_failure_stops_its_case_and_is_reported_as_no_memory_result(rec
     }
     result.stdout.fnmatch_lines(
         [
-            "  agent failures (not memory results: fix the agent or its setup, then run again):",
+            "  agent failures (not memory results, though each scores 0: fix the agent or its setup, then run again):",
             "  3 cases: agent failed in step 1 (exit 1): Error: 'Unknown model: fake'",
         ]
     )

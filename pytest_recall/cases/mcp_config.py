@@ -10,15 +10,20 @@ Every string in it may use the placeholders of ``--recall-env`` (``{scope}``,
 ``{home}``, ``{workdir}``, ``{step}``, ``{case}``), filled in for each step, so
 each case's server keeps its store inside that case's memory scope. The file
 is read and checked once, when the run starts or the case is collected; a
-mistake is one line naming the file.
+mistake is one line naming the file. A relative path in it (the ``command``,
+an argument or ``env`` value naming a file there, the ``cwd``) is made absolute
+against the file's folder: each session runs in an empty folder of its own.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from pytest_recall.cases.command_paths import absolute_word, resolve_command_paths
 
 
 class McpConfigError(ValueError):
@@ -81,7 +86,23 @@ def read_mcp_config(path: Path, what: str) -> dict[str, Any]:
         )
     for name, entry in servers.items():
         _check_server(name, entry, f"{what}: {path}: server {name!r}")
-    return servers
+    return {name: _with_absolute_paths(entry, str(path.parent)) for name, entry in servers.items()}
+
+
+def _with_absolute_paths(entry: dict[str, Any], folder: str) -> dict[str, Any]:
+    """A server entry whose relative paths are made absolute against ``folder``, the configuration's own."""
+    if "command" not in entry:
+        return entry
+    argv, _ = resolve_command_paths((entry["command"], *entry.get("args", [])), folder)
+    resolved = {**entry, "command": argv[0]}
+    if "args" in entry:
+        resolved["args"] = list(argv[1:])
+    if "env" in entry:
+        resolved["env"] = {name: absolute_word(value, folder, program=False) for name, value in entry["env"].items()}
+    cwd = entry.get("cwd")
+    if isinstance(cwd, str) and cwd and "{" not in cwd and not cwd.startswith("~"):
+        resolved["cwd"] = os.path.abspath(os.path.join(folder, cwd))  # an absolute cwd stays as it is
+    return resolved
 
 
 def _check_server(name: str, entry: Any, where: str) -> None:

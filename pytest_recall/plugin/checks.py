@@ -10,44 +10,46 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_recall.cases.command_paths import resolve_command_paths
 from pytest_recall.plugin.config import RunConfig
 
+__all__ = [
+    "check_command_starts",
+    "check_mcp_agent",
+    "check_mcp_servers",
+    "check_suite_arguments",
+    "check_suite_scope",
+    "check_writable",
+    "resolve_command_paths",
+]
 
-def resolve_command_paths(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """Make relative paths in the command absolute: sessions run in directories of their own.
 
-    The program is resolved when it holds a separator (``agents/x.py``); a
-    later argument, or the value of ``--opt=value``, when it names a file that
-    exists here (``python my_agent.py``) or a path with a separator that does.
-    Bare words that name nothing are left alone: they are flags and values.
+# The folder to hand pytest, and where to find it, in every line about a missing one.
+NAME_A_SUITE = (
+    'name a suite folder: pytest "$(pytest-recall suite session-memory-recall)" --recall-cmd=... '
+    "(pytest-recall suite --list lists the bundled suites)"
+)
+
+
+def check_suite_arguments(config: pytest.Config) -> None:
+    """An empty path argument is a suite that is not there, never "everything here".
+
+    ``pytest "$(pytest-recall suite TYPO)"`` hands pytest an empty argument once the
+    substitution fails (its error is on stderr), and pytest would collect the whole
+    working folder instead: in a clone, this project's own tests.
     """
-    resolved: list[tuple[str, str]] = []
-
-    def absolute(word: str, first: bool) -> str:
-        if not word or os.path.isabs(word) or word.startswith("~"):
-            return word
-        names_a_path = os.sep in word and (first or os.path.exists(word))
-        if not (names_a_path or (not first and os.path.isfile(word))):
-            return word
-        if not first:
-            # A program named by a path is plainly a path; a later argument is the trap worth naming.
-            resolved.append((word, os.path.abspath(word)))
-        return os.path.abspath(word)
-
-    words = []
-    for index, word in enumerate(argv):
-        if index > 0 and word.startswith("--") and "=" in word:
-            name, _, value = word.partition("=")
-            words.append(f"{name}={absolute(value, False)}")
-        elif index > 0 and word.startswith("-"):
-            words.append(word)
-        else:
-            words.append(absolute(word, index == 0))
-    return tuple(words), tuple(resolved)
+    __tracebackhide__ = True
+    if any(not str(arg).strip() for arg in config.args):
+        raise pytest.UsageError(
+            f"an empty path argument would collect everything under {config.invocation_params.dir} "
+            f"(did a $(pytest-recall suite NAME) fail? its error is above); {NAME_A_SUITE}"
+        )
 
 
 def check_writable(flag: str, path: Path | None, here: Path) -> str | None:
@@ -104,8 +106,13 @@ def check_suite_scope(config: pytest.Config, run: RunConfig) -> None:
 SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl")
 
 
-def check_command_starts(argv: tuple[str, ...], flag: str = "--recall-cmd", role: str = "agent") -> None:
-    """One clear line up front beats the same start error in every case; ``role`` names what to install."""
+def check_command_starts(
+    argv: tuple[str, ...], flag: str = "--recall-cmd", role: str = "agent", base: str | None = None
+) -> None:
+    """One clear line up front beats the same start error in every case; ``role`` names what to install.
+
+    ``base`` is where the command's relative words were resolved from (the working folder by default).
+    """
     __tracebackhide__ = True
     program = argv[0]
     found = shutil.which(program) if os.sep not in program else (program if os.path.exists(program) else None)
@@ -117,12 +124,87 @@ def check_command_starts(argv: tuple[str, ...], flag: str = "--recall-cmd", role
             hint = f"; it is in {beside}, which is not on PATH: activate that environment (. {beside}/activate)"
         if os.path.isfile(program):
             hint = f"; to run the file here, write ./{program}"
-        raise pytest.UsageError(f"{flag}: {program!r} was not found on PATH{hint}")
+        where = "does not exist" if os.path.isabs(program) else "was not found on PATH"
+        raise pytest.UsageError(f"{flag}: {program!r} {where}{hint}")
     for word in argv[1:]:
-        if not os.path.isabs(word) and word.endswith(SCRIPT_SUFFIXES) and not word.startswith("-"):
+        if not os.path.isabs(word) and word.endswith(SCRIPT_SUFFIXES) and not word.startswith(("-", "{")):
             raise pytest.UsageError(
-                f"{flag}: {word!r} does not exist in {os.getcwd()}; sessions run in directories of their own, "
-                "so name the script by a path that exists from here"
+                f"{flag}: {word!r} does not exist in {base or os.getcwd()}; sessions run in directories of their own, "
+                "so name the script by a path that exists from there"
             )
     if not os.access(found, os.X_OK) or Path(found).is_dir():
         raise pytest.UsageError(f"{flag}: {found!r} is not an executable file; check its permissions")
+    if (why := exec_refusal(found)) is not None:
+        raise pytest.UsageError(f"{flag}: {found!r} cannot be started: {why}")
+
+
+# The first bytes of a compiled Linux program.
+ELF_MAGIC = b"\x7fELF"
+# How much of a script's first line the kernel reads for its interpreter.
+SHEBANG_BYTES = 256
+
+
+def exec_refusal(path: str) -> str | None:
+    """Why the kernel would refuse to start this executable file (and every case error on it), or None.
+
+    A text file needs a ``#!`` line naming an interpreter that exists; ``#!/usr/bin/env NAME`` needs NAME on
+    PATH. A binary that is not ELF is left alone: the kernel may know its format (binfmt_misc).
+    """
+    try:
+        with open(path, "rb") as file:
+            head = file.read(SHEBANG_BYTES)
+    except OSError:
+        return None  # unreadable but executable: the start error will say more than a guess here
+    if head.startswith(ELF_MAGIC) or (b"\0" in head and not head.startswith(b"#!")):
+        return None
+    if not head.startswith(b"#!"):
+        return (
+            "it is a script with no #! line, so the system cannot tell what runs it; add one as its first line "
+            "(such as #!/usr/bin/env python3), or put its interpreter in the command"
+        )
+    raw = head[2:].split(b"\n", 1)[0]
+    if raw.endswith(b"\r"):
+        return (
+            "its #! line ends in a carriage return (Windows line ends), so the system looks for an interpreter "
+            "whose name ends in \\r; save it with Unix line ends"
+        )
+    line = raw.decode("utf-8", "replace").strip()
+    words = line.split()
+    if not words:
+        return "its #! line names no interpreter; name one, such as #!/usr/bin/env python3"
+    interpreter = words[0]
+    if not os.access(interpreter, os.X_OK) or os.path.isdir(interpreter):
+        return f"its first line #!{line} names {interpreter}, which is not an executable file here; fix that line"
+    if os.path.basename(interpreter) == "env":
+        named = next((word for word in words[1:] if not word.startswith("-") and "=" not in word), None)
+        if named is not None and shutil.which(named) is None:
+            return f"its first line #!{line} runs {named}, which is not on PATH; install it or fix that line"
+    return None
+
+
+def check_mcp_servers(servers: Mapping[str, Any], source: Path) -> None:
+    """Each ``--recall-mcp`` server started by a command must be able to start, checked as ``--recall-cmd`` is.
+
+    Its relative paths were made absolute against ``source``'s folder; a server reached at a URL, or
+    started by a command with a placeholder in it, is known only when a step runs.
+    """
+    __tracebackhide__ = True
+    for name, server in servers.items():
+        command = server.get("command")
+        if isinstance(command, str) and "{" not in command:
+            argv = (command, *server.get("args", []))
+            check_command_starts(argv, f"--recall-mcp: {source}: server {name!r}", "MCP server", str(source.parent))
+
+
+def check_mcp_agent(argv: tuple[str, ...]) -> None:
+    """An adapter known not to pass MCP servers on would fail every case alike: refused before any runs."""
+    __tracebackhide__ = True
+    from pytest_recall.agents.adapters import all_adapters
+
+    program = os.path.basename(argv[0])
+    for adapter in all_adapters():
+        if adapter.script == program and adapter.mcp_refusal:
+            raise pytest.UsageError(
+                f"--recall-mcp cannot be used with {program}: {adapter.mcp_refusal}; drop --recall-mcp, "
+                "or measure the servers through recall-claude or recall-codex"
+            )

@@ -30,11 +30,11 @@ from pytest_recall.cases.live_protocol import (
 )
 from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
 from pytest_recall.cases.model import CaseError, parse_positive_seconds
-from pytest_recall.plugin.checks import check_suite_scope, check_writable, resolve_command_paths
+from pytest_recall.plugin.checks import check_mcp_servers, check_suite_scope, check_writable, resolve_command_paths
 from pytest_recall.plugin.config import Outputs, RunConfig, ScaleOut
 from pytest_recall.plugin.options import flag_of
 from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
-from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed
+from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed, is_worker
 from pytest_recall.reporting.shard import AUTO, ShardError, parse_shard, shard_from_environment
 from pytest_recall.sessions.llm_judging import LlmJudgeSettings
 from pytest_recall.sessions.rooms import Isolation
@@ -133,9 +133,12 @@ def read_mcp(read: OptionReader) -> Mapping[str, Any] | None:
     if path is None:
         return None
     try:
-        return read_mcp_config(path, "--recall-mcp")
+        servers = read_mcp_config(path, "--recall-mcp")
     except McpConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if not is_worker(read.config):
+        check_mcp_servers(servers, path)  # a worker (maybe on another host) takes the controller's word
+    return servers
 
 
 def read_sandbox(read: OptionReader) -> SandboxSettings:

@@ -13,7 +13,7 @@ from pytest_recall.cases.mcp_stores import unscoped_store_lines
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.plugin import hookspecs
-from pytest_recall.plugin.checks import check_command_starts
+from pytest_recall.plugin.checks import check_command_starts, check_mcp_agent, check_suite_arguments
 from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.configure import read_run_config
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor, session_settings
@@ -82,7 +82,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config):
         # Decided once, on the controller; workers take the outcome from workerinput.
         if run.command.argv:
+            check_suite_arguments(config)
             check_command_starts(run.command.argv)
+            if run.isolation.mcp_servers:
+                check_mcp_agent(run.command.argv)
         if run.llm_judge.on:
             check_command_starts(run.llm_judge.argv, "--recall-judge-cmd", "judge command")
         check_sandbox(config, run)

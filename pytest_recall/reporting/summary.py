@@ -124,7 +124,7 @@ def failure_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         groups[key] = groups.get(key, 0) + 1
     if not groups:
         return []
-    lines = ["  agent failures (not memory results: fix the agent or its setup, then run again):"]
+    lines = ["  agent failures (not memory results, though each scores 0: fix the agent or its setup, then run again):"]
     lines += [f"  {counted(n, 'case')}: {text}" for text, n in sorted(groups.items(), key=lambda item: -item[1])]
     return lines
 

@@ -8,6 +8,7 @@ folder and hand it to pytest, without the repository.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 from pathlib import Path
@@ -72,4 +73,6 @@ def suite_path(name: str) -> Path:
         return suites[name]
     if not suites:
         raise ValueError("this installation carries no bundled suites; reinstall pytest-recall from its wheel")
-    raise ValueError(f"no bundled suite named {name!r}; choose one of: {', '.join(suites)}")
+    close = difflib.get_close_matches(name, suites, n=1)
+    guess = f"did you mean {close[0]}? " if close else ""
+    raise ValueError(f"no bundled suite named {name!r}; {guess}choose one of: {', '.join(suites)}")

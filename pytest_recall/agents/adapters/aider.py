@@ -38,6 +38,7 @@ ADAPTER = Adapter(
     memory="~/.aider.chat.history.md, loaded with --restore-chat-history",
     home_copy=".aider.conf.yml,.aider.model.metadata.json",
     sandbox_bind="the root of aider's virtual environment",
+    mcp_refusal="aider cannot use MCP servers",
 )
 UNATTENDED = [
     "--yes-always",

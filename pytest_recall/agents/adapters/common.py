@@ -53,6 +53,8 @@ class Adapter:
     memory: str  # where that CLI keeps what it remembers
     home_copy: str  # what --recall-home-copy needs for a real login and settings
     sandbox_bind: str  # what --recall-sandbox-bind needs under bwrap
+    # Why it refuses --recall-mcp (at start-up and in each step), or "" when it passes the servers on.
+    mcp_refusal: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,14 +265,13 @@ def mcp_config(env: Mapping[str, str]) -> tuple[str, dict[str, Any]] | None:
     return path, dict(servers)
 
 
-def refuse_mcp(adapter: Adapter, why: str = "") -> None:
+def refuse_mcp(adapter: Adapter) -> None:
     """An adapter that does not give its CLI the servers must not be scored as if they had been tried: exit saying so.
 
-    ``why`` replaces the default reason, that the CLI has no MCP support.
+    The run refuses the pairing at start-up (``plugin/checks.py``); this holds for a case.toml's ``mcp`` too.
     """
-    if os.environ.get(MCP_CONFIG_VAR):
-        reason = why or f"{adapter.cli} cannot use MCP servers"
-        print(f"{adapter.script}: {reason}; run without --recall-mcp", file=sys.stderr)
+    if os.environ.get(MCP_CONFIG_VAR) and adapter.mcp_refusal:
+        print(f"{adapter.script}: {adapter.mcp_refusal}; run without --recall-mcp", file=sys.stderr)
         raise SystemExit(2)
 
 

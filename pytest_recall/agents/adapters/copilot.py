@@ -45,6 +45,7 @@ ADAPTER = Adapter(
     memory="~/.copilot/copilot-instructions.md (or $COPILOT_HOME/copilot-instructions.md)",
     home_copy=".copilot/settings.json,.copilot/config.json",
     sandbox_bind="the npm prefix that holds node_modules/@github, and its package cache ($COPILOT_PKG_CACHE_HOME)",
+    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--allow-all", "--no-ask-user", "--no-auto-update"]
 
@@ -99,7 +100,7 @@ def session_tokens(session: str, env: Mapping[str, str]) -> tuple[int, int] | No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    refuse_mcp(ADAPTER)
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))
     outcome, session = read_events(done.stdout)

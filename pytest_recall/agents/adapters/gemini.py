@@ -43,6 +43,7 @@ ADAPTER = Adapter(
     memory="~/.gemini/GEMINI.md (or $GEMINI_CLI_HOME/.gemini/GEMINI.md), edited by the model with its own tools",
     home_copy=".gemini/settings.json,.gemini/oauth_creds.json,.gemini/google_accounts.json",
     sandbox_bind="the npm prefix that holds node_modules/@google/gemini-cli",
+    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--approval-mode=yolo", "--skip-trust"]
 
@@ -81,7 +82,7 @@ def read_json(stdout: str) -> Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    refuse_mcp(ADAPTER)
     refuse_dead_loopback_model(ADAPTER, os.environ.get("GOOGLE_GEMINI_BASE_URL"), "GOOGLE_GEMINI_BASE_URL")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra, prompt))

@@ -45,6 +45,7 @@ ADAPTER = Adapter(
     memory="~/.config/opencode/AGENTS.md (or $XDG_CONFIG_HOME/opencode/AGENTS.md), loaded into every session",
     home_copy=".config/opencode/opencode.json,.local/share/opencode/auth.json",
     sandbox_bind="the npm prefix that holds node_modules/opencode-ai (the native binary is in opencode-linux-*)",
+    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["run", "--format", "json", "--auto"]
 
@@ -110,7 +111,7 @@ def model_base_url(env: Mapping[str, str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    refuse_mcp(ADAPTER)
     refuse_dead_loopback_model(ADAPTER, model_base_url(os.environ), "opencode.json's model provider baseURL")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
     done = run_cli(command(find_cli(ADAPTER), extra), stdin_text=prompt)

@@ -39,6 +39,7 @@ ADAPTER = Adapter(
     memory="~/.qwen/QWEN.md; its memory agent's notes in ~/.qwen/memories/",
     home_copy=".qwen/settings.json,.qwen/oauth_creds.json",
     sandbox_bind="the npm prefix that holds node_modules/@qwen-code/qwen-code, and the Node >= 22 that runs it",
+    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--approval-mode=yolo"]
 # Nothing but the model API: no usage statistics.
@@ -50,7 +51,7 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER, NOT_WIRED_FOR_MCP)
+    refuse_mcp(ADAPTER)
     env = {**QUIET_ENV, **os.environ}
     refuse_dead_loopback_model(ADAPTER, env.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
