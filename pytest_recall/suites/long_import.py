@@ -1,0 +1,177 @@
+"""``pytest-recall import beam`` and ``import memoryagentbench``: the long-haystack data sets as case groups.
+
+Both are "inject once, ask many": a BEAM conversation or a MemoryAgentBench
+row is one case group whose ingest steps (cut by ``--chars-per-step``, see
+:mod:`long_steps`) run once, and whose questions are cases of one step each.
+The import reads its sources twice, a record (a BEAM batch, a
+MemoryAgentBench row) at a time: the first pass checks every record and
+hashes the files for ``import.json``; the second writes the chosen groups.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.cases.groups import GROUP_FILE
+from pytest_recall.cases.model import ANSWER_FILE
+from pytest_recall.suites import beam, memoryagentbench
+from pytest_recall.suites.json_stream import StreamError, iter_records
+from pytest_recall.suites.long_steps import StepWriter
+from pytest_recall.suites.public_import import (
+    ImportSummary,
+    PublicImportError,
+    Selection,
+    _answer,
+    _Staging,
+    _write,
+    already_imported,
+    folder_name,
+    hashing,
+    pick,
+    source_entry,
+    write_note,
+)
+from pytest_recall.suites.public_records import RecordError
+
+_HASH_BLOCK = 1 << 20
+
+
+def _hashed_json(path: Path, name: str) -> tuple[Any, dict[str, Any]]:
+    """A small JSON file (BEAM's probing questions) and its entry for import.json."""
+    digest = hashing()
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(_HASH_BLOCK):
+                digest.update(block)
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PublicImportError(f"{path}: cannot read it as JSON ({exc})") from None
+    return data, {**source_entry(path, digest), "name": name}
+
+
+def _beam_checked(source: Path) -> tuple[list[tuple[Path, str, list[beam.Probe], int]], list[dict[str, Any]]]:
+    """Each conversation with its probes and batch count, and the sources' entries; every record checked."""
+    conversations, sources = [], []
+    for folder in beam.conversation_folders(source):
+        relative = folder.name if folder == source else f"{source.name}/{folder.name}"
+        probes_data, entry = _hashed_json(folder / beam.PROBING_FILE, f"{relative}/{beam.PROBING_FILE.as_posix()}")
+        probes = beam.parse_probes(probes_data, f"{folder.name}/{beam.PROBING_FILE.as_posix()}")
+        chat = beam.chat_file(folder)
+        digest = hashing()
+        batches = sum(1 for _ in beam.iter_batches(chat, digest))
+        if batches == 0:
+            raise PublicImportError(f"{chat}: holds no batch of turns")
+        sources += [{**source_entry(chat, digest), "name": f"{relative}/{chat.name}"}, entry]
+        conversations.append((folder, beam.sample_id(folder), probes, batches))
+    return conversations, sources
+
+
+def import_beam(path: Path, out: Path, selection: Selection) -> ImportSummary:
+    try:
+        conversations, sources = _beam_checked(path)
+        done = already_imported(out, "beam", sources, selection)
+        if done is not None:
+            return done
+        keys = [
+            (beam.question_id(sample, probe), probe.ability, sample)
+            for _, sample, probes, _ in conversations
+            for probe in probes
+        ]
+        chosen = pick(keys, selection)
+        sessions = groups = 0
+        with _Staging(out) as staging:
+            for folder, sample, probes, total in conversations:
+                asked = [probe for probe in probes if beam.question_id(sample, probe) in chosen]
+                if not asked:
+                    continue
+                group = staging / folder_name(sample)
+                _write(group, {GROUP_FILE: f"# The shared ingest of BEAM conversation {sample}.\n"})
+                writer = StepWriter(group, selection.chars_per_step, beam.ingest_opening)
+                for batch in beam.iter_batches(beam.chat_file(folder)):
+                    writer.session(beam.session_header(batch, total))
+                    for role, content in batch.messages:
+                        writer.line(f"{role}: {' '.join(content.split())}")
+                steps = writer.close()
+                for probe in asked:
+                    expected = beam.expectation(sample, probe, selection.chars_per_step)
+                    files = {"step1.txt": beam.question_prompt(probe), ANSWER_FILE: _answer(expected)}
+                    _write(group / folder_name(expected["id"]), files)
+                groups += 1
+                sessions += steps + len(asked)
+            summary = ImportSummary(len(chosen), groups, sessions, 1, out, chars_per_step=selection.chars_per_step)
+            write_note(staging, "beam", sources, selection, summary)
+    except (RecordError, StreamError) as exc:
+        raise PublicImportError(str(exc)) from None
+    except OSError as exc:
+        raise PublicImportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return summary
+
+
+def _rows(path: Path, digest: Any = None) -> Any:
+    for index, record in enumerate(iter_records(path, digest=digest)):
+        yield memoryagentbench.parse_row(index, record, path.name)
+
+
+def import_memoryagentbench(path: Path, out: Path, selection: Selection) -> ImportSummary:
+    try:
+        keys: list[tuple[str, str, str]] = []
+        digest = hashing()
+        seen: set[str] = set()
+        for row in _rows(path, digest):
+            for question in row.questions:
+                if question.question_id in seen:
+                    raise PublicImportError(f"{path}: question id {question.question_id!r} appears twice")
+                seen.add(question.question_id)
+                kind = row.source if row.source in selection.types else row.competency
+                keys.append((question.question_id, kind, row.sample_id))
+        sources = [source_entry(path, digest)]
+        done = already_imported(out, "memoryagentbench", sources, selection)
+        if done is not None:
+            return done
+        chosen = pick(keys, selection)
+        sessions = groups = 0
+        with _Staging(out) as staging:
+            for row in _rows(path):
+                asked = [q for q in row.questions if q.question_id in chosen]
+                if not asked:
+                    continue
+                group = staging / folder_name(row.sample_id)
+                _write(group, {GROUP_FILE: f"# The shared ingest of MemoryAgentBench row {row.sample_id}.\n"})
+                steps = _ingest_context(group, row.context, selection.chars_per_step)
+                for question in asked:
+                    expected = memoryagentbench.expectation(row, question, selection.chars_per_step)
+                    files = {"step1.txt": memoryagentbench.question_prompt(question), ANSWER_FILE: _answer(expected)}
+                    _write(group / folder_name(question.question_id), files)
+                groups += 1
+                sessions += steps + len(asked)
+            summary = ImportSummary(len(chosen), groups, sessions, 1, out, chars_per_step=selection.chars_per_step)
+            write_note(staging, "memoryagentbench", sources, selection, summary)
+    except (RecordError, StreamError) as exc:
+        raise PublicImportError(f"{path}: {exc}" if isinstance(exc, RecordError) else str(exc)) from None
+    except OSError as exc:
+        raise PublicImportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return summary
+
+
+def _ingest_context(group: Path, context: str, chars_per_step: int) -> int:
+    """The context told in pieces: each piece is a numbered session, so a reader can tell the pieces apart."""
+    lines = memoryagentbench.context_lines(context)
+    pieces: list[list[str]] = [[]]
+    size = 0
+    for line in lines:
+        for start in range(0, len(line), chars_per_step):
+            part = line[start : start + chars_per_step]
+            if pieces[-1] and size + len(part) > chars_per_step:
+                pieces.append([])
+                size = 0
+            pieces[-1].append(part)
+            size += len(part) + 1
+    writer = StepWriter(group, chars_per_step + 200, memoryagentbench.ingest_opening)
+    for number, piece in enumerate(pieces, start=1):
+        writer.session(memoryagentbench.session_header(number, len(pieces)))
+        for line in piece:
+            writer.line(line)
+        writer.flush()
+    return writer.close()
