@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from pytest_recall.cli import main
@@ -24,6 +26,8 @@ def run(pytester: pytest.Pytester, suite: str, command: str, *options: str) -> d
     )
     assert result.ret in (0, 1), result.stdout.str()[-2000:]  # 1: a case failed, which a baseline may
     loaded: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    schema = resources.files("pytest_recall.reporting").joinpath("report.schema.json").read_text(encoding="utf-8")
+    jsonschema.validate(loaded, json.loads(schema))  # the new metrics are the published schema's
     return loaded
 
 

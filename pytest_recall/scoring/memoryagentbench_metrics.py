@@ -99,7 +99,7 @@ def score_memoryagentbench(tail: str, expected: Mapping[str, Any]) -> dict[str, 
     category = expected.get("category")
     if metric == LLM_JUDGED:
         reason = f"{expected.get('mab_source')} is scored by an LLM judge: give --recall-judge-cmd"
-        return {"score": None, "reason": reason, "category": category, "reported": tail, "metric": metric}
+        return {"score": None, "reason": reason, "category": category, "reported": tail, "metric": f"mab_{metric}"}
     golds = [str(gold) for gold in expected.get("answers") or [expected["answer"]]]
     value = round(score(tail, golds, metric), 6)
     best_f1 = round(max(f1(tail, gold) for gold in golds), 6)
