@@ -387,7 +387,7 @@ _IMPORT_SOURCES = (
     ("locomo", "locomo10.json", "category (1-5 or its name, e.g. multi-hop)", "--category"),
     (
         "beam",
-        "a BEAM conversation folder (chats/100K/1) or a folder of them (chats/10M)",
+        "a BEAM conversation folder (chats/100K/1), a folder of them (chats/10M), or a hub split as JSON Lines",
         "ability (e.g. event_ordering)",
         "--ability",
     ),

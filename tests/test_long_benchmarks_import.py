@@ -126,6 +126,39 @@ def test_beam_10m_plans_read_through_give_the_same_steps_as_the_flat_chat(tmp_pa
     assert flat == plans
 
 
+def hub_row(folder: Path, conversation_id: str) -> dict[str, Any]:
+    """A conversation as the hub's rows hold it: batches as flat message lists, the probes as a Python literal."""
+    chat = json.loads((folder / "chat.json").read_text(encoding="utf-8"))
+    probes = json.loads((folder / "probing_questions" / "probing_questions.json").read_text(encoding="utf-8"))
+    return {
+        "conversation_id": conversation_id,
+        "conversation_seed": {"category": "Coding", "title": "Budget tracker"},
+        "narratives": "",
+        "user_profile": {"user_info": "", "user_relationships": ""},
+        "conversation_plan": "",
+        "user_questions": [],
+        "chat": [[message for turn in batch["turns"] for message in turn] for batch in chat],
+        "probing_questions": repr(probes),
+    }
+
+
+def test_beam_hub_rows_as_json_lines_make_the_same_suite_as_the_folders(tmp_path, capsys):
+    rows = tmp_path / "100K.jsonl"
+    rows.write_text(json.dumps(hub_row(BEAM / "100K" / "1", "1")) + "\n", encoding="utf-8")
+    assert run_import("beam", rows, tmp_path / "rows") == 0
+    assert run_import("beam", BEAM / "100K", tmp_path / "folders") == 0
+    from_rows, from_folders = tree(tmp_path / "rows"), tree(tmp_path / "folders")
+    assert note(tmp_path / "rows")["sources"][0]["name"] == "100K.jsonl"
+    from_rows.pop("import.json"), from_folders.pop("import.json")
+    assert from_rows == from_folders
+    broken = {**hub_row(BEAM / "100K" / "1", "2"), "probing_questions": "{'abstention': [open('x')]}"}
+    rows.write_text(json.dumps(broken) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert run_import("beam", rows, tmp_path / "broken") == 2
+    assert "record 0: field 'probing_questions' is no Python literal" in capsys.readouterr().err
+    assert not (tmp_path / "broken").exists()
+
+
 def test_beam_steps_keep_to_the_character_budget_and_lose_no_line(tmp_path):
     folder = tmp_path / "100K" / "7"
     shutil.copytree(BEAM / "100K" / "1", folder)

@@ -16,6 +16,14 @@ repository's ``chats/<size>/<n>/`` and its Hugging Face export's
   ``ideal_response``, ``ideal_answer``, ``ideal_summary``,
   ``expected_compliance``).
 
+The hub's rows (``conversation_id``, ``chat``, ``probing_questions``, ...,
+as ``datasets``' ``to_json`` writes a split such as ``100K``) are read too:
+there ``chat`` is a list of batches, each a flat list of messages (the 10M
+split: a list of ``{"plan-N": [batch, ...]}`` objects, the other plans
+null), and ``probing_questions`` is the Python literal of the probing
+questions' object, read with ``ast.literal_eval``. A row is held whole while
+it is read, so the 10M conversations are better imported from folders.
+
 A conversation becomes a case group: its batches are ingested once, cut into
 steps by a character budget (:mod:`long_steps`), and each probing question
 is a case of one step. The chat is read one batch at a time, twice (checked,
@@ -24,6 +32,7 @@ then written), so a 10M-token conversation is never held whole.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -32,7 +41,7 @@ from typing import Any
 
 from pytest_recall.cases.answer_forms import KIND_BEAM
 from pytest_recall.suites.json_stream import Digest, iter_array
-from pytest_recall.suites.public_records import RecordError, require_list, require_text, shown
+from pytest_recall.suites.public_records import RecordError, require, require_list, require_text, shown
 
 # The ten memory abilities, as the paper and the probing-question files name them.
 ABILITIES = (
@@ -190,3 +199,32 @@ def expectation(sample: str, probe: Probe, chars_per_step: int) -> dict[str, Any
         "rubric": list(probe.rubric),
         "chars_per_step": chars_per_step,
     }
+
+
+def parse_row(index: int, record: Any, split: str) -> tuple[str, list[Probe], list[Batch]]:
+    """A hub row: its id (``<split>-<conversation_id>``), its probing questions and its batches."""
+    where = f"record {index}"
+    if not isinstance(record, Mapping):
+        raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
+    conversation = record.get("conversation_id")
+    if not isinstance(conversation, (str, int)) or isinstance(conversation, bool) or not str(conversation).strip():
+        raise RecordError(f"{where}: field 'conversation_id' must be a string, not {shown(conversation)}")
+    sample = f"{split}-{str(conversation).strip()}"
+    probes = require(record, "probing_questions", where)
+    if isinstance(probes, str):
+        try:
+            probes = ast.literal_eval(probes)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            raise RecordError(f"{where}: field 'probing_questions' is no Python literal of the questions") from None
+    parsed = parse_probes(probes, f"{where}: field 'probing_questions'")
+    batches: list[Batch] = []
+    for item in require_list(record, "chat", where):
+        # A 10M row's item is {"plan-N": [batch, ...], <the other plans>: null}; any other row's item is a batch.
+        plans = [v for v in item.values() if v is not None] if isinstance(item, Mapping) else [[item]]
+        for plan in plans:
+            for batch in plan if isinstance(plan, list) else [plan]:
+                number = len(batches) + 1
+                # A batch is a flat list of messages, or (as chat.json writes it) an object of turns.
+                turns = batch if isinstance(batch, Mapping) else {"turns": [batch]}
+                batches.append(_batch(number, turns, f"{where}: chat batch {number}"))
+    return sample, parsed, batches

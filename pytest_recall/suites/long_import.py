@@ -11,13 +11,14 @@ hashes the files for ``import.json``; the second writes the chosen groups.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.groups import GROUP_FILE
 from pytest_recall.cases.model import ANSWER_FILE
 from pytest_recall.suites import beam, memoryagentbench
-from pytest_recall.suites.json_stream import StreamError, iter_records
+from pytest_recall.suites.json_stream import CountedDigest, StreamError, iter_records
 from pytest_recall.suites.long_steps import StepWriter
 from pytest_recall.suites.public_import import (
     ImportSummary,
@@ -51,62 +52,96 @@ def _hashed_json(path: Path, name: str) -> tuple[Any, dict[str, Any]]:
     return data, {**source_entry(path, digest), "name": name}
 
 
-def _beam_checked(source: Path) -> tuple[list[tuple[Path, str, list[beam.Probe], int]], list[dict[str, Any]]]:
-    """Each conversation with its probes and batch count, and the sources' entries; every record checked."""
-    conversations, sources = [], []
+# A conversation as the import sees it: its id, its probing questions, and its batches (read as they are used).
+Conversation = tuple[str, list[beam.Probe], Iterable[beam.Batch]]
+
+
+def _beam_folders_checked(source: Path) -> tuple[list[tuple[str, int]], list[dict[str, Any]]]:
+    """Each conversation folder's id and batch count, and the sources' entries; every record checked."""
+    checked, sources = [], []
     for folder in beam.conversation_folders(source):
         relative = folder.name if folder == source else f"{source.name}/{folder.name}"
         probes_data, entry = _hashed_json(folder / beam.PROBING_FILE, f"{relative}/{beam.PROBING_FILE.as_posix()}")
-        probes = beam.parse_probes(probes_data, f"{folder.name}/{beam.PROBING_FILE.as_posix()}")
+        beam.parse_probes(probes_data, f"{folder.name}/{beam.PROBING_FILE.as_posix()}")
         chat = beam.chat_file(folder)
         digest = hashing()
         batches = sum(1 for _ in beam.iter_batches(chat, digest))
-        if batches == 0:
-            raise PublicImportError(f"{chat}: holds no batch of turns")
         sources += [{**source_entry(chat, digest), "name": f"{relative}/{chat.name}"}, entry]
-        conversations.append((folder, beam.sample_id(folder), probes, batches))
-    return conversations, sources
+        checked.append((beam.sample_id(folder), batches))
+    return checked, sources
+
+
+def _beam_folders(source: Path) -> Iterator[Conversation]:
+    for folder in beam.conversation_folders(source):
+        probes_data = json.loads((folder / beam.PROBING_FILE).read_text(encoding="utf-8"))
+        probes = beam.parse_probes(probes_data, f"{folder.name}/{beam.PROBING_FILE.as_posix()}")
+        yield beam.sample_id(folder), probes, beam.iter_batches(beam.chat_file(folder))
+
+
+def _beam_rows(source: Path, digest: CountedDigest | None = None) -> Iterator[Conversation]:
+    """The conversations of a hub export (one row a conversation, as ``to_json`` writes a split)."""
+    for index, record in enumerate(iter_records(source, digest=digest)):
+        yield beam.parse_row(index, record, source.stem)
+
+
+def _conversations(source: Path) -> Iterator[Conversation]:
+    return _beam_rows(source) if source.is_file() else _beam_folders(source)
+
+
+def _beam_checked(source: Path) -> tuple[list[tuple[str, int]], list[dict[str, Any]]]:
+    if not source.is_file():
+        return _beam_folders_checked(source)
+    digest = hashing()
+    checked = [(sample, sum(1 for _ in batches)) for sample, _, batches in _beam_rows(source, digest)]
+    return checked, [source_entry(source, digest)]
 
 
 def import_beam(path: Path, out: Path, selection: Selection) -> ImportSummary:
     try:
-        conversations, sources = _beam_checked(path)
+        checked, sources = _beam_checked(path)
+        for sample, count in checked:
+            if count == 0:
+                raise PublicImportError(f"{path}: conversation {sample} holds no batch of turns")
         done = already_imported(out, "beam", sources, selection)
         if done is not None:
             return done
         keys = [
             (beam.question_id(sample, probe), probe.ability, sample)
-            for _, sample, probes, _ in conversations
+            for sample, probes, _ in _conversations(path)
             for probe in probes
         ]
         chosen = pick(keys, selection)
         sessions = groups = 0
         with _Staging(out) as staging:
-            for folder, sample, probes, total in conversations:
+            for (sample, probes, batches), (_, total) in zip(_conversations(path), checked, strict=True):
                 asked = [probe for probe in probes if beam.question_id(sample, probe) in chosen]
                 if not asked:
                     continue
-                group = staging / folder_name(sample)
-                _write(group, {GROUP_FILE: f"# The shared ingest of BEAM conversation {sample}.\n"})
-                writer = StepWriter(group, selection.chars_per_step, beam.ingest_opening)
-                for batch in beam.iter_batches(beam.chat_file(folder)):
-                    writer.session(beam.session_header(batch, total))
-                    for role, content in batch.messages:
-                        writer.line(f"{role}: {' '.join(content.split())}")
-                steps = writer.close()
+                steps = _beam_group(staging / folder_name(sample), sample, batches, total, selection.chars_per_step)
                 for probe in asked:
                     expected = beam.expectation(sample, probe, selection.chars_per_step)
                     files = {"step1.txt": beam.question_prompt(probe), ANSWER_FILE: _answer(expected)}
-                    _write(group / folder_name(expected["id"]), files)
+                    _write(staging / folder_name(sample) / folder_name(expected["id"]), files)
                 groups += 1
                 sessions += steps + len(asked)
             summary = ImportSummary(len(chosen), groups, sessions, 1, out, chars_per_step=selection.chars_per_step)
             write_note(staging, "beam", sources, selection, summary)
-    except (RecordError, StreamError) as exc:
+    except (RecordError, StreamError, ValueError) as exc:
         raise PublicImportError(str(exc)) from None
     except OSError as exc:
         raise PublicImportError(f"{path}: cannot read ({exc.strerror or exc})") from None
     return summary
+
+
+def _beam_group(group: Path, sample: str, batches: Iterable[beam.Batch], total: int, chars_per_step: int) -> int:
+    """The group's folder and its ingest steps, a batch at a time; how many steps."""
+    _write(group, {GROUP_FILE: f"# The shared ingest of BEAM conversation {sample}.\n"})
+    writer = StepWriter(group, chars_per_step, beam.ingest_opening)
+    for batch in batches:
+        writer.session(beam.session_header(batch, total))
+        for role, content in batch.messages:
+            writer.line(f"{role}: {' '.join(content.split())}")
+    return writer.close()
 
 
 def _rows(path: Path, digest: Any = None) -> Any:
