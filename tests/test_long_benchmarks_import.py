@@ -214,6 +214,24 @@ def test_memoryagentbench_rows_are_groups_with_their_competency_metric_and_ids(t
     assert [p.name for p in (tmp_path / "cr").iterdir() if p.is_dir()] == ["factconsolidation_sh_6k-0001"]
 
 
+def test_a_memoryagentbench_context_is_told_in_numbered_pieces_within_the_budget(tmp_path):
+    said = [f"Document {i}: the keeper of gate {i} is called K{i:03d}. " + "y" * 120 for i in range(50)]
+    row = {"context": "\n\n".join(said), "questions": ["Who keeps gate 7?"], "answers": [["K007"]]}
+    rows = tmp_path / "Accurate_Retrieval.jsonl"  # no metadata.source: the split is named by the file
+    rows.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert run_import("memoryagentbench", rows, tmp_path / "out", "--chars-per-step", "1000") == 0
+    group = tmp_path / "out" / "Accurate_Retrieval-0000"
+    steps = sorted(group.glob("ingest*.txt"), key=lambda p: int(p.stem[6:]))
+    told = []
+    for number, step in enumerate(steps, start=1):
+        header, *lines = step.read_text(encoding="utf-8").split("\n\n")[1].splitlines()
+        assert header == f"Session {number} of {len(steps)}, held at an unrecorded time:"
+        assert sum(len(line) + 1 for line in lines) <= 1000
+        told += lines
+    assert told == [line.strip() for line in said] and len(steps) > 5
+    assert answer(group / "Accurate_Retrieval-0000-q001")["category"] == "Accurate_Retrieval"
+
+
 def test_a_memoryagentbench_row_of_no_known_competency_is_refused_naming_the_field(tmp_path, capsys):
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"context": "x", "questions": ["q"], "answers": [["a"]], "metadata": {"source": "z"}}))

@@ -11,6 +11,7 @@ hashes the files for ``import.json``; the second writes the chosen groups.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from pytest_recall.suites.public_import import (
 from pytest_recall.suites.public_records import RecordError
 
 _HASH_BLOCK = 1 << 20
+_LINE = re.compile(r"[^\n]*\S[^\n]*")
 
 
 def _hashed_json(path: Path, name: str) -> tuple[Any, dict[str, Any]]:
@@ -191,22 +193,33 @@ def import_memoryagentbench(path: Path, out: Path, selection: Selection) -> Impo
 
 
 def _ingest_context(group: Path, context: str, chars_per_step: int) -> int:
-    """The context told in pieces: each piece is a numbered session, so a reader can tell the pieces apart."""
-    lines = memoryagentbench.context_lines(context)
-    pieces: list[list[str]] = [[]]
-    size = 0
-    for line in lines:
-        for start in range(0, len(line), chars_per_step):
-            part = line[start : start + chars_per_step]
-            if pieces[-1] and size + len(part) > chars_per_step:
-                pieces.append([])
-                size = 0
-            pieces[-1].append(part)
-            size += len(part) + 1
-    writer = StepWriter(group, chars_per_step + 200, memoryagentbench.ingest_opening)
-    for number, piece in enumerate(pieces, start=1):
-        writer.session(memoryagentbench.session_header(number, len(pieces)))
+    """The context told in pieces of at most ``chars_per_step``, each a numbered session; how many steps.
+
+    The pieces are counted first and then made again as they are written, so no copy of the context is held.
+    """
+    total = sum(1 for _ in _pieces(context, chars_per_step))
+    header = len(memoryagentbench.session_header(total, total))
+    writer = StepWriter(group, chars_per_step + header + 1, memoryagentbench.ingest_opening)
+    for number, piece in enumerate(_pieces(context, chars_per_step), start=1):
+        writer.session(memoryagentbench.session_header(number, total))
         for line in piece:
             writer.line(line)
         writer.flush()
     return writer.close()
+
+
+def _pieces(context: str, budget: int) -> Iterator[list[str]]:
+    """The context's non-blank lines, cut into pieces of at most ``budget`` characters (a longer line cut too)."""
+    piece: list[str] = []
+    size = 0
+    for match in _LINE.finditer(context):
+        line = match.group().strip()
+        for start in range(0, len(line), budget):
+            part = line[start : start + budget]
+            if piece and size + len(part) > budget:
+                yield piece
+                piece, size = [], 0
+            piece.append(part)
+            size += len(part) + 1
+    if piece:
+        yield piece

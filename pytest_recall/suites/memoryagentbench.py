@@ -133,10 +133,6 @@ def _flat(gold: Any) -> list[Any]:
     return [gold]
 
 
-def context_lines(context: str) -> list[str]:
-    return [line for line in context.splitlines() if line.strip()]
-
-
 def session_header(part: int, total: int) -> str:
     """A piece's header, in the form the harness's reference agents read sessions by."""
     return f"Session {part} of {total}, held at {UNDATED}:"
