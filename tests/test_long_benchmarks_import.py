@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -83,13 +84,15 @@ def test_the_same_import_again_is_a_no_op_and_another_file_or_other_options_are_
 
 def test_the_reader_streams_a_single_key_objects_array_item_by_item(tmp_path):
     path = tmp_path / "nested.json"
-    path.write_text(json.dumps([{"plan-1": [{"a": 1}, {"b": [2]}]}, {"x": 1, "y": 2}, {"plan-2": []}, 3]))
+    records = [{"plan-1": [{"a": 1}, {"b": [2]}]}, {"x": 1, "y": 2}, {"plan-2": []}, 3, {"turns": [[1]], "t": 2}]
+    path.write_text(json.dumps(records))
     for chunk in (1, 5, 4096):
-        assert list(iter_array(path, chunk=chunk, unwrap=True)) == [
+        assert list(iter_array(path, chunk=chunk, unwrap=re.compile(r"plan-\d+"))) == [
             ("plan-1", {"a": 1}),
             ("plan-1", {"b": [2]}),
             (None, {"x": 1, "y": 2}),
             (None, 3),
+            (None, {"turns": [[1]], "t": 2}),  # an array in the first field of an ordinary record: read whole
         ]
     lines = tmp_path / "rows.jsonl"
     lines.write_text('{"a": 1}\n\n{"b": 2}\n')

@@ -61,6 +61,8 @@ CHAT_FILES = ("chat_trunecated.json", "chat.json")
 # Where each ability keeps its reference answer.
 GOLD_FIELDS = ("answer", "ideal_response", "ideal_answer", "ideal_summary", "expected_compliance")
 ROLES = ("user", "assistant")
+# The key of a 10M chat's plan, whose batches are read one at a time.
+PLAN_KEY = re.compile(r"plan-\d+")
 UNDATED = "an unrecorded date"
 # The generator's index marker at the end of a user message ("... ->-> 1,1"): bookkeeping, not conversation.
 _INDEX_MARK = re.compile(r"\s*->->\s*\d+(?:\s*,\s*\d+)*\s*$")
@@ -135,7 +137,7 @@ def _probe(ability: str, index: int, probe: Any, where: str) -> Probe:
 
 def iter_batches(path: Path, digest: Digest | None = None) -> Iterator[Batch]:
     """The chat's batches in order, one at a time; a 10M chat's plans are read through, batch by batch."""
-    for number, (plan, batch) in enumerate(iter_array(path, digest=digest, unwrap=True), start=1):
+    for number, (plan, batch) in enumerate(iter_array(path, digest=digest, unwrap=PLAN_KEY), start=1):
         where = f"{path.name}: batch {number}" + (f" (in {plan!r})" if plan else "")
         yield _batch(number, batch, where)
 

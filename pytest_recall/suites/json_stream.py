@@ -13,10 +13,14 @@ nest a few levels.
 
 Some files nest the long part inside one record: BEAM-10M's ``chat.json``
 is an array of ``{"plan-N": [batch, ...]}`` objects, each plan about a
-million tokens. :func:`iter_array` with ``unwrap=True`` streams such a
-single-key object's array element by element, so what is held is still one
-batch, never one plan. A ``digest`` given to :func:`iter_array` sees every
-byte read, so the import's SHA-256 costs no second read of the file.
+million tokens. :func:`iter_array` with ``unwrap`` (a pattern of the keys to
+open, ``plan-\\d+`` for BEAM) streams such a single-key object's array element
+by element, so what is held is still one batch, never one plan. Only keys
+the pattern names are opened: an ordinary record whose first field holds an
+array (``{"turns": [...], "time_anchor": ...}``) is read whole, as usual.
+
+A ``digest`` given to :func:`iter_array` sees every byte read, so the
+import's SHA-256 costs no second read of the file.
 """
 
 from __future__ import annotations
@@ -114,11 +118,11 @@ class _Buffer:
 
 
 def iter_array(
-    path: Path, *, chunk: int = CHUNK_CHARS, digest: Digest | None = None, unwrap: bool = False
+    path: Path, *, chunk: int = CHUNK_CHARS, digest: Digest | None = None, unwrap: re.Pattern[str] | None = None
 ) -> Iterator[Any]:
     """Each element of the top-level array in ``path``, in order, decoded on its own.
 
-    With ``unwrap``, an element that is an object of one key whose value is an array yields
+    With ``unwrap``, an element that is an object of one key matching it, whose value is an array, yields
     ``(key, item)`` for each item of that array, read one at a time; any other element yields ``(None, element)``.
     """
     try:
@@ -158,17 +162,17 @@ def iter_records(path: Path, *, digest: Digest | None = None) -> Iterator[Any]:
         raise StreamError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)") from None
 
 
-def _elements(buffer: _Buffer, path: Path, unwrap: bool) -> Iterator[Any]:
+def _elements(buffer: _Buffer, path: Path, unwrap: re.Pattern[str] | None) -> Iterator[Any]:
     first = buffer.skip_space()
     if first != "[":
         found = "an empty file" if first == "" else f"{first!r}"
         raise StreamError(f"{path}: expected a JSON array of records at the top level, found {found}")
     buffer.pos += 1
     for index in _items(buffer, path, "record"):
-        if not unwrap:
+        if unwrap is None:
             yield _decode(buffer, path, index)
             continue
-        key = _keyed_array(buffer)
+        key = _keyed_array(buffer, unwrap)
         if key is None:
             yield None, _decode(buffer, path, index)
             continue
@@ -181,8 +185,11 @@ def _elements(buffer: _Buffer, path: Path, unwrap: bool) -> Iterator[Any]:
         raise StreamError(f"{path}: text after the closing ']' of the array")
 
 
-def _keyed_array(buffer: _Buffer) -> str | None:
-    """The key of a ``{"key": [`` at the buffer's position, consumed up to the ``[``; None for anything else."""
+def _keyed_array(buffer: _Buffer, keys: re.Pattern[str]) -> str | None:
+    """The key of a ``{"key": [`` at the buffer's position whose key ``keys`` matches, consumed up to the ``[``.
+
+    None, with nothing consumed, for anything else.
+    """
     if buffer.skip_space() != "{":
         return None
     while len(buffer.text) - buffer.pos < _LOOKAHEAD and buffer.more(_LOOKAHEAD):
@@ -190,8 +197,10 @@ def _keyed_array(buffer: _Buffer) -> str | None:
     match = _KEYED_ARRAY.match(buffer.text, buffer.pos)
     if match is None:
         return None
-    buffer.pos = match.end()
     key: str = json.loads(f'"{match.group(1)}"')
+    if not keys.fullmatch(key):
+        return None
+    buffer.pos = match.end()
     return key
 
 

@@ -316,7 +316,9 @@ def already_imported(
     held = [(s.get("name"), s.get("sha256")) for s in note.get("sources", []) if isinstance(s, dict)]
     wanted = [(s["name"], s["sha256"]) for s in sources]
     if note.get("benchmark") != benchmark or [h[1] for h in held] != [w[1] for w in wanted]:
-        what = ", ".join(f"{name} (sha256 {str(sha)[:12]})" for name, sha in held) or "an older import"
+        what = ", ".join(f"{name} (sha256 {str(sha)[:12]})" for name, sha in held) or (
+            f"{note.get('source')} (no hash recorded: an import by an older version)"
+        )
         now = ", ".join(f"{name} (sha256 {sha[:12]})" for name, sha in wanted)
         raise PublicImportError(
             f"{out} holds the {note.get('benchmark')} import of {what}, not of {now}; "
