@@ -1,4 +1,4 @@
-"""``pytest-recall import``: a LongMemEval or LoCoMo data file becomes a suite of case folders.
+"""``pytest-recall import``: the LongMemEval and LoCoMo importers, and the provenance every import keeps.
 
 The file is read twice, one record at a time (:mod:`json_stream`), so no
 import holds more than one record: the first pass checks every record and
