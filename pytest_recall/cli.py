@@ -141,18 +141,23 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     """A public benchmark's data file as a suite of case folders; nothing is written unless all of it is."""
-    from pytest_recall.suites.public_import import IMPORTERS, Selection
+    from pytest_recall.suites.importers import IMPORTERS
+    from pytest_recall.suites.long_steps import MIN_CHARS_PER_STEP
+    from pytest_recall.suites.public_import import Selection
 
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be 1 or more, not {args.limit}")
     if args.sessions_per_step < 1:
         raise ValueError(f"--sessions-per-step must be 1 or more, not {args.sessions_per_step}")
+    if args.chars_per_step < MIN_CHARS_PER_STEP:
+        raise ValueError(f"--chars-per-step must be {MIN_CHARS_PER_STEP} or more, not {args.chars_per_step}")
     selection = Selection(
         limit=args.limit,
         types=tuple(args.type or ()),
         ids=tuple(args.id or ()),
         seed=args.seed,
         sessions_per_step=args.sessions_per_step,
+        chars_per_step=args.chars_per_step,
     )
     summary = IMPORTERS[args.benchmark](Path(args.file), Path(args.out), selection)
     if summary.questions == 0:
@@ -386,33 +391,53 @@ def _add_generate_command(commands: Any) -> None:
         family.set_defaults(handler=_generate)
 
 
+# The benchmarks ``import`` reads: (name, what FILE is, what --type/--category selects, that flag's name).
+_IMPORT_SOURCES = (
+    ("longmemeval", "longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json", "question type", "--type"),
+    ("locomo", "locomo10.json", "category (1-5 or its name, e.g. multi-hop)", "--category"),
+    (
+        "beam",
+        "a BEAM conversation folder (chats/100K/1), a folder of them (chats/10M), or a hub split as JSON Lines",
+        "ability (e.g. event_ordering)",
+        "--ability",
+    ),
+    (
+        "memoryagentbench",
+        "a MemoryAgentBench split as JSON Lines or a JSON array (e.g. Conflict_Resolution.jsonl)",
+        "competency (e.g. Conflict_Resolution) or sub-dataset (e.g. eventqa_full)",
+        "--type",
+    ),
+)
+# The long haystacks, whose ingest steps are cut by characters rather than by sessions.
+_CHAR_BUDGETED = ("beam", "memoryagentbench")
+
+
 def _add_import_command(commands: Any) -> None:
-    """``import BENCHMARK FILE``: a LongMemEval or LoCoMo data file as a suite of case folders."""
+    """``import BENCHMARK FILE``: a public benchmark's data file as a suite of case folders."""
     importer = commands.add_parser(
         "import",
-        help="turn a LongMemEval or LoCoMo data file into a suite of case folders",
+        help="turn a LongMemEval, LoCoMo, BEAM or MemoryAgentBench data file into a suite of case folders",
         description="Reads the file one record at a time; a malformed record stops the import with one line "
-        "naming the record and the field, and nothing is written. See docs/public-benchmarks.md.",
+        "naming the record and the field, and nothing is written. import.json beside the cases records the "
+        "files' SHA-256 and the options. See docs/public-benchmarks.md.",
     )
     benchmarks = importer.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
-    for name, what, kinds in (
-        ("longmemeval", "longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json", "question type"),
-        ("locomo", "locomo10.json", "category (1-5 or its name, e.g. multi-hop)"),
-    ):
+    for name, what, kinds, flag in _IMPORT_SOURCES:
         one = benchmarks.add_parser(name, help=f"import {what}")
-        one.add_argument("file", metavar="FILE", help=f"the data file ({what})")
+        one.add_argument("file", metavar="FILE", help=f"the data ({what})")
         one.add_argument(
             "--out",
             required=True,
             metavar="DIR",
-            help="a new or empty folder for the suite (a link to one is followed)",
+            help="a new or empty folder for the suite (a link to one is followed); one holding this same import "
+            "is left as it is",
         )
         one.add_argument("--limit", type=int, default=None, help="import at most this many questions")
         one.add_argument(
-            "--type" if name == "longmemeval" else "--category",
+            flag,
             dest="type",
             action="append",
-            metavar="TYPE" if name == "longmemeval" else "CATEGORY",
+            metavar=flag.strip("-").upper(),
             help=f"only questions of this {kinds}; repeat for several",
         )
         one.add_argument("--id", action="append", metavar="ID", help="only this question (or conversation) id; repeat")
@@ -422,15 +447,32 @@ def _add_import_command(commands: Any) -> None:
             default=None,
             help="with --limit, a random sample drawn with this seed (default: the first)",
         )
-        one.add_argument(
-            "--sessions-per-step",
-            type=int,
-            default=1,
-            metavar="N",
-            help="haystack sessions told per step: 1 (default) is one fresh process per session, the faithful feed; "
-            "more costs fewer sessions and remembers less like a user would",
-        )
+        _add_step_size(one, name)
         one.set_defaults(handler=_import)
+
+
+def _add_step_size(parser: Any, benchmark: str) -> None:
+    """How much haystack one ingest step tells: whole sessions, or for the long haystacks a character budget."""
+    if benchmark in _CHAR_BUDGETED:
+        parser.set_defaults(sessions_per_step=1)
+        parser.add_argument(
+            "--chars-per-step",
+            type=int,
+            default=60_000,
+            metavar="N",
+            help="the most characters of conversation one ingest step tells (default 60000, about 15k tokens); "
+            "a 10M-token conversation is never put into one prompt",
+        )
+        return
+    parser.set_defaults(chars_per_step=60_000)
+    parser.add_argument(
+        "--sessions-per-step",
+        type=int,
+        default=1,
+        metavar="N",
+        help="haystack sessions told per step: 1 (default) is one fresh process per session, the faithful feed; "
+        "more costs fewer sessions and remembers less like a user would",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,16 +21,34 @@ KIND_FILES = "files"
 # LongMemEval, the paper's token F1 for LoCoMo); an LLM judge may attach to them by kind.
 KIND_LONGMEMEVAL = "longmemeval"
 KIND_LOCOMO = "locomo"
+# BEAM's rubric-judged answers (a lexical reading of the rubric here) and MemoryAgentBench's matched answers.
+KIND_BEAM = "beam"
+KIND_MEMORYAGENTBENCH = "memoryagentbench"
 # An open question of the user's own: no deterministic judge; only the judge command (--recall-judge-cmd) scores it.
 KIND_FREE = "free"
 BUILTIN_KINDS = frozenset(
-    {KIND_MONEY, KIND_VOUCHER, KIND_EVIDENCE_JSON, KIND_ABSTAIN, KIND_FILES, KIND_LONGMEMEVAL, KIND_LOCOMO, KIND_FREE}
+    {
+        KIND_MONEY,
+        KIND_VOUCHER,
+        KIND_EVIDENCE_JSON,
+        KIND_ABSTAIN,
+        KIND_FILES,
+        KIND_LONGMEMEVAL,
+        KIND_LOCOMO,
+        KIND_BEAM,
+        KIND_MEMORYAGENTBENCH,
+        KIND_FREE,
+    }
 )
 # Keys an answer.json of these kinds carries besides the four every answer has: what a record keeps to compare
 # with the published tables, and what a judge needs.
 EXTRA_ANSWER_KEYS = {
     KIND_LONGMEMEVAL: frozenset({"question_id", "question_type", "question", "abstention", "sessions_per_step"}),
     KIND_FREE: frozenset({"question"}),
+    KIND_BEAM: frozenset({"question_id", "sample_id", "beam_ability", "question", "rubric", "chars_per_step"}),
+    KIND_MEMORYAGENTBENCH: frozenset(
+        {"question_id", "sample_id", "mab_source", "mab_metric", "question", "answers", "chars_per_step"}
+    ),
     KIND_LOCOMO: frozenset(
         {
             "question_id",
@@ -66,7 +84,7 @@ def answer_form_error(kind: str, answer: Any) -> str | None:
             return f'a voucher answer must be a JSON string like "AR-2026-0042", not {_shown(answer)}'
     elif kind == KIND_EVIDENCE_JSON:
         return _evidence_error(answer)
-    elif kind in (KIND_LONGMEMEVAL, KIND_LOCOMO, KIND_FREE):
+    elif kind in (KIND_LONGMEMEVAL, KIND_LOCOMO, KIND_BEAM, KIND_MEMORYAGENTBENCH, KIND_FREE):
         if not isinstance(answer, str) or not answer.strip():
             return f"a {kind} answer must be a non-empty JSON string, not {_shown(answer)}"
     elif kind == KIND_FILES:

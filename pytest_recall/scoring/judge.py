@@ -24,11 +24,13 @@ from typing import Any
 
 from pytest_recall.cases.answer_forms import (
     KIND_ABSTAIN,
+    KIND_BEAM,
     KIND_EVIDENCE_JSON,
     KIND_FILES,
     KIND_FREE,
     KIND_LOCOMO,
     KIND_LONGMEMEVAL,
+    KIND_MEMORYAGENTBENCH,
     KIND_MONEY,
     KIND_VOUCHER,
 )
@@ -37,6 +39,8 @@ from pytest_recall.scoring.abstain import false_abstention, says_not_given, scor
 
 VOUCHER_PATTERN = re.compile(r"\bAR-2026-\d{4}\b")
 ISO_DATE_PATTERN = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+# A BEAM answer is read whole (a rubric may want several lines: an ordered list, a summary), up to this tail.
+MAX_BEAM_ANSWER_CHARS = 8000
 
 # A number stands alone: no word character or period just before it, no word
 # character just after, and a period after it only when no digit follows (so a
@@ -175,6 +179,14 @@ def judge_answer(
         from pytest_recall.scoring.locomo_f1 import score_locomo
 
         return score_locomo(final_line(stdout), expected)
+    if kind == KIND_BEAM:
+        from pytest_recall.scoring.beam_rubric import score_beam
+
+        return score_beam(stdout[-MAX_BEAM_ANSWER_CHARS:], expected)
+    if kind == KIND_MEMORYAGENTBENCH:
+        from pytest_recall.scoring.memoryagentbench_metrics import score_memoryagentbench
+
+        return score_memoryagentbench(final_line(stdout), expected)
     if kind in (None, KIND_MONEY, KIND_VOUCHER) and says_not_given(final_line(stdout)):
         # The seed would still credit a lone value earlier in the output; an abstention takes it back.
         return false_abstention(final_line(stdout), expected)

@@ -15,11 +15,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pytest_recall.cases.answer_forms import KIND_FILES, KIND_FREE, KIND_LOCOMO, KIND_LONGMEMEVAL
+from pytest_recall.cases.answer_forms import (
+    KIND_BEAM,
+    KIND_FILES,
+    KIND_FREE,
+    KIND_LOCOMO,
+    KIND_LONGMEMEVAL,
+    KIND_MEMORYAGENTBENCH,
+)
 from pytest_recall.cases.model import Case
 
 # Kinds whose answers are open text: a deterministic judge of them is an approximation, an LLM judge the norm.
-FREE_FORM_KINDS = frozenset({KIND_LONGMEMEVAL, KIND_LOCOMO, KIND_FREE})
+FREE_FORM_KINDS = frozenset({KIND_LONGMEMEVAL, KIND_LOCOMO, KIND_BEAM, KIND_MEMORYAGENTBENCH, KIND_FREE})
 # Whose verdict is the score of a free-form kind's case: the built-in judge's, or the judge command's.
 FreeFormJudge = Literal["deterministic", "llm"]
 # The judge reads at most this much of an answer: its tail, where the answer line is.

@@ -10,18 +10,74 @@ of any size costs time linear in its length.
 A record nested deeper than the decoder follows (Python's recursion limit,
 about a thousand levels) is refused with one line; a benchmark's records
 nest a few levels.
+
+Some files nest the long part inside one record: BEAM-10M's ``chat.json``
+is an array of ``{"plan-N": [batch, ...]}`` objects, each plan about a
+million tokens. :func:`iter_array` with ``unwrap`` (a pattern of the keys to
+open, ``plan-\\d+`` for BEAM) streams such a single-key object's array element
+by element, so what is held is still one batch, never one plan. Only keys
+the pattern names are opened: an ordinary record whose first field holds an
+array (``{"turns": [...], "time_anchor": ...}``) is read whole, as usual.
+
+A ``digest`` given to :func:`iter_array` sees every byte read, so the
+import's SHA-256 costs no second read of the file.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 CHUNK_CHARS = 1 << 16
 _WHITESPACE = " \t\n\r"
 _DECODER = json.JSONDecoder()
+# The opening of a single-key object whose value is an array: ``{"plan-1": [``.
+_KEYED_ARRAY = re.compile(r'\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*\[')
+# How far ahead the buffer must reach to tell a keyed array from any other object.
+_LOOKAHEAD = 4096
+
+
+class Digest(Protocol):
+    """What ``hashlib.sha256()`` offers that the reader needs."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+
+class CountedDigest:
+    """A digest and the byte count of what it saw: a file's size and hash from the one read that parses it."""
+
+    def __init__(self, digest: Digest) -> None:
+        self.digest = digest
+        self.size = 0
+
+    def update(self, data: bytes, /) -> None:
+        self.digest.update(data)
+        self.size += len(data)
+
+
+class _Hashed(io.RawIOBase):
+    """A binary file whose every byte read also goes to ``digest``."""
+
+    def __init__(self, raw: io.BufferedReader, digest: Digest) -> None:
+        self.raw = raw
+        self.digest = digest
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        count = self.raw.readinto(buffer)
+        if count:
+            self.digest.update(bytes(memoryview(buffer)[:count]))
+        return count or 0
 
 
 class StreamError(ValueError):
@@ -61,21 +117,95 @@ class _Buffer:
                 return ""
 
 
-def iter_array(path: Path, *, chunk: int = CHUNK_CHARS) -> Iterator[Any]:
-    """Each element of the top-level array in ``path``, in order, decoded on its own."""
+def iter_array(
+    path: Path, *, chunk: int = CHUNK_CHARS, digest: Digest | None = None, unwrap: re.Pattern[str] | None = None
+) -> Iterator[Any]:
+    """Each element of the top-level array in ``path``, in order, decoded on its own.
+
+    With ``unwrap``, an element that is an object of one key matching it, whose value is an array, yields
+    ``(key, item)`` for each item of that array, read one at a time; any other element yields ``(None, element)``.
+    """
     try:
-        with path.open(encoding="utf-8") as handle:
-            yield from _elements(_Buffer(handle, chunk), path)
+        with _opened(path, digest) as handle:
+            yield from _elements(_Buffer(handle, chunk), path, unwrap)
     except UnicodeDecodeError as exc:
         raise StreamError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)") from None
 
 
-def _elements(buffer: _Buffer, path: Path) -> Iterator[Any]:
+def _opened(path: Path, digest: Digest | None) -> io.TextIOWrapper:
+    raw = path.open("rb")
+    return io.TextIOWrapper(raw if digest is None else io.BufferedReader(_Hashed(raw, digest)), encoding="utf-8")
+
+
+def iter_records(path: Path, *, digest: Digest | None = None) -> Iterator[Any]:
+    """The records of a JSON array file or of a JSON Lines file (one record a line), whichever ``path`` holds.
+
+    A data set exported from Hugging Face with ``to_json`` is JSON Lines; one saved with ``json.dump`` an array.
+    """
+    with path.open("rb") as peek:
+        start = peek.read(64).lstrip()
+    if start.startswith(b"["):
+        yield from iter_array(path, digest=digest)
+        return
+    try:
+        with _opened(path, digest) as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise StreamError(f"{path}: line {number} is not a JSON record ({exc.msg})") from None
+                except RecursionError:
+                    raise StreamError(f"{path}: line {number} is nested too deep to read") from None
+    except UnicodeDecodeError as exc:
+        raise StreamError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)") from None
+
+
+def _elements(buffer: _Buffer, path: Path, unwrap: re.Pattern[str] | None) -> Iterator[Any]:
     first = buffer.skip_space()
     if first != "[":
         found = "an empty file" if first == "" else f"{first!r}"
         raise StreamError(f"{path}: expected a JSON array of records at the top level, found {found}")
     buffer.pos += 1
+    for index in _items(buffer, path, "record"):
+        if unwrap is None:
+            yield _decode(buffer, path, index)
+            continue
+        key = _keyed_array(buffer, unwrap)
+        if key is None:
+            yield None, _decode(buffer, path, index)
+            continue
+        for inner in _items(buffer, path, f"record {index} ({key!r}) item"):
+            yield key, _decode(buffer, path, inner)
+        if buffer.skip_space() != "}":
+            raise StreamError(f"{path}: record {index}: an object holding {key!r} must hold nothing else")
+        buffer.pos += 1
+    if buffer.skip_space() != "":
+        raise StreamError(f"{path}: text after the closing ']' of the array")
+
+
+def _keyed_array(buffer: _Buffer, keys: re.Pattern[str]) -> str | None:
+    """The key of a ``{"key": [`` at the buffer's position whose key ``keys`` matches, consumed up to the ``[``.
+
+    None, with nothing consumed, for anything else.
+    """
+    if buffer.skip_space() != "{":
+        return None
+    while len(buffer.text) - buffer.pos < _LOOKAHEAD and buffer.more(_LOOKAHEAD):
+        pass
+    match = _KEYED_ARRAY.match(buffer.text, buffer.pos)
+    if match is None:
+        return None
+    key: str = json.loads(f'"{match.group(1)}"')
+    if not keys.fullmatch(key):
+        return None
+    buffer.pos = match.end()
+    return key
+
+
+def _items(buffer: _Buffer, path: Path, what: str) -> Iterator[int]:
+    """The index of each element of the array whose ``[`` was just consumed, with the buffer at the element."""
     index = 0
     while True:
         mark = buffer.skip_space()
@@ -84,14 +214,13 @@ def _elements(buffer: _Buffer, path: Path) -> Iterator[Any]:
             break
         if index > 0:
             if mark != ",":
-                raise StreamError(f"{path}: after record {index - 1}, expected ',' or ']', found {mark or 'the end'!r}")
+                raise StreamError(f"{path}: after {what} {index - 1}, expected ',' or ']', found {mark or 'the end'!r}")
             buffer.pos += 1
             if buffer.skip_space() == "]":
-                raise StreamError(f"{path}: a trailing ',' after record {index - 1} is not JSON")
-        yield _decode(buffer, path, index)
+                raise StreamError(f"{path}: a trailing ',' after {what} {index - 1} is not JSON")
+        buffer.skip_space()
+        yield index
         index += 1
-    if buffer.skip_space() != "":
-        raise StreamError(f"{path}: text after the closing ']' of the array")
 
 
 def _decode(buffer: _Buffer, path: Path, index: int) -> Any:

@@ -1,4 +1,4 @@
-"""``pytest-recall import``: a LongMemEval or LoCoMo data file becomes a suite of case folders.
+"""``pytest-recall import``: the LongMemEval and LoCoMo importers, and the provenance every import keeps.
 
 The file is read twice, one record at a time (:mod:`json_stream`), so no
 import holds more than one record: the first pass checks every record and
@@ -13,10 +13,21 @@ onto it, and the link keeps naming it. Refusing would make a user who keeps
 suites on another disk through a link give the real path instead; staging
 beside the link itself could only fail, since a folder cannot be renamed
 onto a link.
+
+Provenance: ``import.json`` beside the cases names each source file with its
+size and SHA-256 (hashed during the checking pass, never a whole file in
+memory), the importer and every option that shaped the suite, and the
+harness version; each case's answer.json carries its origin (``question_id``,
+``sample_id``). Importing again into a folder that holds an import is a
+no-op when the files' hashes and the options are the same (the import is a
+pure function of them, so a script that imports then runs can be run twice),
+and is refused, naming both hashes, when either differs: a suite folder is
+one data file's suite, so two reports from it compare like for like.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -31,11 +42,12 @@ from typing import Any
 from pytest_recall.cases.groups import GROUP_FILE
 from pytest_recall.cases.model import ANSWER_FILE
 from pytest_recall.suites import locomo, longmemeval
-from pytest_recall.suites.json_stream import StreamError, iter_array
+from pytest_recall.suites.json_stream import CountedDigest, StreamError, iter_array
 from pytest_recall.suites.public_records import RecordError
 
-BENCHMARKS = ("longmemeval", "locomo")
 IMPORT_NOTE = "import.json"
+# The version of import.json's layout; a reader checks it before trusting the fields (docs/public-benchmarks.md).
+NOTE_FORMAT = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -52,6 +64,19 @@ class Selection:
     ids: tuple[str, ...] = ()
     seed: int | None = None
     sessions_per_step: int = 1
+    # For the long haystacks (BEAM, MemoryAgentBench): the most characters of conversation one ingest step tells.
+    chars_per_step: int = 60_000
+
+    def options(self) -> dict[str, Any]:
+        """Every option that shapes the suite, as import.json records them."""
+        return {
+            "limit": self.limit,
+            "types": list(self.types),
+            "ids": list(self.ids),
+            "seed": self.seed,
+            "sessions_per_step": self.sessions_per_step,
+            "chars_per_step": self.chars_per_step,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +86,23 @@ class ImportSummary:
     sessions: int
     sessions_per_step: int
     out: Path
+    # True when ``out`` already held this very import (same files, same options) and nothing was written.
+    again: bool = False
+    # Set for the long haystacks, whose steps are cut by characters, not by sessions.
+    chars_per_step: int | None = None
 
     def line(self, benchmark: str) -> str:
         grouped = f" in {self.groups} shared-ingest groups" if self.groups else ""
+        if self.again:
+            return f"{self.out} already holds this import (same file hashes, same options); nothing to do"
+        per_step = (
+            f"at most {self.chars_per_step} haystack characters per step"
+            if self.chars_per_step
+            else f"{self.sessions_per_step} haystack session(s) per step"
+        )
         return (
             f"imported {self.questions} {benchmark} questions{grouped} into {self.out}: a run starts "
-            f"{self.sessions} sessions ({self.sessions_per_step} haystack session(s) per step)"
+            f"{self.sessions} sessions ({per_step})"
         )
 
 
@@ -89,9 +125,9 @@ def pick(keys: Sequence[tuple[str, str, str]], selection: Selection) -> set[str]
     return set(random.Random(selection.seed).sample(wanted, selection.limit))
 
 
-def _records(path: Path, parse: Callable[[int, Any], Any]) -> Iterator[Any]:
+def _records(path: Path, parse: Callable[[int, Any], Any], digest: CountedDigest | None = None) -> Iterator[Any]:
     try:
-        for index, record in enumerate(iter_array(path)):
+        for index, record in enumerate(iter_array(path, digest=digest)):
             try:
                 yield parse(index, record)
             except RecordError as exc:
@@ -154,7 +190,8 @@ def _followed(out: Path) -> Path:
 def import_longmemeval(path: Path, out: Path, selection: Selection) -> ImportSummary:
     keys: list[tuple[str, str, str]] = []
     seen: dict[str, int] = {}
-    for index, question in enumerate(_records(path, longmemeval.parse_question)):
+    digest = hashing()
+    for index, question in enumerate(_records(path, longmemeval.parse_question, digest)):
         if question.question_id in seen:
             first = seen[question.question_id]
             raise PublicImportError(
@@ -163,6 +200,10 @@ def import_longmemeval(path: Path, out: Path, selection: Selection) -> ImportSum
         seen[question.question_id] = index
         category = question.category if question.category in selection.types else question.question_type
         keys.append((question.question_id, category, question.question_id))
+    sources = [source_entry(path, digest)]
+    done = already_imported(out, "longmemeval", sources, selection)
+    if done is not None:
+        return done
     chosen = pick(keys, selection)
     sessions = 0
     with _Staging(out) as staging:
@@ -174,20 +215,26 @@ def import_longmemeval(path: Path, out: Path, selection: Selection) -> ImportSum
             files[ANSWER_FILE] = _answer(longmemeval.expectation(question, selection.sessions_per_step))
             _write(staging / folder_name(question.question_id), files)
             sessions += len(prompts)
-        _note(staging, "longmemeval", path, selection, len(chosen), sessions)
-    return ImportSummary(len(chosen), 0, sessions, selection.sessions_per_step, out)
+        summary = ImportSummary(len(chosen), 0, sessions, selection.sessions_per_step, out)
+        write_note(staging, "longmemeval", sources, selection, summary)
+    return summary
 
 
 def import_locomo(path: Path, out: Path, selection: Selection) -> ImportSummary:
     keys: list[tuple[str, str, str]] = []
     samples: set[str] = set()
-    for index, conversation in enumerate(_records(path, locomo.parse_conversation)):
+    digest = hashing()
+    for index, conversation in enumerate(_records(path, locomo.parse_conversation, digest)):
         if conversation.sample_id in samples:
             raise PublicImportError(f"{path}: record {index}: sample_id {conversation.sample_id!r} appears twice")
         samples.add(conversation.sample_id)
         for qa in conversation.questions:
             kind = str(qa.category) if str(qa.category) in selection.types else qa.category_name
             keys.append((locomo.question_id(conversation, qa), kind, conversation.sample_id))
+    sources = [source_entry(path, digest)]
+    done = already_imported(out, "locomo", sources, selection)
+    if done is not None:
+        return done
     chosen = pick(keys, selection)
     sessions = groups = 0
     with _Staging(out) as staging:
@@ -206,27 +253,88 @@ def import_locomo(path: Path, out: Path, selection: Selection) -> ImportSummary:
                 _write(group / folder_name(expected["id"]), case_files)
             groups += 1
             sessions += len(ingest) + len(asked)
-        _note(staging, "locomo", path, selection, len(chosen), sessions)
-    return ImportSummary(len(chosen), groups, sessions, selection.sessions_per_step, out)
+        summary = ImportSummary(len(chosen), groups, sessions, selection.sessions_per_step, out)
+        write_note(staging, "locomo", sources, selection, summary)
+    return summary
 
 
-def _note(folder: Path, benchmark: str, source: Path, selection: Selection, questions: int, sessions: int) -> None:
-    """What was imported and how, kept beside the cases so a report can be traced back to its import."""
+def hashing() -> CountedDigest:
+    return CountedDigest(hashlib.sha256())
+
+
+def source_entry(path: Path, digest: CountedDigest) -> dict[str, Any]:
+    """A source file as import.json names it: its name (never this machine's path), size and SHA-256."""
+    return {"name": path.name, "bytes": digest.size, "sha256": digest.digest.hexdigest()}  # type: ignore[attr-defined]
+
+
+def harness_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-recall")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def write_note(
+    folder: Path, benchmark: str, sources: list[dict[str, Any]], selection: Selection, summary: ImportSummary
+) -> None:
+    """What was imported and how, kept beside the cases so a report can be traced back to its import.
+
+    The fields are documented in docs/public-benchmarks.md ("The provenance note") and kept stable: a field
+    is added, never renamed, and ``note_format`` changes if a meaning ever must.
+    """
     note = {
+        "note_format": NOTE_FORMAT,
         "benchmark": benchmark,
-        "source": source.name,
-        "questions": questions,
-        "sessions": sessions,
-        "sessions_per_step": selection.sessions_per_step,
-        "limit": selection.limit,
-        "types": list(selection.types),
-        "ids": list(selection.ids),
-        "seed": selection.seed,
+        "importer": f"pytest-recall import {benchmark}",
+        "harness_version": harness_version(),
+        "sources": sources,
+        "source": sources[0]["name"],
+        "sha256": sources[0]["sha256"],
+        "options": selection.options(),
+        "questions": summary.questions,
+        "groups": summary.groups,
+        "sessions": summary.sessions,
+        # The options again at the top level, as notes before note_format 1 kept them.
+        **selection.options(),
     }
     (folder / IMPORT_NOTE).write_text(json.dumps(note, indent=2) + "\n", encoding="utf-8")
 
 
-IMPORTERS: dict[str, Callable[[Path, Path, Selection], ImportSummary]] = {
-    "longmemeval": import_longmemeval,
-    "locomo": import_locomo,
-}
+def already_imported(
+    out: Path, benchmark: str, sources: list[dict[str, Any]], selection: Selection
+) -> ImportSummary | None:
+    """The summary of the same import already in ``out``; None when ``out`` holds no import; refused otherwise."""
+    note_path = _followed(out) / IMPORT_NOTE
+    try:
+        note = json.loads(note_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # no import here: an empty folder is used, anything else refused by the staging
+    if not isinstance(note, dict):
+        return None
+    held = [(s.get("name"), s.get("sha256")) for s in note.get("sources", []) if isinstance(s, dict)]
+    wanted = [(s["name"], s["sha256"]) for s in sources]
+    if note.get("benchmark") != benchmark or [h[1] for h in held] != [w[1] for w in wanted]:
+        what = ", ".join(f"{name} (sha256 {str(sha)[:12]})" for name, sha in held) or (
+            f"{note.get('source')} (no hash recorded: an import by an older version)"
+        )
+        now = ", ".join(f"{name} (sha256 {sha[:12]})" for name, sha in wanted)
+        raise PublicImportError(
+            f"{out} holds the {note.get('benchmark')} import of {what}, not of {now}; "
+            "import into another --out, or remove the folder first"
+        )
+    if note.get("options") != selection.options():
+        changed = sorted(k for k, v in selection.options().items() if (note.get("options") or {}).get(k) != v)
+        raise PublicImportError(
+            f"{out} holds an import of the same file with other options ({', '.join(changed)}); "
+            "import into another --out, or remove the folder first"
+        )
+    return ImportSummary(
+        int(note.get("questions", 0)),
+        int(note.get("groups", 0)),
+        int(note.get("sessions", 0)),
+        selection.sessions_per_step,
+        out,
+        again=True,
+    )

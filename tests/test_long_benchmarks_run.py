@@ -1,0 +1,73 @@
+"""BEAM and MemoryAgentBench suites through the harness: a real agent process, case groups, and their metrics."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pytest_recall.cli import main
+
+DATA = Path(__file__).resolve().parent / "data"
+RETRIEVAL = shlex.join([sys.executable, "-m", "pytest_recall.agents.retrieval"])
+AMNESIAC = shlex.join([sys.executable, "-m", "pytest_recall.agents.amnesiac"])
+
+
+def run(pytester: pytest.Pytester, suite: str, command: str, *options: str) -> dict[str, Any]:
+    report = pytester.path / "report.json"
+    result = pytester.runpytest_subprocess(
+        suite, f"--recall-cmd={command}", f"--recall-report={report}", *options, timeout=300
+    )
+    assert result.ret in (0, 1), result.stdout.str()[-2000:]  # 1: a case failed, which a baseline may
+    loaded: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    schema = resources.files("pytest_recall.reporting").joinpath("report.schema.json").read_text(encoding="utf-8")
+    jsonschema.validate(loaded, json.loads(schema))  # the new metrics are the published schema's
+    return loaded
+
+
+def by_category(report: dict[str, Any]) -> dict[str, float]:
+    scores: dict[str, list[float]] = {}
+    for record in report["cases"]:
+        if not record["control"]:
+            scores.setdefault(record["category"], []).append(record["score"])
+    return {category: sum(values) / len(values) for category, values in scores.items()}
+
+
+@pytest.mark.slow
+def test_beam_retrieval_and_the_amnesiac_differ_by_ability_and_the_chat_is_ingested_once(pytester):
+    options = ["--ability", "information_extraction", "--ability", "knowledge_update", "--ability", "abstention"]
+    out = pytester.path / "beam"
+    assert main(["import", "beam", str(DATA / "beam_tiny" / "100K"), "--out", str(out), *options]) == 0
+    retrieval, amnesiac = run(pytester, "beam", RETRIEVAL), run(pytester, "beam", AMNESIAC)
+    remembered, forgot = by_category(retrieval), by_category(amnesiac)
+    assert remembered["information_extraction"] == 1.0 and forgot["information_extraction"] == 0.0
+    assert remembered["knowledge_update"] > forgot["knowledge_update"] == 0.0
+    # The amnesiac declines everything, which is right only where the conversation never said it.
+    assert forgot["abstention"] == 1.0 and remembered["abstention"] == 0.0
+    record = next(r for r in retrieval["cases"] if r["id"] == "100K-1-information_extraction-1")
+    assert record["metric"] == "beam_rubric_lexical" and record["sample_id"] == "100K-1"
+    assert record["question_id"] == "100K-1-information_extraction-1"
+    # One ingest step for the group, run once, and one session per question.
+    assert sum(len(r["steps"]) for r in retrieval["cases"]) == 1 + 3
+
+
+@pytest.mark.slow
+def test_memoryagentbench_retrieval_scores_by_substring_match_and_the_amnesiac_does_not(pytester):
+    out = pytester.path / "mab"
+    assert main(["import", "memoryagentbench", str(DATA / "memoryagentbench_tiny.jsonl"), "--out", str(out)]) == 0
+    retrieval, amnesiac = run(pytester, "mab", RETRIEVAL), run(pytester, "mab", AMNESIAC)
+    remembered, forgot = by_category(retrieval), by_category(amnesiac)
+    assert set(forgot.values()) == {0.0}
+    assert remembered["Accurate_Retrieval"] == 1.0 > forgot["Accurate_Retrieval"]
+    # A keyword memory finds the first of two facts about Zorbia's capital: the one the later fact overrode.
+    assert remembered["Conflict_Resolution"] == 0.5
+    record = next(r for r in retrieval["cases"] if r["id"] == "ruler_qa1_0_q0")
+    assert record["metric"] == "mab_substring_exact_match" and record["score"] == 1.0
+    assert record["sample_id"] == "ruler_qa1_197K-0000" and record["question_id"] == "ruler_qa1_0_q0"
+    assert sum(len(r["steps"]) for r in retrieval["cases"]) == 2 + 4
