@@ -66,7 +66,10 @@ def test_each_step_gets_the_configuration_filled_in_for_its_case_and_step(recall
 
     (first, first_path), (second, second_path) = configs(recall_suite)
     server = first["mcpServers"]["memory"]
-    assert served(server) == [sys.executable, "--step", "1"] and served(second["mcpServers"]["memory"])[1:] == ["--step", "2"]
+    assert served(server) == [sys.executable, "--step", "1"] and served(second["mcpServers"]["memory"])[1:] == [
+        "--step",
+        "2",
+    ]
     assert server["env"]["CASE"] == "c1"
     scope = Path(server["env"]["STORE"]).parent
     assert scope.name == "scope" and second["mcpServers"]["memory"]["env"]["STORE"] == f"{scope}/store.jsonl"
