@@ -23,6 +23,7 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
+from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
@@ -114,7 +115,7 @@ class CaseExecutor:
         self._queue = list(items)
         self._position = {item.nodeid: index for index, item in enumerate(self._queue)}
 
-    def stored(self, item: RunnableItem) -> dict[str, Any] | None:
+    def stored(self, item: RunnableItem) -> CaseRecord | None:
         """``--recall-resume``: the record an earlier run scored for this very case and command.
 
         Asked by the item pytest is at, which leaves the look-ahead's books either way.
@@ -127,7 +128,7 @@ class CaseExecutor:
             self._position.pop(item.nodeid, None)
         return record
 
-    def _stored(self, item: RunnableItem) -> dict[str, Any] | None:
+    def _stored(self, item: RunnableItem) -> CaseRecord | None:
         assert self.resume is not None
         return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command, self.run_mode)
 
@@ -208,9 +209,12 @@ class CaseExecutor:
             collected_digests=collected_digests,
         )
 
-    def finished(self, record: Mapping[str, Any]) -> None:
-        """Called once per case record; the place for per-case side effects."""
-        self.config.hook.pytest_recall_case_finished(record=dict(record), config=self.config)
+    def finished(self, record: CaseRecord) -> None:
+        """Called once per case record; the place for per-case side effects.
+
+        The public hook gets the record's JSON, as the report and the README describe it.
+        """
+        self.config.hook.pytest_recall_case_finished(record=record.as_json(), config=self.config)
 
     def close(self) -> None:
         self.pool.close()
