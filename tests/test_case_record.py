@@ -63,7 +63,7 @@ def test_a_lost_record_has_the_keys_of_a_normal_one() -> None:
 def test_the_schema_describes_every_field_of_the_record() -> None:
     described = set(SCHEMA["$defs"]["record"]["properties"])
     # The benchmark group is flattened on disk: its fields are the record's, by their own names.
-    grouped = {field.name for field in dataclasses.fields(CaseRecord)} - {"benchmark"}
+    grouped = {field.name for field in dataclasses.fields(CaseRecord)} - {"benchmark", "absent"}
     assert described == grouped | set(BENCHMARK_FIELDS)
     for record in (record_of(a_run("12345.67")), lost_record("s/c::recall", "lost: x", "agent")):
         jsonschema.validate(record, SCHEMA["$defs"]["record"] | {"$defs": SCHEMA["$defs"]})
@@ -139,6 +139,12 @@ def test_one_reader_takes_every_schema_version_back_to_the_same_record() -> None
     assert CaseRecord.from_json(version_1) == record
     assert CaseRecord.from_json(version_2, report_top) == record
     assert CaseRecord.from_json(version_2, report_top).as_json() == version_1
+
+
+def test_a_record_of_an_older_version_is_written_back_with_the_keys_it_had() -> None:
+    older = {key: value for key, value in record_of(a_run("12345.67")).items() if key not in ("attempts", "tokens_in")}
+    record = CaseRecord.from_json(older)
+    assert record.as_json() == older and list(record.as_json()) == list(older)
 
 
 PACKAGE = Path(pytest_recall.__file__).parent

@@ -121,6 +121,9 @@ class CaseRecord:
     # Only when a judge command (--recall-judge-cmd) judged the last answer: its verdict and cost.
     llm_judge: Mapping[str, Any] | None = None
     steps: tuple[Mapping[str, Any], ...] = ()
+    # Keys the JSON this record was read from lacked (an older version's log): written back without them,
+    # so a resumed or merged record stands in the report as it was stored.
+    absent: frozenset[str] = frozenset()
 
     @classmethod
     def of_run(
@@ -218,10 +221,12 @@ class CaseRecord:
             if name == "benchmark":
                 if value is not None:
                     data.update(value.as_json())
-            elif value is not None or name not in OPTIONAL_FIELDS:
+            elif (value is not None or name not in OPTIONAL_FIELDS) and name not in self.absent:
                 data[name] = value
-        data["run_mode"] = dict(self.run_mode)
-        data["steps"] = [dict(step) for step in self.steps]
+        if "run_mode" in data:
+            data["run_mode"] = dict(self.run_mode)
+        if "steps" in data:
+            data["steps"] = [dict(step) for step in self.steps]
         return data
 
     @classmethod
@@ -235,6 +240,7 @@ class CaseRecord:
             run_mode=dict(whole.get("run_mode") or {}),
             benchmark=BenchmarkFacts.of(whole),
             steps=tuple(whole.get("steps") or ()),
+            absent=frozenset(name for name in _ALWAYS_WRITTEN if name not in whole),
         )
 
     def failure_text(self, *, title: str, compact: bool) -> str:
@@ -250,7 +256,7 @@ class CaseRecord:
         return [(name, text) for name, value in given if (text := property_text(value)) is not None]
 
 
-_FIELD_NAMES = tuple(f.name for f in fields(CaseRecord))
+_FIELD_NAMES = tuple(f.name for f in fields(CaseRecord) if f.name != "absent")
 # Every field's value in one call, not one getattr a field.
 _field_values = operator.attrgetter(*_FIELD_NAMES)
 # Fields read from JSON as they are; the others are rebuilt (a mapping, a group, a tuple).
@@ -264,6 +270,8 @@ OPTIONAL_FIELDS = (
     "group",
     "llm_judge",
 )
+# Keys every record this version writes holds, set or not.
+_ALWAYS_WRITTEN = frozenset(_FIELD_NAMES) - {"benchmark", *OPTIONAL_FIELDS}
 # Scalar properties every case's JUnit testcase carries, from its record.
 JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
 
