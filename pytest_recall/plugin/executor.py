@@ -23,18 +23,27 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
-from pytest_recall.reporting.records import CaseRecord
-from pytest_recall.scoring.evidence import case_verdict
-from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
-from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
-from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
-from pytest_recall.sessions.cgroup import stop_quickener
-from pytest_recall.sessions.llm_judging import LlmJudging, judged_flow
-from pytest_recall.sessions.pool import CasePool, Flow, Pause
-from pytest_recall.sessions.rooms import remove_tree
-from pytest_recall.sessions.run_folders import release_run, run_id
-from pytest_recall.sessions.settings import SessionSettings
-from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
+from pytest_recall.reporting import CaseRecord
+from pytest_recall.scoring import TaskJudgeFailure, Verdict, case_verdict
+from pytest_recall.sessions import (
+    CasePool,
+    Flow,
+    GroupIngests,
+    LlmJudging,
+    Pause,
+    SessionSettings,
+    TaskScriptError,
+    agent_environment,
+    effective_case,
+    grouped_case_flow,
+    judged_flow,
+    open_shared_scope,
+    release_run,
+    remove_tree,
+    run_id,
+    run_task_judge,
+    stop_quickener,
+)
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 BUDGET_REASON = "recall: not started: --recall-max-cost"

@@ -26,10 +26,9 @@ from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
-from pytest_recall.reporting.failure import CaseFailed
-from pytest_recall.reporting.records import CaseRecord, task_entry
-from pytest_recall.scoring.verdict import Verdict
-from pytest_recall.sessions.case_flow import argv_prompt_problem
+from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
+from pytest_recall.scoring import Verdict
+from pytest_recall.sessions import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
 
 RUN_NAME = "recall"

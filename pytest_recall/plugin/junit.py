@@ -21,9 +21,14 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.failure import fold_repeated_stderr
-from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
-from pytest_recall.reporting.records import JUNIT_CASE_FIELDS, CaseRecord, property_text
+from pytest_recall.reporting import (
+    JUNIT_CASE_FIELDS,
+    JUNIT_JUDGE_PROPERTIES,
+    CaseRecord,
+    fold_repeated_stderr,
+    judge_run_properties,
+    property_text,
+)
 
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
 FIGURES_HEADER = "[pytest-recall]"

@@ -25,13 +25,22 @@ from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, received_record
-from pytest_recall.reporting.document import build_report, sort_records, write_report
-from pytest_recall.reporting.files import write_chunks_atomic
-from pytest_recall.reporting.html import html_chunks
-from pytest_recall.reporting.records import CaseRecord
-from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
-from pytest_recall.reporting.summary import error_lines, format_summary, warning_lines
-from pytest_recall.reporting.transcripts import transcripts_view
+from pytest_recall.reporting import (
+    CaseRecord,
+    CaseSummary,
+    RecordSpool,
+    StreamedCases,
+    build_report,
+    error_lines,
+    format_summary,
+    html_chunks,
+    sort_records,
+    summary_of,
+    transcripts_view,
+    warning_lines,
+    write_chunks_atomic,
+    write_report,
+)
 
 
 class Recorder:

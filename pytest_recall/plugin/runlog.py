@@ -28,10 +28,17 @@ import pytest
 
 from pytest_recall.cases import strict_json
 from pytest_recall.plugin.xdist_handoff import is_worker
-from pytest_recall.reporting.document import SHARED_KEYS, with_shared
-from pytest_recall.reporting.records import CaseRecord
-from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
-from pytest_recall.reporting.schema import json_line, record_problem
+from pytest_recall.reporting import (
+    SHARED_KEYS,
+    CaseRecord,
+    check_report_tail,
+    json_line,
+    line_at,
+    parse_line,
+    record_problem,
+    report_shared_values,
+    with_shared,
+)
 
 ResumeKey = tuple[str, str, str, str]
 # The user property that carries a failed append from the process that ran the case to the recorder.

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_recall.cases.traptask import TASK_GRADER
 from pytest_recall.plugin.xdist_handoff import received_entry
-from pytest_recall.reporting.records import ENTRY_PROPERTY
-from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_script
+from pytest_recall.reporting import ENTRY_PROPERTY
+from pytest_recall.sessions import TaskScriptError, run_task_script
 
 REPORT_KEY = "task_grader"
 

@@ -26,8 +26,8 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_recall.plugin.config import CONFIG_KEY
-from pytest_recall.reporting.records import ENTRY_PROPERTY, CaseRecord
-from pytest_recall.sessions.run_folders import made_folder
+from pytest_recall.reporting import ENTRY_PROPERTY, CaseRecord
+from pytest_recall.sessions import made_folder
 
 # The user property that carries a case's record from the item to the recorder.
 RECORD_PROPERTY = "recall_record"
