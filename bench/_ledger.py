@@ -71,7 +71,7 @@ PARTS: dict[str, tuple[str, ...]] = {
         "plugin.items:CaseItem._publish",
         "reporting.records:CaseRecord.of_run",
         "reporting.records:CaseRecord.as_json",
-        "reporting.records:record_properties",
+        "plugin.xdist_handoff:record_property",
         "reporting.spool:RecordSpool.add",
         "plugin.executor:CaseExecutor.finished",
     ),

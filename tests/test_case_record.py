@@ -3,25 +3,25 @@ describes every field of the dataclass, and one predicate says whether a run pas
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
+import re
+from collections.abc import Iterable
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
+import pytest_recall
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
-from pytest_recall.reporting.records import (
-    OPTIONAL_FIELDS,
-    CaseRecord,
-    lost_record,
-    record_fails_item,
-    record_passed,
-)
+from pytest_recall.reporting.document import case_compactor
+from pytest_recall.reporting.records import BENCHMARK_FIELDS, OPTIONAL_FIELDS, BenchmarkFacts, CaseRecord
 from pytest_recall.scoring.judge import judge_answer
-from pytest_recall.scoring.verdict import decide
+from pytest_recall.scoring.verdict import decide, scored_a_pass
 
 SCHEMA = json.loads(resources.files("pytest_recall.reporting").joinpath("report.schema.json").read_text("utf-8"))
 
@@ -48,6 +48,10 @@ def record_of(run: CaseRun) -> dict[str, Any]:
     return record.as_json()
 
 
+def lost_record(nodeid: str, reason: str, command: str) -> dict[str, Any]:
+    return CaseRecord.lost(nodeid, reason, command).as_json()
+
+
 def test_a_lost_record_has_the_keys_of_a_normal_one() -> None:
     normal = record_of(a_run("12345.67"))
     could_not_start = record_of(a_run("", error="agent not found"))
@@ -58,7 +62,9 @@ def test_a_lost_record_has_the_keys_of_a_normal_one() -> None:
 
 def test_the_schema_describes_every_field_of_the_record() -> None:
     described = set(SCHEMA["$defs"]["record"]["properties"])
-    assert described == {field.name for field in dataclasses.fields(CaseRecord)}
+    # The benchmark group is flattened on disk: its fields are the record's, by their own names.
+    grouped = {field.name for field in dataclasses.fields(CaseRecord)} - {"benchmark", "absent"}
+    assert described == grouped | set(BENCHMARK_FIELDS)
     for record in (record_of(a_run("12345.67")), lost_record("s/c::recall", "lost: x", "agent")):
         jsonschema.validate(record, SCHEMA["$defs"]["record"] | {"$defs": SCHEMA["$defs"]})
 
@@ -81,14 +87,16 @@ def test_optional_keys_appear_only_when_they_apply() -> None:
     ],
 )
 def test_one_predicate_says_whether_a_run_passed(fields: dict[str, Any], passed: bool, fails_item: bool) -> None:
-    assert record_passed(fields) is passed
-    assert record_fails_item(fields) is fails_item
+    record = dataclasses.replace(CaseRecord.lost("s/c::recall", "x", "agent"), **fields)
+    assert scored_a_pass(record.score, record.error) is passed
+    assert record.fails_item is fails_item
 
 
 def test_the_dataclass_and_its_json_agree() -> None:
     run = a_run("12345.67")
     record = CaseRecord.of_run(run, decide(run, answer_judge=judge_answer), nodeid="s/c::recall", command="agent")
-    assert record.passed and record_passed(record.as_json())
+    assert scored_a_pass(record.score, record.error) and not record.fails_item
+    assert CaseRecord.from_json(record.as_json()) == record
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.score = 0.0  # type: ignore[misc]
 
@@ -99,4 +107,94 @@ def test_the_summary_and_junit_keys_are_fields_of_the_record() -> None:
 
     names = {field.name for field in dataclasses.fields(CaseRecord)}
     assert set(JUNIT_CASE_FIELDS) <= names
-    assert set(SUMMARY_KEYS) - set(DERIVED_SUMMARY_KEYS) <= names
+    assert set(SUMMARY_KEYS) - set(DERIVED_SUMMARY_KEYS) <= names | set(BENCHMARK_FIELDS)
+
+
+def benchmark_record() -> CaseRecord:
+    run = a_run("12345.67")
+    record = CaseRecord.of_run(run, decide(run, answer_judge=judge_answer), nodeid="s/c::recall", command="agent")
+    facts = BenchmarkFacts(question_id="q7", question_type="temporal", sessions_per_step=3)
+    return dataclasses.replace(record, benchmark=facts, group="g1", run_mode={"home": "case"})
+
+
+def test_the_benchmark_group_is_flattened_on_disk_in_the_old_keys_and_order() -> None:
+    data = benchmark_record().as_json()
+    keys = list(data)
+    assert "benchmark" not in data
+    assert keys[keys.index("question_id") :][:4] == ["question_id", "question_type", "sessions_per_step", "group"]
+    assert data["question_id"] == "q7" and "metric" not in data and "locomo_category" not in data
+    # A case of no benchmark has no group, and none of its keys.
+    plain = record_of(a_run("12345.67"))
+    assert not set(BENCHMARK_FIELDS) & set(plain)
+    assert CaseRecord.from_json(plain).benchmark is None
+
+
+def test_one_reader_takes_every_schema_version_back_to_the_same_record() -> None:
+    record = benchmark_record()
+    version_1 = record.as_json()
+    step_defaults = {"signal": None, "timed_out": False}
+    report_top = {"command": "agent", "run_mode": {"home": "case"}, "step_defaults": step_defaults}
+    version_2 = case_compactor(report_top)(version_1)
+    assert "command" not in version_2 and "run_mode" not in version_2
+    assert CaseRecord.from_json(version_1) == record
+    assert CaseRecord.from_json(version_2, report_top) == record
+    assert CaseRecord.from_json(version_2, report_top).as_json() == version_1
+
+
+def test_a_record_of_an_older_version_is_written_back_with_the_keys_it_had() -> None:
+    older = {key: value for key, value in record_of(a_run("12345.67")).items() if key not in ("attempts", "tokens_in")}
+    record = CaseRecord.from_json(older)
+    assert record.as_json() == older and list(record.as_json()) == list(older)
+
+
+PACKAGE = Path(pytest_recall.__file__).parent
+# Spellings of "did it pass?" and "does the item fail?" that the record's and the scoring's one place replaced.
+REMOVED_PREDICATES = ("record_passed", "record_fails_item", "published_record", "_PUBLISHED")
+
+
+def test_one_predicate_for_passed_and_one_for_failing_the_item() -> None:
+    texts = {path: path.read_text("utf-8") for path in PACKAGE.rglob("*.py")}
+    for name in REMOVED_PREDICATES:
+        assert not [path for path, text in texts.items() if re.search(rf"\b{name}\b", text)], name
+    defined = [path.name for path, text in texts.items() for _ in re.finditer(r"def (fails_item|passed)\(", text)]
+    assert defined == ["records.py"]
+    assert [path.name for path, text in texts.items() if "def scored_a_pass(" in text] == ["verdict.py"]
+
+
+# Names a whole case record, or its per-case view, goes by; none of them is a bare mapping in the package.
+RECORD_NAMES = frozenset({"record", "records", "summary", "summaries"})
+# The public hooks hand a plugin the record's JSON, as the README describes it: a boundary like a file.
+PUBLIC_HOOK_FILES = frozenset({"hookspecs.py", "hooks.py", "runlog.py"})
+
+
+def _mapping_typed(annotation: ast.expr | None) -> bool:
+    text = ast.unparse(annotation) if annotation is not None else ""
+    return re.match(r"(Mapping|dict|Sequence\[Mapping|list\[dict|Iterable\[Mapping)\b", text) is not None
+
+
+def record_params_typed_as_mappings(files: Iterable[Path]) -> list[str]:
+    found = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            for arg in args:
+                if arg.arg in RECORD_NAMES and _mapping_typed(arg.annotation):
+                    found.append(f"{path.name}:{node.lineno} {node.name}({arg.arg})")
+    return found
+
+
+# The modules a record crosses in one process, from the item to the spool: it is the object all the way.
+IN_PROCESS_PATH = ("items", "recorder", "junit", "xdist_handoff", "executor", "task_graders", "records", "spool")
+# What is left elsewhere: the report, the log and the aggregates still read records as JSON data. May only shrink.
+STILL_MAPPINGS = 46
+
+
+def test_no_record_is_a_bare_mapping_on_its_way_from_the_item_to_the_spool() -> None:
+    on_the_path = [path for path in PACKAGE.rglob("*.py") if path.stem in IN_PROCESS_PATH]
+    assert len(on_the_path) == len(IN_PROCESS_PATH)
+    found = record_params_typed_as_mappings(on_the_path)
+    # CaseSummary's constructor is the JSON edge where merge and the report files make a summary.
+    assert [site for site in found if not (site.startswith("spool.py") and "__init__(record)" in site)] == []
+    assert len(record_params_typed_as_mappings(PACKAGE.rglob("*.py"))) <= STILL_MAPPINGS

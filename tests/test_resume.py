@@ -122,7 +122,7 @@ def test_resume_index_keeps_only_scored_records_and_the_latest_per_case():
 
     assert len(index) == 1
     stored = index.take("s/c::recall", "h", "agent", mode)
-    assert stored is not None and stored["reason"] == "new"
+    assert stored is not None and stored.reason == "new"
     assert index.take("s/c::recall", "other-hash", "agent", mode) is None
     assert index.take("s/c::recall", "h", "another agent", mode) is None
     assert index.take("s/d::recall", "h", "agent", mode) is None
@@ -334,7 +334,8 @@ def test_the_index_holds_where_each_record_is_and_reads_it_back_when_the_case_is
         local = ResumeIndex.from_handoff(index.handoff(same_host=True))
         for resumed in (index, local, remote):
             for record in records:
-                assert resumed.take(record["nodeid"], record["content_hash"], COMMAND, mode) == record
+                taken = resumed.take(record["nodeid"], record["content_hash"], COMMAND, mode)
+                assert taken is not None and taken.as_json() == record
                 assert resumed.holds(record)
             assert not resumed.holds({**records[0], "reason": "another"})
             resumed.close()

@@ -99,7 +99,7 @@ def test_resume_from_a_version_2_report_finds_its_cases_with_their_mode_and_comm
     for resumed in (index, again):
         taken = resumed.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
         assert taken is not None
-        assert taken["run_mode"] == MODE and taken["command"] == COMMAND
+        assert taken.run_mode == MODE and taken.command == COMMAND
 
 
 def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in_place(tmp_path: Path) -> None:
@@ -124,7 +124,8 @@ def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in
     assert streamed is not None
     index = ResumeIndex.load(path)
     handed = ResumeIndex.from_handoff(index.handoff(same_host=False))
-    resumed = [handed.take(str(r["nodeid"]), str(r["content_hash"]), COMMAND, MODE) for r in records]
+    taken = [handed.take(str(r["nodeid"]), str(r["content_hash"]), COMMAND, MODE) for r in records]
+    resumed = [record.as_json() for record in taken if record is not None]
     for cases in (load_report(path)["cases"], list(streamed["cases"]), resumed):
         assert cases == records
         assert [list(step) for case in cases for step in case["steps"]] == [

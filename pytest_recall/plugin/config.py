@@ -20,14 +20,18 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases.live_protocol import READINESS_FIELDS
-from pytest_recall.reporting.merge import Gate
-from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode
-from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
-from pytest_recall.scoring.retrieval_judge import AnswerJudge
-from pytest_recall.sessions.llm_judging import LlmJudgeSettings
-from pytest_recall.sessions.rooms import Isolation
-from pytest_recall.sessions.sandbox import SandboxSettings
-from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits, SessionSettings, Wrapper
+from pytest_recall.reporting import DEFAULT_TRANSCRIPTS, Gate, TranscriptMode
+from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudge
+from pytest_recall.sessions import (
+    AgentCommand,
+    Isolation,
+    LiveSettings,
+    LlmJudgeSettings,
+    SandboxSettings,
+    SessionLimits,
+    SessionSettings,
+    Wrapper,
+)
 
 # The first retry's delay; rate limits usually lift within seconds.
 DEFAULT_RETRY_DELAY_S = 5.0

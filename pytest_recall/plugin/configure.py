@@ -35,11 +35,15 @@ from pytest_recall.plugin.config import Outputs, RunConfig, ScaleOut
 from pytest_recall.plugin.options import flag_of
 from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
 from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed, is_worker
-from pytest_recall.reporting.shard import AUTO, ShardError, parse_shard, shard_from_environment
-from pytest_recall.sessions.llm_judging import LlmJudgeSettings
-from pytest_recall.sessions.rooms import Isolation
-from pytest_recall.sessions.sandbox import SandboxSettings
-from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits
+from pytest_recall.reporting import AUTO, ShardError, parse_shard, shard_from_environment
+from pytest_recall.sessions import (
+    AgentCommand,
+    Isolation,
+    LiveSettings,
+    LlmJudgeSettings,
+    SandboxSettings,
+    SessionLimits,
+)
 
 # The live-protocol flags, by their case.toml names, in the order a record lists them.
 PROTOCOL_FLAGS = ("turn_template", "paste", "quit", "ready_pattern", "answer_pattern", "ready_idle")

@@ -24,18 +24,28 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
-from pytest_recall.scoring.evidence import case_verdict
-from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
-from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
-from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
-from pytest_recall.sessions.cgroup import stop_quickener
-from pytest_recall.sessions.llm_judging import LlmJudging, judged_flow
-from pytest_recall.sessions.pool import CasePool, Flow, Pause
-from pytest_recall.sessions.rooms import remove_tree
-from pytest_recall.sessions.run_folders import release_run, run_id
-from pytest_recall.sessions.settings import SessionSettings
-from pytest_recall.sessions.shared_verdicts import SharedVerdicts
-from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge
+from pytest_recall.reporting import CaseRecord
+from pytest_recall.scoring import TaskJudgeFailure, Verdict, case_verdict
+from pytest_recall.sessions import (
+    CasePool,
+    Flow,
+    GroupIngests,
+    LlmJudging,
+    Pause,
+    SessionSettings,
+    SharedVerdicts,
+    TaskScriptError,
+    agent_environment,
+    effective_case,
+    grouped_case_flow,
+    judged_flow,
+    open_shared_scope,
+    release_run,
+    remove_tree,
+    run_id,
+    run_task_judge,
+    stop_quickener,
+)
 
 EXECUTOR_KEY = pytest.StashKey["CaseExecutor"]()
 BUDGET_REASON = "recall: not started: --recall-max-cost"
@@ -117,7 +127,7 @@ class CaseExecutor:
         self._queue = list(items)
         self._position = {item.nodeid: index for index, item in enumerate(self._queue)}
 
-    def stored(self, item: RunnableItem) -> dict[str, Any] | None:
+    def stored(self, item: RunnableItem) -> CaseRecord | None:
         """``--recall-resume``: the record an earlier run scored for this very case and command.
 
         Asked by the item pytest is at, which leaves the look-ahead's books either way.
@@ -130,7 +140,7 @@ class CaseExecutor:
             self._position.pop(item.nodeid, None)
         return record
 
-    def _stored(self, item: RunnableItem) -> dict[str, Any] | None:
+    def _stored(self, item: RunnableItem) -> CaseRecord | None:
         assert self.resume is not None
         return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command, self.run_mode)
 
@@ -216,9 +226,12 @@ class CaseExecutor:
             collected_digests=collected_digests,
         )
 
-    def finished(self, record: Mapping[str, Any]) -> None:
-        """Called once per case record; the place for per-case side effects."""
-        self.config.hook.pytest_recall_case_finished(record=dict(record), config=self.config)
+    def finished(self, record: CaseRecord) -> None:
+        """Called once per case record; the place for per-case side effects.
+
+        The public hook gets the record's JSON, as the report and the README describe it.
+        """
+        self.config.hook.pytest_recall_case_finished(record=record.as_json(), config=self.config)
 
     def close(self) -> None:
         self.pool.close()

@@ -44,12 +44,9 @@ from pytest_recall.plugin.xdist_handoff import (
     handed,
     is_worker,
 )
-from pytest_recall.reporting.shard import durations_by_nodeid, shard_members
-from pytest_recall.reporting.summary import shared_home_warning
-from pytest_recall.scoring.judge import judge_answer
-from pytest_recall.scoring.retrieval_judge import score_contains
-from pytest_recall.sessions.cgroup import tracking_line
-from pytest_recall.sessions.shared_verdicts import SharedVerdicts
+from pytest_recall.reporting import durations_by_nodeid, shard_members, shared_home_warning
+from pytest_recall.scoring import judge_answer, score_contains
+from pytest_recall.sessions import SharedVerdicts, tracking_line
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
 

@@ -25,16 +25,10 @@ from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND
-from pytest_recall.reporting.failure import CaseFailed, verdict_report
-from pytest_recall.reporting.records import (
-    RECORD_PROPERTY,
-    CaseRecord,
-    record_fails_item,
-    record_properties,
-    task_properties,
-)
-from pytest_recall.scoring.verdict import Verdict
-from pytest_recall.sessions.case_flow import argv_prompt_problem
+from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
+from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
+from pytest_recall.scoring import Verdict
+from pytest_recall.sessions import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
 
 RUN_NAME = "recall"
@@ -75,7 +69,7 @@ class CaseItem(pytest.Item):
         # Digests of the case folder's files at collection; None for cases that live in memory.
         self.on_disk = on_disk
         self.run: CaseRun | None = None
-        self.record: dict[str, Any] | None = None
+        self.record: CaseRecord | None = None
         self.extra_keyword_matches.add(outline.case_id)
         if outline.category:
             self.extra_keyword_matches.add(outline.category)
@@ -111,7 +105,7 @@ class CaseItem(pytest.Item):
                 stored = self._changed_before_it_ran(str(exc))
             else:
                 # Out of descriptors or memory: the harness could not read it, so the case is an error, not a 0.
-                self._publish(replace(self._lost(str(exc)), error=str(exc)).as_json())
+                self._publish(replace(self._lost(str(exc)), error=str(exc)))
                 pytest.fail(f"{self.outline.case_id}: {exc}", pytrace=False)
         except CaseError as exc:
             # Read again as it starts, it no longer is the case collected: it scores 0, as a case rewritten
@@ -133,19 +127,17 @@ class CaseItem(pytest.Item):
         # Fresh or resumed (an earlier run paid for this verdict, shown as it stands): one failure path.
         record = self.record
         assert record is not None
-        if record_fails_item(record):
+        if record.fails_item:
             # Compact unless asked for more: a failing 256-case run must stay readable in a CI log.
             compact = self.config.get_verbosity() < 1
-            raise CaseFailed(
-                verdict_report(record, _expected(record), record["steps"], title=self.outline.case_id, compact=compact)
-            )
-        if record.get("error") and not record.get("control"):
+            raise CaseFailed(record.failure_text(title=self.outline.case_id, compact=compact))
+        if record.error and not record.control:
             # No score, for a reason found after the agent ran (its judge command failed): never a silent pass.
-            pytest.fail(f"{self.outline.case_id}: {record['error']}", pytrace=False)
+            pytest.fail(f"{self.outline.case_id}: {record.error}", pytrace=False)
 
-    def _changed_before_it_ran(self, why: str) -> dict[str, Any]:
+    def _changed_before_it_ran(self, why: str) -> CaseRecord:
         changed = replace(self._lost(f"{CHANGED_BEFORE_IT_RAN}: {why}"), score=0.0)
-        return replace(changed, error=None, outcome="wrong").as_json()
+        return replace(changed, error=None, outcome="wrong")
 
     def _lost(self, why: str) -> CaseRecord:
         """The record of this case when it could not run, named from its outline (no case was read)."""
@@ -154,7 +146,7 @@ class CaseItem(pytest.Item):
         outline = self.outline
         return replace(lost, id=outline.case_id, suite=outline.suite, category=outline.category)
 
-    def _record_verdict(self, verdict: Verdict) -> dict[str, Any]:
+    def _record_verdict(self, verdict: Verdict) -> CaseRecord:
         assert self.run is not None
         executor = self._executor()
         record = CaseRecord.of_run(
@@ -164,16 +156,19 @@ class CaseItem(pytest.Item):
             command=executor.command,
             run_mode=executor.run_mode,
             full_prompts=executor.full_prompts,
-        ).as_json()
+        )
         self._publish(record)
         # A trap task's grader wants the verdict its own judge gave, whole; it travels beside the record.
-        self.user_properties.extend(task_properties(self.case, record, verdict))
+        entry = task_entry(self.case, record, verdict)
+        if entry is not None:
+            self.user_properties.append(entry_property(self.config, entry))
         return record
 
-    def _publish(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _publish(self, record: CaseRecord) -> CaseRecord:
         self.record = record
         self.user_properties[:] = [p for p in self.user_properties if not str(p[0]).startswith("recall_")]
-        self.user_properties.extend(record_properties(record))
+        self.user_properties.extend(record.junit_properties())
+        self.user_properties.append(record_property(self.config, record))
         self._executor().finished(record)
         return record
 
@@ -199,11 +194,6 @@ class CaseItem(pytest.Item):
         if self.control:
             label += " (control)"
         return self.path, None, label
-
-
-def _expected(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What a failure's text shows of the expectation, from the record: the case need not be read again."""
-    return {"answer": record.get("expected"), "category": record.get("category")}
 
 
 def case_items(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.failure import verdict_report
+from pytest_recall.reporting import verdict_report
 
 
 class RecallJudge:

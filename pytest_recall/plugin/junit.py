@@ -16,14 +16,19 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.failure import fold_repeated_stderr, verdict_report
-from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
-from pytest_recall.reporting.records import JUNIT_CASE_FIELDS, property_text
+from pytest_recall.reporting import (
+    JUNIT_CASE_FIELDS,
+    JUNIT_JUDGE_PROPERTIES,
+    CaseRecord,
+    fold_repeated_stderr,
+    judge_run_properties,
+    property_text,
+)
 
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
 FIGURES_HEADER = "[pytest-recall]"
@@ -127,10 +132,9 @@ def place_case_figures(config: pytest.Config, report: pytest.TestReport) -> None
         writer.node_reporter(report).append(node)
 
 
-def verdict_headline(record: Mapping[str, Any]) -> str:
+def verdict_headline(record: CaseRecord) -> str:
     """The first lines of a failed case's report: verdict, expected, reported, category."""
-    expected = {"answer": record.get("expected"), "category": record.get("category")}
-    return verdict_report(record, expected, (), title=str(record.get("id")))
+    return replace(record, steps=()).failure_text(title=record.id, compact=False)
 
 
 class VerdictRepr:
@@ -169,10 +173,10 @@ class CrashLine:
 
 
 def shorten_failure(
-    report: pytest.TestReport, record: Mapping[str, Any], seen_stderr: dict[tuple[str, ...], str] | None = None
+    report: pytest.TestReport, record: CaseRecord, seen_stderr: dict[tuple[str, ...], str] | None = None
 ) -> None:
     """Give a judged, failed case the verdict as its message; other failures keep theirs."""
-    if report.when == "call" and report.failed and isinstance(report.longrepr, str) and record.get("score") is not None:
+    if report.when == "call" and report.failed and isinstance(report.longrepr, str) and record.score is not None:
         location = report.nodeid.split("::", 1)[0]
         text = report.longrepr
         shown = fold_repeated_stderr(text, seen_stderr, location) if seen_stderr is not None else None

@@ -26,17 +26,20 @@ from pytest_recall.agents.adapters.presets import PRESETS
 from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
 from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S
-from pytest_recall.reporting.merge import Gate
-from pytest_recall.reporting.transcripts import TranscriptMode
-from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
-from pytest_recall.scoring.judge_scope import FreeFormJudge
-from pytest_recall.scoring.retrieval_judge import AnswerJudge
-from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
-from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S
-from pytest_recall.sessions.network import Network
-from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode
-from pytest_recall.sessions.sandbox import SandboxMode
-from pytest_recall.sessions.settings import DEFAULT_GRACE_S, DEFAULT_TIMEOUT_S, PromptMode
+from pytest_recall.reporting import Gate, TranscriptMode
+from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudge, FreeFormJudge
+from pytest_recall.sessions import (
+    DEFAULT_GRACE_S,
+    DEFAULT_JUDGE_TIMEOUT_S,
+    DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_TIMEOUT_S,
+    HomeMode,
+    Network,
+    PromptMode,
+    SandboxMode,
+    ScopeMode,
+    WorkdirMode,
+)
 
 NO_COMMAND = (
     "these cases need an agent to run: pass --recall-cmd='your-agent --flags' "

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_recall.cases.model import CaseError, parse_positive_seconds
 from pytest_recall.plugin.options import OPTION_BY_NAME, flag_of, raw_value
-from pytest_recall.sessions.rooms import HomeCopy, HomeMode, check_env_template
+from pytest_recall.sessions import HomeCopy, HomeMode, check_env_template
 
 
 class OptionReader:

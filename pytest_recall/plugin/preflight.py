@@ -24,9 +24,7 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import session_settings
 from pytest_recall.plugin.xdist_handoff import is_worker
-from pytest_recall.sessions.case_flow import case_flow, effective_case
-from pytest_recall.sessions.pool import CasePool
-from pytest_recall.sessions.settings import SessionSettings
+from pytest_recall.sessions import CasePool, SessionSettings, case_flow, effective_case
 
 PREFLIGHT_PROMPT = "Reply with the single word READY."
 PREFLIGHT_KEY = "recall-preflight"

@@ -3,8 +3,10 @@
 Modelled on pytest's JUnit writer: registered only where no ``workerinput``
 exists (the controller, or a plain run), it collects in
 ``pytest_runtest_logreport`` and writes in ``pytest_sessionfinish``. Records
-arrive as a JSON string in ``user_properties``; it takes them out there, so
-the JUnit file carries the readable scalars and not the whole record.
+arrive in ``user_properties``, as the object in one process and as JSON text
+from an xdist worker (:mod:`pytest_recall.plugin.xdist_handoff`); it takes
+them out there, so the JUnit file carries the readable scalars and not the
+whole record.
 
 Memory stays flat however many cases run: each record goes straight to a
 spool file, memory keeps only the scalars the verdict needs, and the report
@@ -22,13 +24,23 @@ from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
-from pytest_recall.reporting.document import build_report, sort_records, write_report
-from pytest_recall.reporting.files import write_chunks_atomic
-from pytest_recall.reporting.html import html_chunks
-from pytest_recall.reporting.records import RECORD_PROPERTY, lost_record, published_record
-from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
-from pytest_recall.reporting.summary import error_lines, format_summary, warning_lines
-from pytest_recall.reporting.transcripts import transcripts_view
+from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, received_record
+from pytest_recall.reporting import (
+    CaseRecord,
+    CaseSummary,
+    RecordSpool,
+    StreamedCases,
+    build_report,
+    error_lines,
+    format_summary,
+    html_chunks,
+    sort_records,
+    summary_of,
+    transcripts_view,
+    warning_lines,
+    write_chunks_atomic,
+    write_report,
+)
 
 
 class Recorder:
@@ -78,12 +90,12 @@ class Recorder:
             report.user_properties = kept
 
     def _take_record(self, report: pytest.TestReport) -> None:
-        published = published_record(report.user_properties)
-        if published is not None:
+        received = received_record(report.user_properties)
+        if received is not None:
             report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
         place_case_figures(self.config, report)
-        if published is not None:
-            record, text = published
+        if received is not None:
+            record, text = received
             self.spool.add(record, text)
             shorten_failure(report, record, self.seen_stderr)
             self.unrecorded_failures.pop(report.nodeid, None)
@@ -110,7 +122,9 @@ class Recorder:
     def build(self, interrupted: bool) -> dict[str, Any]:
         """The report, with its ``cases`` streamed from the spool when read or written."""
         command = self.command.text
-        lost = [lost_record(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()]
+        lost = [
+            CaseRecord.lost(nodeid, f"lost: {why}", command or "") for nodeid, why in self.unrecorded_failures.items()
+        ]
         summaries = [*self.records.values(), *(summary_of(record) for record in lost)]
         self.summaries = summaries
         report = build_report(
@@ -120,9 +134,9 @@ class Recorder:
             interrupted=interrupted,
             run_mode=self.run_mode,
         )
-        lost_by_node = {str(record["nodeid"]): record for record in lost}
+        lost_by_node = {record.nodeid: record for record in lost}
         order = (str(summary["nodeid"]) for summary in sort_records(summaries))
-        entries = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
+        entries: list[str | CaseRecord] = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
         report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.outputs.transcripts))
         if interrupted and self.planned_runs:
             report["n_planned"] = self.planned_runs

@@ -28,9 +28,17 @@ import pytest
 
 from pytest_recall.cases import strict_json
 from pytest_recall.plugin.xdist_handoff import is_worker
-from pytest_recall.reporting.document import SHARED_KEYS, with_shared
-from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
-from pytest_recall.reporting.schema import json_line, record_problem
+from pytest_recall.reporting import (
+    SHARED_KEYS,
+    CaseRecord,
+    check_report_tail,
+    json_line,
+    line_at,
+    parse_line,
+    record_problem,
+    report_shared_values,
+    with_shared,
+)
 
 ResumeKey = tuple[str, str, str, str]
 # The user property that carries a failed append from the process that ran the case to the recorder.
@@ -180,9 +188,10 @@ class ResumeIndex:
         record = parse_line(self._line(place).encode("utf-8"))
         return with_shared(dict(record), self.shared) if record is not None else None
 
-    def take(self, nodeid: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> dict[str, Any] | None:
+    def take(self, nodeid: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> CaseRecord | None:
         """The stored record of this very case, command and run mode, or None to run it."""
-        return self._stored((nodeid, content_hash, command, mode_key(run_mode)))
+        stored = self._stored((nodeid, content_hash, command, mode_key(run_mode)))
+        return None if stored is None else CaseRecord.from_json(stored)
 
     def holds(self, record: Mapping[str, Any]) -> bool:
         key = resume_key(record)

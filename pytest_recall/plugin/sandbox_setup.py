@@ -29,10 +29,17 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.plugin.config import RunConfig
-from pytest_recall.sessions.network import Network, check_pasta
-from pytest_recall.sessions.rooms import SessionRooms
-from pytest_recall.sessions.sandbox import SandboxSpec, absolute_path, check_bwrap, unique, wrap_argv
-from pytest_recall.sessions.spawn import AgentStartError
+from pytest_recall.sessions import (
+    AgentStartError,
+    Network,
+    SandboxSpec,
+    SessionRooms,
+    absolute_path,
+    check_bwrap,
+    check_pasta,
+    unique,
+    wrap_argv,
+)
 
 PROBE_TIMEOUT_S = 15.0
 # Run inside the sandbox: prints the paths that are not there or not executable.

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases.traptask import TASK_GRADER
-from pytest_recall.reporting.records import ENTRY_PROPERTY
-from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_script
+from pytest_recall.plugin.xdist_handoff import received_entry
+from pytest_recall.reporting import ENTRY_PROPERTY
+from pytest_recall.sessions import TaskScriptError, run_task_script
 
 REPORT_KEY = "task_grader"
 
@@ -41,10 +42,11 @@ class TaskGraders:
             return
         kept: list[tuple[str, object]] = []
         for name, value in report.user_properties:
-            if name == ENTRY_PROPERTY and isinstance(value, str):
-                entry = json.loads(value)
+            if name == ENTRY_PROPERTY and (entry := received_entry(value)) is not None:
                 # Setup, call and teardown reports carry the same entry; the last one stands.
-                self.entries.setdefault(str(entry.pop("task")), {})[report.nodeid] = entry
+                # In one process those reports share the very entry, so it is read, never changed.
+                kept_entry = {key: value for key, value in entry.items() if key != "task"}
+                self.entries.setdefault(str(entry["task"]), {})[report.nodeid] = kept_entry
             else:
                 kept.append((name, value))
         report.user_properties = kept

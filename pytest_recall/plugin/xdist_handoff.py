@@ -8,10 +8,15 @@ also deals the cases out in batches (:mod:`pytest_recall.plugin.xdist_batches`),
 and tells each worker the batch size; with ``--dist=load`` it also deals each
 case group whole to one worker, with or without concurrency. Every
 ``workerinput`` key is here.
+
+Back the other way, a case's record (and a trap task's grader entry) rides
+on its report's ``user_properties``: as the object itself in one process,
+as one line of JSON text from a worker, since that is what crosses execnet.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,8 +25,11 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_recall.plugin.config import CONFIG_KEY
-from pytest_recall.sessions.agent_tree import remove_agent_tree
-from pytest_recall.sessions.shared_verdicts import SharedVerdicts
+from pytest_recall.reporting import ENTRY_PROPERTY, CaseRecord
+from pytest_recall.sessions import SharedVerdicts, remove_agent_tree
+
+# The user property that carries a case's record from the item to the recorder.
+RECORD_PROPERTY = "recall_record"
 
 # The resumable records the controller read.
 RESUME_INPUT = "recall_resume_index"
@@ -44,6 +52,39 @@ def worker_input(config: pytest.Config) -> Mapping[str, Any] | None:
 
 def is_worker(config: pytest.Config) -> bool:
     return worker_input(config) is not None
+
+
+def record_property(config: pytest.Config, record: CaseRecord) -> tuple[str, object]:
+    """The record as its item hands it on: the object, or on a worker its JSON as one compact line."""
+    return RECORD_PROPERTY, _wire_text(record.as_json()) if is_worker(config) else record
+
+
+def received_record(properties: list[tuple[str, object]]) -> tuple[CaseRecord, str | None] | None:
+    """The record a report carries, and its JSON text when it came over the wire (the spool writes that as it is)."""
+    for name, value in properties:
+        if name != RECORD_PROPERTY:
+            continue
+        if isinstance(value, CaseRecord):
+            return value, None
+        if isinstance(value, str):
+            return CaseRecord.from_json(json.loads(value)), value
+    return None
+
+
+def entry_property(config: pytest.Config, entry: dict[str, Any]) -> tuple[str, object]:
+    """A trap task's grader entry as its item hands it on: the dict itself, or on a worker its JSON text."""
+    return ENTRY_PROPERTY, _wire_text(entry) if is_worker(config) else entry
+
+
+def received_entry(value: object) -> dict[str, Any] | None:
+    """A grader entry as a report carries it, whichever side of the wire it was made on."""
+    if isinstance(value, dict):
+        return value
+    return json.loads(value) if isinstance(value, str) else None
+
+
+def _wire_text(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def handed(config: pytest.Config, key: str) -> Any:

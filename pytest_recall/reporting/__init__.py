@@ -1,1 +1,72 @@
-"""Reporting: records, the report, the terminal summary, HTML, JUnit, the run log, shards, merge and compare."""
+"""Reporting: records, the report, the terminal summary, HTML, JUnit, the run log, shards, merge and compare.
+
+The names below are the package's public API: what the pytest glue (``pytest_recall.plugin``)
+uses, imported from here and not from the modules.
+"""
+
+from __future__ import annotations
+
+from pytest_recall.reporting.document import SHARED_KEYS, build_report, sort_records, with_shared, write_report
+from pytest_recall.reporting.failure import CaseFailed, fold_repeated_stderr, verdict_report
+from pytest_recall.reporting.files import write_chunks_atomic
+from pytest_recall.reporting.html import html_chunks
+from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
+from pytest_recall.reporting.merge import Gate
+from pytest_recall.reporting.records import ENTRY_PROPERTY, JUNIT_CASE_FIELDS, CaseRecord, property_text, task_entry
+from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
+from pytest_recall.reporting.schema import json_line, record_problem
+from pytest_recall.reporting.shard import (
+    AUTO,
+    ShardError,
+    durations_by_nodeid,
+    parse_shard,
+    shard_from_environment,
+    shard_members,
+)
+from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
+from pytest_recall.reporting.summary import error_lines, format_summary, shared_home_warning, warning_lines
+from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode, transcripts_view
+
+__all__ = [
+    "AUTO",
+    "DEFAULT_TRANSCRIPTS",
+    "ENTRY_PROPERTY",
+    "JUNIT_CASE_FIELDS",
+    "JUNIT_JUDGE_PROPERTIES",
+    "SHARED_KEYS",
+    "CaseFailed",
+    "CaseRecord",
+    "CaseSummary",
+    "Gate",
+    "RecordSpool",
+    "ShardError",
+    "StreamedCases",
+    "TranscriptMode",
+    "build_report",
+    "check_report_tail",
+    "durations_by_nodeid",
+    "error_lines",
+    "fold_repeated_stderr",
+    "format_summary",
+    "html_chunks",
+    "json_line",
+    "judge_run_properties",
+    "line_at",
+    "parse_line",
+    "parse_shard",
+    "property_text",
+    "record_problem",
+    "report_shared_values",
+    "shard_from_environment",
+    "shard_members",
+    "shared_home_warning",
+    "sort_records",
+    "summary_of",
+    "task_entry",
+    "transcripts_view",
+    "verdict_report",
+    "warning_lines",
+    "with_shared",
+    "write_chunks_atomic",
+    "write_report",
+]

@@ -149,9 +149,9 @@ JUNIT_JUDGE_FIELDS = ("score", "passed", "error")
 JUNIT_JUDGE_PROPERTIES = tuple(f"recall_llm_judge_{name}" for name in JUNIT_JUDGE_FIELDS)
 
 
-def judge_case_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
-    """A case's judge verdict for its JUnit testcase: score, pass, and the judge error when there was one."""
-    verdict = record.get("llm_judge")
+def judge_case_properties(verdict: object) -> list[tuple[str, object]]:
+    """A case's judge verdict (its record's ``llm_judge``) for its JUnit testcase: score, pass, and the
+    judge error when there was one."""
     if not isinstance(verdict, Mapping):
         return []
     return [(name, verdict.get(field)) for name, field in zip(JUNIT_JUDGE_PROPERTIES, JUNIT_JUDGE_FIELDS, strict=True)]

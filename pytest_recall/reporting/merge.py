@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pytest_recall.reporting.document import build_report, load_report
 from pytest_recall.reporting.report_file import FileCases, ReportFile, open_report
-from pytest_recall.reporting.spool import CaseSummary, summary_of
+from pytest_recall.reporting.spool import CaseSummary
 
 CaseKey = tuple[Any, Any, Any]
 
@@ -73,7 +73,7 @@ def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None)
                     first_mode = _first_run_mode(file.header, [record])
                 key = (record.get("nodeid"), record.get("epoch"), record.get("control"))
                 latest.pop(key, None)  # a later shard's record wins
-                latest[key] = ((len(opened), offset), summary_of(record))
+                latest[key] = ((len(opened), offset), CaseSummary(record))
             opened.append(file)
         except (OSError, ValueError) as exc:
             problems.append(str(exc))

@@ -1,15 +1,15 @@
 """Case records: the one account of a case that the report, the run log and the JUnit file give.
 
-Per-case data travels from the process that ran the case to the one that
-reports it as plain scalars in ``report.user_properties`` (the full record
-as one JSON string), exactly as pytest's own JUnit writer gathers results:
-that is what crosses xdist intact.
+A :class:`CaseRecord` is made once per run of a case and travels as that
+object to everything in the process that reads it (the recorder, the spool,
+the JUnit properties, the failure text). It becomes JSON only where bytes
+leave the process: the report and log files, and the xdist wire
+(:mod:`pytest_recall.plugin.xdist_handoff`); :meth:`CaseRecord.from_json`
+is the one way back, for every schema version.
 """
 
 from __future__ import annotations
 
-import collections
-import json
 import operator
 import re
 from collections.abc import Iterable, Mapping
@@ -19,6 +19,8 @@ from typing import Any
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, StepRun
 from pytest_recall.cases.traptask import TASK_KEY
+from pytest_recall.reporting.document import with_shared
+from pytest_recall.reporting.failure import verdict_report
 from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field
 from pytest_recall.reporting.transcripts import prompt_field
 from pytest_recall.scoring.verdict import Verdict, scored_a_pass
@@ -36,6 +38,40 @@ ENTRY_PROPERTY = "recall_task_entry"
 
 def _tail(text: str, limit: int = RECORD_TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[-limit:]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkFacts:
+    """What sets an imported public-benchmark case (LongMemEval, LoCoMo) beside the published tables, and how
+    its haystack was fed: one optional group, since no other case has any of it.
+
+    On disk the fields stay at the record's top level, each only when set, as they always were.
+    """
+
+    metric: str | None = None
+    question_id: str | None = None
+    question_type: str | None = None
+    sample_id: str | None = None
+    locomo_category: int | None = None
+    sessions_per_step: int | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> BenchmarkFacts | None:
+        """The facts ``data`` (a case's expectation, or a record's JSON) holds; None when it holds none."""
+        facts = cls(*(data.get(name) for name in BENCHMARK_FIELDS))
+        return None if facts == _NO_FACTS else facts
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            name: value
+            for name, value in zip(BENCHMARK_FIELDS, _benchmark_values(self), strict=True)
+            if value is not None
+        }
+
+
+BENCHMARK_FIELDS = tuple(f.name for f in fields(BenchmarkFacts))
+_benchmark_values = operator.attrgetter(*BENCHMARK_FIELDS)
+_NO_FACTS = BenchmarkFacts()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +116,14 @@ class CaseRecord:
     checks_total: int | None = None
     # Only for an imported public-benchmark case (and a case of a case group): what sets its result beside
     # the published tables, and how its haystack was fed.
-    metric: str | None = None
-    question_id: str | None = None
-    question_type: str | None = None
-    sample_id: str | None = None
-    locomo_category: int | None = None
-    sessions_per_step: int | None = None
+    benchmark: BenchmarkFacts | None = None
     group: str | None = None
     # Only when a judge command (--recall-judge-cmd) judged the last answer: its verdict and cost.
     llm_judge: Mapping[str, Any] | None = None
     steps: tuple[Mapping[str, Any], ...] = ()
+    # Keys the JSON this record was read from lacked (an older version's log): written back without them,
+    # so a resumed or merged record stands in the report as it was stored.
+    absent: frozenset[str] = frozenset()
 
     @classmethod
     def of_run(
@@ -137,12 +171,7 @@ class CaseRecord:
             workspace=case.workspace_mode if case.workspace is not None or case.workspace_mode != "fresh" else None,
             checks_passed=verdict.details.get("checks_passed"),
             checks_total=verdict.details.get("checks_total"),
-            metric=verdict.details.get("metric"),
-            question_id=case.expected.get("question_id"),
-            question_type=case.expected.get("question_type"),
-            sample_id=case.expected.get("sample_id"),
-            locomo_category=case.expected.get("locomo_category"),
-            sessions_per_step=case.expected.get("sessions_per_step"),
+            benchmark=BenchmarkFacts.of({**case.expected, "metric": verdict.details.get("metric")}),
             group=case.group,
             llm_judge=llm_judge_field(run.llm_judge, verdict),
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
@@ -179,50 +208,72 @@ class CaseRecord:
         )
 
     @property
-    def passed(self) -> bool:
-        """See :func:`record_passed`."""
-        return scored_a_pass(self.score, self.error)
+    def fails_item(self) -> bool:
+        """Whether the pytest item fails: a wrong answer does; a control run or an error (reported as such) does
+        not. The one place that says so; whether a run passed is :func:`~pytest_recall.scoring.verdict.scored_a_pass`.
+        """
+        return not self.error and not self.control and not scored_a_pass(self.score, self.error)
 
     def as_json(self) -> dict[str, Any]:
         """The record as JSON data, keys in the report's order; the optional keys only when set."""
-        data = dict(zip(_JSON_FIELDS, _json_values(self), strict=True))
-        for name in OPTIONAL_FIELDS:
-            if data[name] is None:
-                del data[name]
-        data["run_mode"] = dict(self.run_mode)
-        data["steps"] = [dict(step) for step in self.steps]
+        data: dict[str, Any] = {}
+        for name, value in zip(_FIELD_NAMES, _field_values(self), strict=True):
+            if name == "benchmark":
+                if value is not None:
+                    data.update(value.as_json())
+            elif (value is not None or name not in OPTIONAL_FIELDS) and name not in self.absent:
+                data[name] = value
+        if "run_mode" in data:
+            data["run_mode"] = dict(self.run_mode)
+        if "steps" in data:
+            data["steps"] = [dict(step) for step in self.steps]
         return data
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], shared: Mapping[str, Any] | None = None) -> CaseRecord:
+        """A record as written by any schema version; ``shared`` is the top of its report (version 2 on),
+        whose values every case shares unless it says otherwise. Keys no field holds are dropped."""
+        whole = with_shared(dict(data), shared) if shared else data
+        values: dict[str, Any] = {name: whole.get(name) for name in _PLAIN_FIELDS}
+        return cls(
+            **values,
+            run_mode=dict(whole.get("run_mode") or {}),
+            benchmark=BenchmarkFacts.of(whole),
+            steps=tuple(whole.get("steps") or ()),
+            absent=frozenset(name for name in _ALWAYS_WRITTEN if name not in whole),
+        )
 
-_JSON_FIELDS = tuple(f.name for f in fields(CaseRecord))
+    def failure_text(self, *, title: str, compact: bool) -> str:
+        """What a failed item shows: the verdict, the expectation, and the tail of each step."""
+        shown = {"score": self.score, "reason": self.reason, "reported": self.reported}
+        expected = {"answer": self.expected, "category": self.category}
+        return verdict_report(shown, expected, self.steps, title=title, compact=compact)
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        """The JUnit-visible fields, named ``recall_*``; a missing value has no property."""
+        given = [(f"recall_{name}", getattr(self, name)) for name in JUNIT_CASE_FIELDS]
+        given += judge_case_properties(self.llm_judge)
+        return [(name, text) for name, value in given if (text := property_text(value)) is not None]
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(CaseRecord) if f.name != "absent")
 # Every field's value in one call, not one getattr a field.
-_json_values = operator.attrgetter(*_JSON_FIELDS)
+_field_values = operator.attrgetter(*_FIELD_NAMES)
+# Fields read from JSON as they are; the others are rebuilt (a mapping, a group, a tuple).
+_PLAIN_FIELDS = tuple(name for name in _FIELD_NAMES if name not in ("run_mode", "benchmark", "steps"))
 # Keys a record carries only when they apply (a workspace case, a files verdict).
 OPTIONAL_FIELDS = (
     "workspace",
     "checks_passed",
     "checks_total",
-    "metric",
-    "question_id",
-    "question_type",
-    "sample_id",
-    "locomo_category",
-    "sessions_per_step",
+    *BENCHMARK_FIELDS,
     "group",
     "llm_judge",
 )
+# Keys every record this version writes holds, set or not.
+_ALWAYS_WRITTEN = frozenset(_FIELD_NAMES) - {"benchmark", *OPTIONAL_FIELDS}
 # Scalar properties every case's JUnit testcase carries, from its record.
 JUNIT_CASE_FIELDS = ("score", "category", "reason", "reported", "duration_s", "cost_usd", "epoch", "control")
-
-
-def record_passed(record: Mapping[str, Any]) -> bool:
-    """Whether a run of a case passed, read off its JSON record; see :func:`scored_a_pass`."""
-    return scored_a_pass(record.get("score"), record.get("error"))
-
-
-def record_fails_item(record: Mapping[str, Any]) -> bool:
-    """Whether the pytest item fails: a wrong answer does; a control run or an error (reported as such) does not."""
-    return not record.get("error") and not record.get("control") and not record_passed(record)
 
 
 def _step_fields(step: StepRun, full_prompts: bool) -> dict[str, Any]:
@@ -272,62 +323,18 @@ def property_text(value: Any) -> str | None:
     return str(value)
 
 
-def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The JUnit-visible fields of a record, named ``recall_*``; a missing value has no property."""
-    given = [(f"recall_{name}", record.get(name)) for name in JUNIT_CASE_FIELDS] + judge_case_properties(record)
-    return [(name, text) for name, value in given if (text := property_text(value)) is not None]
-
-
-# Records published in this process, by the id of their JSON text (which is kept, so the id stays its own):
-# the recorder of a run without xdist takes the record itself instead of parsing the text again. Bounded,
-# since under xdist the text travels to the controller and the entry here is never taken.
-_PUBLISHED: collections.OrderedDict[int, tuple[str, dict[str, Any]]] = collections.OrderedDict()
-_PUBLISHED_KEPT = 64
-
-
-def record_properties(record: Mapping[str, Any]) -> list[tuple[str, object]]:
-    """Scalars for ``user_properties``: the JUnit-visible fields, then the whole record (as JSON, for xdist)."""
-    scalars: list[tuple[str, object]] = list(case_properties(record))
-    # One compact line: the spool writes this very text, so the record is serialised once a case.
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    _PUBLISHED[id(text)] = (text, dict(record))
-    while len(_PUBLISHED) > _PUBLISHED_KEPT:
-        _PUBLISHED.popitem(last=False)
-    scalars.append((RECORD_PROPERTY, text))
-    return scalars
-
-
-def published_record(properties: Iterable[tuple[str, object]]) -> tuple[dict[str, Any], str] | None:
-    """The record a report carries (the one published in this process when it is, else its JSON parsed),
-    and its JSON text as it travelled: one compact line, which the spool writes as it is."""
-    for name, value in properties:
-        if name == RECORD_PROPERTY and isinstance(value, str):
-            published = _PUBLISHED.pop(id(value), None)
-            if published is not None and published[0] is value:
-                return published[1], value
-            loaded: dict[str, Any] = json.loads(value)
-            return loaded, value
-    return None
-
-
-def lost_record(nodeid: str, reason: str, command: str) -> dict[str, Any]:
-    """The JSON of :meth:`CaseRecord.lost`."""
-    return CaseRecord.lost(nodeid, reason, command).as_json()
-
-
-def task_properties(case: Case, record: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, object]]:
-    """The grader's entry for one run of a trap-task case, as a user property; none for other cases.
+def task_entry(case: Case, record: CaseRecord, verdict: Verdict) -> dict[str, Any] | None:
+    """The grader's entry for one run of a trap-task case; None for other cases.
 
     Control runs are left out, as they are from our own verdict.
     """
     task = case.extra.get(TASK_KEY)
-    if task is None or record.get("control"):
-        return []
-    entry = {
+    if task is None or record.control:
+        return None
+    return {
         "task": task,
         "id": case.case_id,
         "metrics": None if verdict.error else verdict.as_dict(),
-        "duration": record.get("duration_s"),
-        "cost": {"cost_usd": record.get("cost_usd")},
+        "duration": record.duration_s,
+        "cost": {"cost_usd": record.cost_usd},
     }
-    return [(ENTRY_PROPERTY, json.dumps(entry, ensure_ascii=False))]

@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import llm_judge_summary
 from pytest_recall.reporting.lazy_records import LazyRecords
+from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
 from pytest_recall.scoring.abstain import says_not_given
 
@@ -110,9 +111,16 @@ class CaseSummary(Mapping[str, Any]):
         return len(SUMMARY_KEYS)
 
 
-def summary_of(record: Mapping[str, Any]) -> CaseSummary:
-    """The scalars of a record that the aggregates read."""
-    return CaseSummary(record)
+def summary_of(record: CaseRecord) -> CaseSummary:
+    """The scalars of a record that the aggregates read, off the object: its JSON is never made for them."""
+    benchmark = record.benchmark
+    scalars = {key: getattr(record, key) for key in _RECORD_SCALARS}
+    scalars["sessions_per_step"] = benchmark.sessions_per_step if benchmark is not None else None
+    return CaseSummary({**scalars, "run_mode": record.run_mode, "steps": record.steps})
+
+
+# The summary's keys that are a record's own fields by the same name.
+_RECORD_SCALARS = tuple(key for key in SUMMARY_KEYS if key not in (*DERIVED_SUMMARY_KEYS, "sessions_per_step"))
 
 
 class RecordSpool:
@@ -133,10 +141,12 @@ class RecordSpool:
             # A file without a name: it goes with the process, however the process ends (a SIGKILL included).
             self._handle = tempfile.TemporaryFile(prefix="pytest-recall-spool-")  # noqa: SIM115 - open for the run
 
-    def add(self, record: Mapping[str, Any], text: str) -> None:
-        """Spool ``record``, whose JSON ``text`` (one line, as the hand-off made it) is written as it is."""
+    def add(self, record: CaseRecord, text: str | None = None) -> None:
+        """Spool ``record``; its JSON ``text``, when it came over the wire as one line, is written as it is."""
         self.open()
-        nodeid = str(record.get("nodeid"))
+        if text is None:
+            text = json.dumps(record.as_json(), ensure_ascii=False, separators=(",", ":"))
+        nodeid = record.nodeid
         self._handle.seek(0, 2)
         self._offsets[nodeid] = self._handle.tell()
         self._handle.write(text.encode("utf-8") + b"\n")
@@ -160,14 +170,15 @@ class RecordSpool:
 
 
 class StreamedCases(LazyRecords[Mapping[str, Any]]):
-    """The report's ``cases``: a sequence whose records come off disk one at a time when read.
+    """The report's ``cases``: a sequence whose records come off disk one at a time when read, as the JSON
+    the report file writes.
 
     ``entries`` are in report order; each is a record already in memory (a
     lost case) or the node id of a spooled one. ``view`` is what the report
     keeps of each record (see ``--recall-transcripts``).
     """
 
-    def __init__(self, spool: RecordSpool, entries: Sequence[str | Mapping[str, Any]], view: RecordView) -> None:
+    def __init__(self, spool: RecordSpool, entries: Sequence[str | CaseRecord], view: RecordView) -> None:
         self.spool = spool
         self.entries = list(entries)
         self.view = view
@@ -177,4 +188,4 @@ class StreamedCases(LazyRecords[Mapping[str, Any]]):
 
     def record(self, index: int) -> Mapping[str, Any]:
         entry = self.entries[index]
-        return self.view(self.spool.read(entry) if isinstance(entry, str) else entry)
+        return self.view(self.spool.read(entry) if isinstance(entry, str) else entry.as_json())

@@ -1,1 +1,25 @@
-"""Scoring: the judges, the one verdict function, the grader and the statistics. Pure functions: no pytest, no I/O."""
+"""Scoring: the judges, the one verdict function, the grader and the statistics. Pure functions: no pytest, no I/O.
+
+The names below are the package's public API: what the pytest glue (``pytest_recall.plugin``)
+uses, imported from here and not from the modules.
+"""
+
+from __future__ import annotations
+
+from pytest_recall.scoring.evidence import case_verdict
+from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
+from pytest_recall.scoring.judge import judge_answer
+from pytest_recall.scoring.judge_scope import FreeFormJudge
+from pytest_recall.scoring.retrieval_judge import AnswerJudge, score_contains
+from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "AnswerJudge",
+    "FreeFormJudge",
+    "TaskJudgeFailure",
+    "Verdict",
+    "case_verdict",
+    "judge_answer",
+    "score_contains",
+]

@@ -50,12 +50,11 @@ def control_figures(records: Sequence[Mapping[str, Any]], run_mode: Mapping[str,
         "tokens_in_total": _total(controls, "tokens_in"),
         "tokens_out_total": _total(controls, "tokens_out"),
         "home_shared": "user" in homes,
-        "mcp_leaked": mcp_run and any(_scored_above_zero(r) for r in controls),
+        "mcp_leaked": mcp_run and any(_above_zero(r.get("score")) for r in controls),
     }
 
 
-def _scored_above_zero(record: Mapping[str, Any]) -> bool:
-    score = record.get("score")
+def _above_zero(score: Any) -> bool:
     return isinstance(score, (int, float)) and not isinstance(score, bool) and score > 0
 
 

@@ -66,11 +66,6 @@ class Verdict:
     control: bool = False
     outcome: str = "wrong"
 
-    @property
-    def fails_item(self) -> bool:
-        """Whether the pytest item fails: a wrong answer does, a control item or an error (reported as such) not."""
-        return self.error is None and not self.control and not scored_a_pass(self.score)
-
     def as_dict(self) -> dict[str, Any]:
         """The judge's own mapping, with the decided score and reason: what records and task graders read."""
         return {**self.details, "score": self.score, "reason": self.reason}

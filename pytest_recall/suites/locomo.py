@@ -48,7 +48,9 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
-class Session:
+class DatedChat:
+    """One dated chat of a LoCoMo conversation (the dataset's "session"; not one of ours, which runs an agent)."""
+
     number: int
     date_time: str
     turns: tuple[Turn, ...]
@@ -73,7 +75,7 @@ class Conversation:
     sample_id: str
     speaker_a: str
     speaker_b: str
-    sessions: tuple[Session, ...]
+    sessions: tuple[DatedChat, ...]
     questions: tuple[QA, ...]
 
 
@@ -103,7 +105,7 @@ def parse_conversation(index: int, record: Any) -> Conversation:
     return Conversation(str(sample).strip(), speaker_a, speaker_b, sessions, questions)
 
 
-def _sessions(conversation: Mapping[str, Any], where: str) -> tuple[Session, ...]:
+def _sessions(conversation: Mapping[str, Any], where: str) -> tuple[DatedChat, ...]:
     numbers = sorted(int(m.group(1)) for key in conversation if (m := _SESSION_KEY.match(str(key))))
     sessions = []
     for number in numbers:
@@ -117,7 +119,7 @@ def _sessions(conversation: Mapping[str, Any], where: str) -> tuple[Session, ...
         if not isinstance(date_time, str) or not date_time.strip():
             raise RecordError(f"{where}.{key}_date_time is missing or empty, but {key} has turns")
         parsed = tuple(_turn(turn, f"{where}.{key}[{i}]") for i, turn in enumerate(turns))
-        sessions.append(Session(number, date_time.strip(), parsed))
+        sessions.append(DatedChat(number, date_time.strip(), parsed))
     return tuple(sessions)
 
 
@@ -165,7 +167,7 @@ def ingest_prompts(conversation: Conversation, sessions_per_step: int) -> list[s
     total = len(conversation.sessions)
     who = f"{conversation.speaker_a} and {conversation.speaker_b}"
     texts = [
-        "\n".join([f"Session {position} of {total}, held at {session.date_time}:", *map(turn_line, session.turns)])
+        "\n".join([f"DatedChat {position} of {total}, held at {session.date_time}:", *map(turn_line, session.turns)])
         for position, session in enumerate(conversation.sessions, start=1)
     ]
 

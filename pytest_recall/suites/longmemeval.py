@@ -46,7 +46,9 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
-class Session:
+class DatedChat:
+    """One dated chat of a question's haystack (the dataset's "session"; not one of ours, which runs an agent)."""
+
     session_id: str
     date: str
     turns: tuple[Turn, ...]
@@ -61,7 +63,7 @@ class Question:
     question: str
     answer: str
     question_date: str
-    sessions: tuple[Session, ...]
+    sessions: tuple[DatedChat, ...]
 
     @property
     def abstention(self) -> bool:
@@ -104,7 +106,7 @@ def parse_question(index: int, record: Any) -> Question:
         if not isinstance(date, str) or not date.strip():
             raise RecordError(f"{where}: field 'haystack_dates[{number}]' must be a date string, not {shown(date)}")
         session_id = str(ids[number]) if ids is not None else f"session_{number + 1}"
-        parsed.append(Session(session_id, date.strip(), _turns(turns, where, f"haystack_sessions[{number}]")))
+        parsed.append(DatedChat(session_id, date.strip(), _turns(turns, where, f"haystack_sessions[{number}]")))
     return Question(
         question_id=qid,
         question_type=qtype,
@@ -133,7 +135,7 @@ def _turns(turns: Any, where: str, field: str) -> tuple[Turn, ...]:
     return tuple(parsed)
 
 
-def session_text(session: Session, position: int, total: int) -> str:
+def session_text(session: DatedChat, position: int, total: int) -> str:
     lines = [f"Chat session {position} of {total}, held on {session.date}:"]
     lines += [f"{turn.role}: {turn.content}" for turn in session.turns]
     return "\n".join(lines)
