@@ -22,6 +22,8 @@ from pathlib import Path
 
 from _common import PYTHON, Row, parse_args, print_table, scratch, write_script
 
+from pytest_recall.sessions import mcp_tap
+
 SERVER = r"""
 import json, sys
 out = sys.stdout.buffer
@@ -67,7 +69,7 @@ def main() -> None:
     with scratch("recall-bench-tap-") as folder:
         server = write_script(folder, "server.py", SERVER)
         direct = [PYTHON, str(server)]
-        tapped = [PYTHON, "-m", "pytest_recall.sessions.mcp_tap", "--log", str(folder / "tap.jsonl")]
+        tapped = [PYTHON, "-I", "-S", mcp_tap.__file__, "--log", str(folder / "tap.jsonl")]
         tapped += ["--server", "memory", "--", *direct]
         times: dict[str, list[float]] = {"direct": [], "tapped": []}
         for _round in range(args.repeat):

@@ -12,22 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from pytest_recall.sessions import mcp_tap
 from pytest_recall.sessions.mcp_tap import Recorder
 from pytest_recall.sessions.memory_tap import call_kind, parse_tap_log
 
 
 def _tap(log: Path, *command: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "pytest_recall.sessions.mcp_tap",
-        "--log",
-        str(log),
-        "--server",
-        "memory",
-        "--",
-        *command,
-    ]
+    """The relay started as the harness starts it: the file itself, no site, no package import."""
+    return [sys.executable, "-I", "-S", mcp_tap.__file__, "--log", str(log), "--server", "memory", "--", *command]
 
 
 # A stdio MCP server in miniature: it keeps every byte it reads, answers tools/list and tools/call, and for a

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_recall.cases.runs import MemoryCall, MemoryCalls, SessionResult, StepRun
-from pytest_recall.scoring.memory_use import MemoryUse, evidence_of, memory_use, retrieved, run_figures
+from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of, memory_figures, retrieved
 
 RESULT = SessionResult(None, None, False, 0.1, b"", b"", 0, 0, False)
 
@@ -18,7 +18,7 @@ def step(number: int, *calls: MemoryCall, tapped: bool = True) -> StepRun:
 
 
 def test_writes_before_and_reads_in_the_last_step_are_counted_apart() -> None:
-    use = memory_use(
+    use = case_memory_use(
         [step(1, call("remember", "write")), step(2, call("recall", "read", "the balance is 12,345.67"))],
         ["12,345.67"],
     )
@@ -30,12 +30,12 @@ def test_writes_before_and_reads_in_the_last_step_are_counted_apart() -> None:
 
 
 def test_a_case_that_never_wrote_nor_read_left_its_memory_unused() -> None:
-    use = memory_use([step(1), step(2, call("remember", "write"))], ["12,345.67"])
+    use = case_memory_use([step(1), step(2, call("remember", "write"))], ["12,345.67"])
     assert use is not None and use.unused and use.evidence_retrieved is False
 
 
 def test_no_tapped_step_is_no_memory_use_at_all() -> None:
-    assert memory_use([step(1, tapped=False), step(2, tapped=False)], ["x"]) is None
+    assert case_memory_use([step(1, tapped=False), step(2, tapped=False)], ["x"]) is None
 
 
 def test_evidence_is_matched_normalised_and_too_short_evidence_is_none() -> None:
@@ -48,16 +48,16 @@ def test_evidence_is_matched_normalised_and_too_short_evidence_is_none() -> None
 
 
 def test_the_json_form_reads_back() -> None:
-    use = memory_use([step(1, call("remember", "write")), step(2, call("recall", "read", "x"))], [])
+    use = case_memory_use([step(1, call("remember", "write")), step(2, call("recall", "read", "x"))], [])
     assert use is not None and MemoryUse.from_json(use.as_json()) == use
 
 
-def test_run_figures_give_the_score_with_and_without_unused_cases_and_the_two_by_two_table() -> None:
+def test_memory_figures_give_the_score_with_and_without_unused_cases_and_the_two_by_two_table() -> None:
     used = MemoryUse(1, 1, 2, 0, 40, {"memory": (1.0, 3.0)}, evidence_retrieved=True)
     reasoning_failure = MemoryUse(1, 1, 2, 0, 40, {"memory": (2.0,)}, evidence_retrieved=True)
     unused = MemoryUse(0, 0, 0, 0, 0, {}, evidence_retrieved=False)
     control = MemoryUse(0, 1, 1, 0, 0, {"memory": (1.0,)})
-    figures = run_figures(
+    figures = memory_figures(
         [
             (used, 1.0, False, "facts"),
             (reasoning_failure, 0.0, False, "facts"),

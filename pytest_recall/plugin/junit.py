@@ -69,6 +69,12 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     for category, score in sorted((report.get("by_category") or {}).items()):
         properties.append((f"recall_category_{category}", score))
     properties += judge_run_properties(report)
+    memory = report.get("memory")
+    if isinstance(memory, Mapping):
+        # The MCP tap's figures (--recall-mcp): whether the memory was used, and retrieval against reasoning.
+        names = {"cases": "cases", "unused_cases": "unused", "score_used": "score_used"}
+        names |= {"control_calls": "control_calls", "evidence_recall": "evidence_recall"}
+        properties += [(f"recall_memory_{name}", memory.get(key)) for name, key in names.items()]
     return [(name, text) for name, value in properties if (text := property_text(value)) is not None]
 
 

@@ -16,6 +16,7 @@ from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.figures import control_figures, run_figures
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
+from pytest_recall.scoring.memory_use import memory_section
 from pytest_recall.scoring.stats import summarize
 
 # 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs;
@@ -134,6 +135,9 @@ def build_report(
     report.update(run_figures(ordered))
     if report.get("control"):
         report["control"].update(control_figures(ordered, run_mode))
+    memory = memory_section(ordered)
+    if memory is not None:
+        report["memory"] = memory
     report["help_harm"] = help_and_harm(ordered)
     report["by_workspace"] = by_workspace(ordered)
     report.update(judge_section(ordered))

@@ -37,7 +37,7 @@ from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import usd as _usd
-from pytest_recall.reporting.summary import BENCHMARK_METRICS, benchmark_lines, counted, run_unit
+from pytest_recall.reporting.summary import BENCHMARK_METRICS, benchmark_lines, counted, memory_lines, run_unit
 from pytest_recall.scoring.stats import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]
@@ -70,6 +70,7 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
         _lift_section(stats),
         help_harm_section(report),
         judge_html_section(report),
+        _memory_section(report),
         _latency_section(report, durations),
         epoch_section(stats),
         case_table_section("Cases", CASES_HINT, runs, control=False),
@@ -281,6 +282,22 @@ def _svg(width: int, height: int, label: str, parts: Sequence[Markup]) -> Markup
         role="img",
         aria_label=label,
     )
+
+
+MEMORY_HINT = (
+    "What the tap between the agent's CLI and its MCP servers saw (--recall-mcp): whether each case used its memory "
+    "(a write before the last step, a read in it), and where cases know their evidence, whether the memory returned "
+    "it: a wrong answer with the evidence retrieved is a reasoning failure, without it a retrieval failure."
+)
+
+
+def _memory_section(report: Mapping[str, Any]) -> Markup:
+    """The MCP tap's figures, as the terminal summary words them; nothing on a run without --recall-mcp."""
+    lines = memory_lines(report)
+    if not lines:
+        return Markup("")
+    items = Markup("").join(Markup("<li>{}</li>").format(line.strip()) for line in lines)
+    return _section("Memory use", MEMORY_HINT, Markup('<ul id="memory-use">{}</ul>').format(items))
 
 
 def _section(title: str, hint: str, content: Markup) -> Markup:

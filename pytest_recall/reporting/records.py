@@ -23,6 +23,7 @@ from pytest_recall.reporting.document import with_shared
 from pytest_recall.reporting.failure import verdict_report
 from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field
 from pytest_recall.reporting.transcripts import prompt_field
+from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of
 from pytest_recall.scoring.verdict import Verdict, scored_a_pass
 
 RECORD_PROPERTY = "recall_record"
@@ -120,6 +121,8 @@ class CaseRecord:
     group: str | None = None
     # Only when a judge command (--recall-judge-cmd) judged the last answer: its verdict and cost.
     llm_judge: Mapping[str, Any] | None = None
+    # Only on a --recall-mcp run: what the tap between the agent and its MCP servers saw (scoring/memory_use.py).
+    memory_use: MemoryUse | None = None
     steps: tuple[Mapping[str, Any], ...] = ()
     # Keys the JSON this record was read from lacked (an older version's log): written back without them,
     # so a resumed or merged record stands in the report as it was stored.
@@ -174,6 +177,7 @@ class CaseRecord:
             benchmark=BenchmarkFacts.of({**case.expected, "metric": verdict.details.get("metric")}),
             group=case.group,
             llm_judge=llm_judge_field(run.llm_judge, verdict),
+            memory_use=case_memory_use(run.steps, evidence_of(case.expected)),
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
         )
 
@@ -221,6 +225,9 @@ class CaseRecord:
             if name == "benchmark":
                 if value is not None:
                     data.update(value.as_json())
+            elif name == "memory_use":
+                if value is not None:
+                    data[name] = value.as_json()
             elif (value is not None or name not in OPTIONAL_FIELDS) and name not in self.absent:
                 data[name] = value
         if "run_mode" in data:
@@ -239,6 +246,7 @@ class CaseRecord:
             **values,
             run_mode=dict(whole.get("run_mode") or {}),
             benchmark=BenchmarkFacts.of(whole),
+            memory_use=MemoryUse.from_json(used) if isinstance(used := whole.get("memory_use"), Mapping) else None,
             steps=tuple(whole.get("steps") or ()),
             absent=frozenset(name for name in _ALWAYS_WRITTEN if name not in whole),
         )
@@ -253,6 +261,14 @@ class CaseRecord:
         """The JUnit-visible fields, named ``recall_*``; a missing value has no property."""
         given = [(f"recall_{name}", getattr(self, name)) for name in JUNIT_CASE_FIELDS]
         given += judge_case_properties(self.llm_judge)
+        if self.memory_use is not None:
+            use = self.memory_use
+            given += [
+                ("recall_memory_writes_before", use.writes_before),
+                ("recall_memory_reads_last", use.reads_last),
+                ("recall_memory_unused", use.unused),
+                ("recall_memory_evidence_retrieved", use.evidence_retrieved),
+            ]
         return [(name, text) for name, value in given if (text := property_text(value)) is not None]
 
 
@@ -260,7 +276,7 @@ _FIELD_NAMES = tuple(f.name for f in fields(CaseRecord) if f.name != "absent")
 # Every field's value in one call, not one getattr a field.
 _field_values = operator.attrgetter(*_FIELD_NAMES)
 # Fields read from JSON as they are; the others are rebuilt (a mapping, a group, a tuple).
-_PLAIN_FIELDS = tuple(name for name in _FIELD_NAMES if name not in ("run_mode", "benchmark", "steps"))
+_PLAIN_FIELDS = tuple(name for name in _FIELD_NAMES if name not in ("run_mode", "benchmark", "memory_use", "steps"))
 # Keys a record carries only when they apply (a workspace case, a files verdict).
 OPTIONAL_FIELDS = (
     "workspace",
@@ -269,6 +285,7 @@ OPTIONAL_FIELDS = (
     *BENCHMARK_FIELDS,
     "group",
     "llm_judge",
+    "memory_use",
 )
 # Keys every record this version writes holds, set or not.
 _ALWAYS_WRITTEN = frozenset(_FIELD_NAMES) - {"benchmark", *OPTIONAL_FIELDS}

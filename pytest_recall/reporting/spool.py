@@ -22,9 +22,10 @@ from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
 from pytest_recall.scoring.abstain import says_not_given
+from pytest_recall.scoring.memory_use import MemoryUse
 
 # Not record fields but derived from one: the HOME mode of the run, and the one-line account of an agent failure.
-DERIVED_SUMMARY_KEYS = ("run_home", "failure_text")
+DERIVED_SUMMARY_KEYS = ("run_home", "failure_text", "memory_use")
 # What the aggregates read of a record (grader.aggregate, stats.summarize, the false-abstention
 # rate, the error lines, the progress line and the report order); everything else stays on disk.
 SUMMARY_KEYS = (
@@ -79,6 +80,8 @@ class CaseSummary(Mapping[str, Any]):
             "failure_text": failure_text(record) if record.get("outcome") in FAILURE_OUTCOMES_SHOWN else None,
             # The judge command's verdict, without its reason: what the agreement figures read.
             "llm_judge": llm_judge_summary(record.get("llm_judge")),
+            # The MCP tap's account, as the report's JSON holds it (only on a --recall-mcp run): the memory figures.
+            "memory_use": used.as_json() if isinstance(used := record.get("memory_use"), MemoryUse) else used,
         }
         for key in SUMMARY_KEYS:
             value = derived[key] if key in derived else record.get(key)
@@ -116,7 +119,7 @@ def summary_of(record: CaseRecord) -> CaseSummary:
     benchmark = record.benchmark
     scalars = {key: getattr(record, key) for key in _RECORD_SCALARS}
     scalars["sessions_per_step"] = benchmark.sessions_per_step if benchmark is not None else None
-    return CaseSummary({**scalars, "run_mode": record.run_mode, "steps": record.steps})
+    return CaseSummary({**scalars, "run_mode": record.run_mode, "steps": record.steps, "memory_use": record.memory_use})
 
 
 # The summary's keys that are a record's own fields by the same name.

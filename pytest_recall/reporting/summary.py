@@ -19,6 +19,7 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     lines += benchmark_lines(listed)
     lines += judge_summary_lines(report)
+    lines += memory_lines(report)
     categories = report.get("by_category") or {}
     intervals = report.get("by_category_confidence") or {}
     if categories:
@@ -242,6 +243,34 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
         runs = counted(int(control["n"]), "control run") if control.get("n") else "the control runs"
         lines.append(f"  pytest's passed count includes {runs}, which pass whatever they score: see the line above")
         lines += help_harm_lines(report)
+    return lines
+
+
+def memory_lines(report: Mapping[str, Any]) -> list[str]:
+    """What the MCP tap saw, on a --recall-mcp run: whether the memory was used, retrieval against reasoning,
+    and what the memory's calls took."""
+    memory = report.get("memory")
+    if not isinstance(memory, Mapping):
+        return []
+    cases, unused = memory["cases"], memory["unused"]
+    line = f"  memory (MCP tap): {cases - unused} of {counted(cases, 'case')} used it (a write before the last step or "
+    line += "a read in it)"
+    if unused and memory.get("score_used") is not None and memory.get("score_all") is not None:
+        line += f"; score {memory['score_all']:.3f} with the {unused} unused, {memory['score_used']:.3f} without"
+    lines = [line]
+    if memory.get("control_calls"):
+        lines.append(f"  the no-memory control made {counted(memory['control_calls'], 'memory call')}; see docs/mcp.md")
+    table = memory.get("retrieval_table")
+    if isinstance(table, Mapping):
+        lines.append(
+            f"  evidence recall {memory['evidence_recall']:.3f}: retrieved and right {table['retrieved_right']}, "
+            f"retrieved but wrong (reasoning) {table['retrieved_wrong']}, not retrieved but right "
+            f"{table['missed_right']}, not retrieved and wrong (retrieval) {table['missed_wrong']}"
+        )
+    for server, figures in (memory.get("latency_ms") or {}).items():
+        if figures.get("calls"):
+            calls = counted(figures["calls"], "call")
+            lines.append(f"  {server}: {calls}, p50 {figures['p50']:.1f} ms, p95 {figures['p95']:.1f} ms")
     return lines
 
 

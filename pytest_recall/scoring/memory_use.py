@@ -90,7 +90,7 @@ class MemoryUse:
         )
 
 
-def memory_use(steps: Sequence[StepRun], evidence: Iterable[str]) -> MemoryUse | None:
+def case_memory_use(steps: Sequence[StepRun], evidence: Iterable[str]) -> MemoryUse | None:
     """The case's memory use from its steps' tapped calls; None when no step had a tapped server."""
     tapped = [step for step in steps if step.memory_calls is not None]
     if not tapped or not steps:
@@ -156,7 +156,7 @@ def percentile(values: Sequence[float], share: float) -> float | None:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def run_figures(
+def memory_figures(
     cases: Iterable[tuple[MemoryUse, float | None, bool, str | None]],
 ) -> dict[str, Any] | None:
     """The run's memory figures from (use, score, control, category) of each case with a tapped memory.
@@ -213,3 +213,18 @@ def _retrieval(scored: Sequence[tuple[MemoryUse, float | None, str | None]]) -> 
 def _mean(values: Sequence[float | None]) -> float | None:
     present = [value for value in values if value is not None]
     return sum(present) / len(present) if present else None
+
+
+def memory_section(case_rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The report's ``memory`` block from the ``memory_use`` groups of its cases as the report holds them (JSON
+    rows); None on a run with no tapped server."""
+    cases = [
+        (MemoryUse.from_json(use), _score(row.get("score")), row.get("control") is True, row.get("category"))
+        for row in case_rows
+        if isinstance(use := row.get("memory_use"), Mapping)
+    ]
+    return memory_figures(cases) if cases else None
+
+
+def _score(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
