@@ -153,6 +153,14 @@ def test_memory_model_scores_one_through_the_mcp_server_and_lifts_over_the_contr
             listed = [file["path"] for file in record["steps"][0]["memory"]]
             assert any(path.startswith(store_prefix(server)) for path in listed), listed
     assert sum(entry["kind"] == "learn" for entry in requests) == SEED_CASES
+    # The tap between the CLI and the server saw the memory at work: a write in step 1, a read in the last step.
+    for record in report["cases"]:
+        use = record["memory_use"]
+        if record["control"]:
+            assert use["writes_before"] == 0, use
+        else:
+            assert use["writes_before"] >= 1 and use["reads_last"] >= 1 and not use["unused"], (record["id"], use)
+    assert report["memory"]["unused"] == 0 and report["memory"]["cases"] == SEED_CASES
     # case_01 and case_02 store under one name, "closing balance", with different values, four cases at a time.
     same_name = {
         record["id"]: record["reported"] for record in report["cases"] if record["id"] in ("case_01", "case_02")
@@ -171,6 +179,10 @@ def test_plain_model_scores_zero_and_never_calls_the_server(mcp_run, cli, server
     assert report["score"] == 0.0 and report["n_total"] == 2, result.stdout.str()[-4000:]
     assert report["n_errors"] == 0
     assert not any(entry["tool"] for entry in run.requests()), "a plain model called a tool"
+    # The tap saw no call either: every case of the memory arm left its memory unused.
+    assert all(record["memory_use"]["unused"] for record in report["cases"])
+    assert report["memory"]["unused"] == report["memory"]["cases"] == 2
+    result.stdout.fnmatch_lines(["*memory (MCP tap): 0 of 2 cases used it*"])
     assert not processes_with(run.marker, parts=("environ",))
 
 
