@@ -43,7 +43,9 @@ def test_evidence_is_matched_normalised_and_too_short_evidence_is_none() -> None
     assert retrieved(["the balance is 12 345 67"], reads) is True
     assert retrieved(["12,345.68"], reads) is False
     assert retrieved(["no"], reads) is None
-    assert evidence_of({"answer": "Kestrel", "evidence": ["Kestrel moved to Ash Row"]}) == ["Kestrel moved to Ash Row"]
+    assert evidence_of({"answer": "Kestrel", "evidence_text": ["Kestrel moved to Ash Row"]}) == [
+        "Kestrel moved to Ash Row"
+    ]
     assert evidence_of({"answer": 12.5}) == ["12.5"]
 
 

@@ -70,7 +70,9 @@ def test_answer_json_is_checked_per_kind_at_collection(
 
 def test_unknown_answer_json_keys_are_named(tmp_path: Path) -> None:
     folder = write_case(tmp_path / "case", ANSWER, anwser="1")
-    with pytest.raises(CaseError, match=r"unknown key\(s\) anwser; allowed: id, category, answer, answer_kind"):
+    with pytest.raises(
+        CaseError, match=r"unknown key\(s\) anwser; allowed: id, category, answer, answer_kind, evidence_text"
+    ):
         load(folder)
 
 

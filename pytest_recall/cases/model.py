@@ -48,8 +48,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 ANSWER_FILE = "answer.json"
 SETTINGS_FILE = "case.toml"
 REQUIRED_ANSWER_KEYS = ("id", "category", "answer", "answer_kind")
+# What any answer.json may add: the texts a memory must return for the question (docs/mcp.md, retrieval or reasoning).
+EVIDENCE_KEY = "evidence_text"
 # An answer.json of a built-in kind holds these keys and no others; a typo there is worth reporting.
-KNOWN_ANSWER_KEYS = frozenset(REQUIRED_ANSWER_KEYS)
+KNOWN_ANSWER_KEYS = frozenset((*REQUIRED_ANSWER_KEYS, EVIDENCE_KEY))
 # How a case's steps meet the agent: a new process each, or one live process on a terminal.
 SessionMode = Literal["fresh", "continue"]
 SESSION_MODES: tuple[str, ...] = get_args(SessionMode)
@@ -334,8 +336,11 @@ def _check_expectation(expected: Mapping[str, Any], what: str, known_kinds: froz
         extra = EXTRA_ANSWER_KEYS.get(kind, frozenset())
         unknown = sorted(set(expected) - KNOWN_ANSWER_KEYS - extra)
         if unknown:
-            allowed = ", ".join([*REQUIRED_ANSWER_KEYS, *sorted(extra)])
+            allowed = ", ".join([*REQUIRED_ANSWER_KEYS, EVIDENCE_KEY, *sorted(extra)])
             raise CaseError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {allowed}")
+        evidence = expected.get(EVIDENCE_KEY, [])
+        if not isinstance(evidence, list) or not all(isinstance(text, str) for text in evidence):
+            raise CaseError(f"{what}: {EVIDENCE_KEY!r} must be a list of strings")
         problem = answer_form_error(kind, expected["answer"])
         if problem is not None:
             raise CaseError(f"{what}: {problem}")

@@ -7,10 +7,11 @@ a forgetful memory, though its memory was never tried: such a case is
 (an admission gate, as harnesses that compare memories use).
 
 Retrieval is told apart from reasoning where a case knows its evidence: the
-texts that answer it (an imported question's evidence turns, or else the
-expected answer itself). The last step's reads **retrieved** it when one of
-those texts, normalised (case folded, punctuation and runs of white space
-made one space), stands in what the reads returned, normalised the same way.
+texts that answer it (an imported question's evidence turns, kept as
+``evidence_text`` in its answer file, or else the expected answer itself).
+The last step's reads **retrieved** it when one of those texts, normalised
+(case folded, punctuation and runs of white space made one space), stands in
+what the reads returned, normalised the same way.
 So a right answer with nothing retrieved was reasoned, guessed or known; a
 wrong answer with the evidence retrieved is a reasoning failure; a wrong one
 without it, a retrieval failure.
@@ -136,9 +137,10 @@ def retrieved(evidence: Iterable[str], reads: Iterable[MemoryCall]) -> bool | No
 
 
 def evidence_of(expected: Any) -> list[str]:
-    """What a case's answer file offers as evidence: its ``evidence`` texts, else its expected value."""
+    """What a case's answer file offers as evidence: its ``evidence_text`` (an import keeps the data set's evidence
+    turns there), else its expected value."""
     if isinstance(expected, Mapping):
-        listed = expected.get("evidence")
+        listed = expected.get("evidence_text")
         if isinstance(listed, list) and all(isinstance(item, str) for item in listed) and listed:
             return list(listed)
         expected = expected.get("answer", expected.get("value"))

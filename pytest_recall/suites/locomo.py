@@ -167,7 +167,7 @@ def ingest_prompts(conversation: Conversation, sessions_per_step: int) -> list[s
     total = len(conversation.sessions)
     who = f"{conversation.speaker_a} and {conversation.speaker_b}"
     texts = [
-        "\n".join([f"DatedChat {position} of {total}, held at {session.date_time}:", *map(turn_line, session.turns)])
+        "\n".join([f"Session {position} of {total}, held at {session.date_time}:", *map(turn_line, session.turns)])
         for position, session in enumerate(conversation.sessions, start=1)
     ]
 
@@ -195,6 +195,15 @@ def question_id(conversation: Conversation, qa: QA) -> str:
     return f"{conversation.sample_id}-q{qa.index + 1:03d}"
 
 
+def _said(conversation: Conversation, dia_id: str) -> str | None:
+    """The text of the turn with this dialogue id (LoCoMo's evidence names turns as ``D<chat>:<turn>``)."""
+    for chat in conversation.sessions:
+        for turn in chat.turns:
+            if turn.dia_id == dia_id:
+                return turn.text
+    return None
+
+
 def expectation(conversation: Conversation, qa: QA, sessions_per_step: int) -> dict[str, Any]:
     """The answer.json of a question: the F1 judge reads ``answer`` and ``locomo_category``."""
     expected: dict[str, Any] = {
@@ -208,6 +217,8 @@ def expectation(conversation: Conversation, qa: QA, sessions_per_step: int) -> d
         "locomo_category": qa.category,
         "question": qa.question,
         "evidence": list(qa.evidence),
+        # The evidence turns' own words, by their dialogue ids: what a memory must return (see scoring/memory_use).
+        "evidence_text": [said for dia_id in qa.evidence if (said := _said(conversation, dia_id)) is not None],
         "sessions_per_step": sessions_per_step,
     }
     if qa.adversarial_answer is not None:

@@ -43,6 +43,8 @@ ROLES = ("user", "assistant")
 class Turn:
     role: str
     content: str
+    # The dataset's ``has_answer``: an evidence turn. Kept for retrieval figures, never shown to the agent.
+    has_answer: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +133,7 @@ def _turns(turns: Any, where: str, field: str) -> tuple[Turn, ...]:
         if not isinstance(content, str):
             raise RecordError(f"{here}: 'content' must be a string, not {type(content).__name__}")
         # ``has_answer`` marks the evidence turns for retrieval metrics; the agent must never see it.
-        parsed.append(Turn(role, content))
+        parsed.append(Turn(role, content, turn.get("has_answer") is True))
     return tuple(parsed)
 
 
@@ -166,6 +168,10 @@ def question_prompt(question: Question) -> str:
     )
 
 
+# An evidence turn's opening kept as its evidence text: a memory that returns the turn returns its opening too.
+EVIDENCE_CHARS = 500
+
+
 def expectation(question: Question, sessions_per_step: int) -> dict[str, Any]:
     """The answer.json of the case: what the lexical judge (and a later LLM judge) needs, and what a record keeps."""
     return {
@@ -178,6 +184,10 @@ def expectation(question: Question, sessions_per_step: int) -> dict[str, Any]:
         "question": question.question,
         "abstention": question.abstention,
         "sessions_per_step": sessions_per_step,
+        # What a memory must return for this question: the turns the dataset marks has_answer (see scoring/memory_use).
+        "evidence_text": [
+            turn.content[:EVIDENCE_CHARS] for chat in question.sessions for turn in chat.turns if turn.has_answer
+        ],
     }
 
 
