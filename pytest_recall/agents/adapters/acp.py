@@ -1,0 +1,240 @@
+"""``recall-acp [--permission=POLICY] -- AGENT [ARGS...] PROMPT``: any agent that speaks ACP, one prompt a step.
+
+The Agent Client Protocol is JSON-RPC on the agent's stdio, so one client
+covers every agent that speaks it, with no output format to parse per CLI:
+``initialize``; ``session/new`` in the step's working folder, with the
+step's MCP servers (``--recall-mcp``) handed over in ``mcpServers``; the
+prompt as one ``session/prompt``; the agent's message chunks joined are the
+answer. Its tool calls go to the step's transcript (stderr), one line each;
+its token counts (the prompt response's ``usage``) and dollars (the last
+``usage_update`` cost in USD) go to ``$RECALL_COST_FILE``.
+
+Permission requests are answered by ``--permission``: ``allow-once`` (the
+default) lets the agent use the tools the model asks for, as the print
+adapters do with their CLIs' skip-approval flags, without leaving an
+"always allow" rule in the agent's settings that a later step would inherit;
+``allow-always`` picks that rule where the agent offers it; ``reject``
+refuses every request, to measure an agent that may not use its tools.
+
+The client does not advertise ``fs`` or ``terminal``: the agent reads and
+writes with its own tools, as it does when run by itself, so what is
+measured is the agent's own memory and the harness's sandbox governs it; a
+client that served files would be a second, different file system.
+
+An agent that exits, writes anything but JSON-RPC on stdout, answers with an
+error, stops its turn for any reason but ``end_turn``, or ends it with no
+message is a failed step with that reason, never an empty answer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_recall.agents.adapters.acp_rpc import METHOD_NOT_FOUND, AcpFailure, Json, Peer, Refusal
+from pytest_recall.agents.adapters.common import NOT_FOUND, Adapter, Outcome, finish, mcp_config
+
+ADAPTER = Adapter(
+    script="recall-acp",
+    cli="any ACP agent",
+    bin_variable="",
+    package="the agent's own package (e.g. npm @google/gemini-cli, run as gemini --experimental-acp)",
+    tested="the scripted ACP agent in tests/agents/acp_notebook.py",
+    memory="wherever the agent keeps it; recall-acp hands it the step's folder and MCP servers",
+    home_copy="what the agent itself needs",
+    sandbox_bind="the agent's install folder",
+)
+PROTOCOL_VERSION = 1
+POLICIES = {
+    # policy: the option kinds it picks, best first; none offered means the request is cancelled
+    "allow-once": ("allow_once", "allow_always"),
+    "allow-always": ("allow_always", "allow_once"),
+    "reject": ("reject_once", "reject_always"),
+}
+DEFAULT_POLICY = "allow-once"
+USAGE = f"usage: recall-acp [--permission={'|'.join(POLICIES)}] -- AGENT [ARGS...] PROMPT"
+
+
+@dataclass
+class Turn:
+    """What the agent said during one prompt turn of one session."""
+
+    session_id: str = ""
+    chunks: list[str] = field(default_factory=list)
+    last_message_id: object = None
+    cost_usd: float | None = None
+    tool_calls: int = 0
+
+    def answer(self) -> str:
+        return "".join(self.chunks).strip()
+
+
+class Client:
+    """The client side of the conversation: what recall-acp says when the agent asks or tells."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy = policy
+        self.turn = Turn()
+
+    def answer(self, method: str, params: Json) -> Json:
+        if method == "session/request_permission":
+            return self._permission(params)
+        # fs/* and terminal/* were not advertised; an agent that asks anyway is told so, and goes on.
+        raise Refusal(METHOD_NOT_FOUND, f"recall-acp does not serve {method}")
+
+    def _permission(self, params: Json) -> Json:
+        options = [option for option in params.get("options") or [] if isinstance(option, dict)]
+        title = _tool_title(params.get("toolCall"))
+        for kind in POLICIES[self.policy]:
+            chosen = next((option for option in options if option.get("kind") == kind), None)
+            if chosen is not None:
+                _say(f"permission for {title}: {kind} (--permission={self.policy})")
+                return {"outcome": {"outcome": "selected", "optionId": chosen.get("optionId")}}
+        _say(f"permission for {title}: cancelled, no option fits --permission={self.policy}")
+        return {"outcome": {"outcome": "cancelled"}}
+
+    def hear(self, method: str, params: Json) -> None:
+        if method != "session/update" or params.get("sessionId") != self.turn.session_id:
+            return
+        update = params.get("update")
+        if isinstance(update, dict):
+            self._update(update)
+
+    def _update(self, update: Json) -> None:
+        kind = update.get("sessionUpdate")
+        if kind == "agent_message_chunk":
+            content = update.get("content")
+            if isinstance(content, dict) and content.get("type") == "text":
+                message_id = update.get("messageId")
+                if self.turn.chunks and message_id != self.turn.last_message_id:
+                    self.turn.chunks.append("\n")
+                self.turn.last_message_id = message_id
+                self.turn.chunks.append(str(content.get("text") or ""))
+        elif kind == "tool_call":
+            self.turn.tool_calls += 1
+            _say(f"tool call {update.get('toolCallId')}: {_tool_title(update)} ({update.get('status') or 'pending'})")
+        elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
+            _say(f"tool call {update.get('toolCallId')}: {update.get('status')}")
+        elif kind == "usage_update":
+            cost = update.get("cost")
+            if isinstance(cost, dict) and cost.get("currency") == "USD":
+                self.turn.cost_usd = float(cost.get("amount") or 0)
+
+
+def _tool_title(tool_call: object) -> str:
+    if not isinstance(tool_call, dict):
+        return "a tool"
+    title = tool_call.get("title") or tool_call.get("toolCallId") or "a tool"
+    return f"{title!s} [{tool_call.get('kind') or 'other'}]"
+
+
+def _say(line: str) -> None:
+    print(f"recall-acp: {line}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv: Sequence[str]) -> tuple[str, list[str], str]:
+    """``(policy, agent command, prompt)``; the harness puts the prompt last."""
+    args = list(argv)
+    if "--" not in args:
+        raise SystemExit(USAGE)
+    split = args.index("--")
+    options, command = args[:split], args[split + 1 :]
+    policy = DEFAULT_POLICY
+    for option in options:
+        name, _, value = option.partition("=")
+        if name != "--permission" or value not in POLICIES:
+            raise SystemExit(f"recall-acp: unknown option {option!r}; {USAGE}")
+        policy = value
+    if len(command) < 2:
+        raise SystemExit(USAGE)
+    return policy, command[:-1], command[-1]
+
+
+def acp_servers(servers: Mapping[str, Any]) -> list[Json]:
+    """The ``mcpServers`` of an MCP configuration file as ACP's ``session/new`` takes them: a list, env as pairs."""
+    listed: list[Json] = []
+    for name, entry in servers.items():
+        if "url" in entry:
+            headers = [{"name": key, "value": str(value)} for key, value in (entry.get("headers") or {}).items()]
+            kind = "sse" if entry.get("type") == "sse" else "http"
+            listed.append({"type": kind, "name": name, "url": entry["url"], "headers": headers})
+            continue
+        if entry.get("cwd"):
+            raise SystemExit(f"recall-acp: MCP server {name!r} sets cwd, which ACP cannot pass; drop it")
+        command = shutil.which(entry["command"]) or entry["command"]  # ACP asks for an absolute path
+        env = [{"name": key, "value": str(value)} for key, value in (entry.get("env") or {}).items()]
+        listed.append({"name": name, "command": command, "args": list(entry.get("args") or []), "env": env})
+    return listed
+
+
+def converse(peer: Peer, client: Client, prompt: str, servers: list[Json]) -> Outcome:
+    """initialize, session/new, one session/prompt: the turn's outcome, or AcpFailure."""
+    hello = peer.call(
+        "initialize",
+        {
+            "protocolVersion": PROTOCOL_VERSION,
+            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+            "clientInfo": {"name": "recall-acp", "title": "pytest-recall", "version": "1"},
+        },
+    )
+    if hello.get("protocolVersion") != PROTOCOL_VERSION:
+        raise AcpFailure(f"the agent speaks ACP version {hello.get('protocolVersion')}; recall-acp speaks 1")
+    session = peer.call("session/new", {"cwd": os.getcwd(), "mcpServers": servers})
+    client.turn.session_id = str(session.get("sessionId") or "")
+    if not client.turn.session_id:
+        raise AcpFailure("the agent answered session/new without a sessionId")
+    return prompt_turn(peer, client, prompt)
+
+
+def prompt_turn(peer: Peer, client: Client, prompt: str) -> Outcome:
+    """One ``session/prompt`` in the client's session: the answer and its figures, or AcpFailure."""
+    turn = client.turn
+    done = peer.call("session/prompt", {"sessionId": turn.session_id, "prompt": [{"type": "text", "text": prompt}]})
+    stop = done.get("stopReason")
+    if stop != "end_turn":
+        raise AcpFailure(f"the agent stopped its turn with {stop!r}, not 'end_turn'")
+    if not turn.answer():
+        raise AcpFailure("the agent ended its turn without a message")
+    usage = done.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return Outcome(
+        turn.answer(),
+        ok=True,
+        cost_usd=turn.cost_usd,
+        tokens_in=_count(usage, "inputTokens"),
+        tokens_out=_count(usage, "outputTokens"),
+    )
+
+
+def _count(usage: Json, key: str) -> int | None:
+    value = usage.get(key)
+    return int(value) if isinstance(value, int | float) else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    policy, command, prompt = parse_args(sys.argv[1:] if argv is None else argv)
+    config = mcp_config(os.environ)
+    servers = acp_servers(config[1]) if config else []
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    except OSError as exc:
+        print(f"recall-acp: could not start {command[0]}: {exc.strerror}", file=sys.stderr)
+        return NOT_FOUND
+    client = Client(policy)
+    peer = Peer(process, client.answer, client.hear)
+    try:
+        outcome = converse(peer, client, prompt, servers)
+    except AcpFailure as failure:
+        outcome = Outcome(client.turn.answer(), ok=False, failure=f"recall-acp: {failure}")
+    finally:
+        peer.close()
+    return finish(outcome, 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""A scripted ACP agent: the notebook (``recall-notebook``) behind the Agent Client Protocol on stdio.
+
+It keeps its notes in ``$RECALL_SCOPE_DIR`` as the notebook does, so through
+``recall-acp`` the seed suite scores 1.000; with ``--plain`` its notebook is
+in memory and forgotten at exit (0.000). Each turn it asks permission to
+write the notebook (a ``session/request_permission``), reports that as a tool
+call, answers in two chunks of one message, and reports usage and a cost, as
+real agents do. A refused permission means an in-memory notebook for the turn.
+
+``--fail=HOW`` makes ``session/prompt`` go wrong the ways real agents do:
+``exit`` (dies), ``garbage`` (writes a non-JSON line), ``error`` (a JSON-RPC
+error), ``hang`` (never answers), ``silent`` (ends the turn with no message),
+``refusal`` (stops with ``refusal``). What ``session/new`` brought is written
+to stderr, for tests of the MCP servers handed over.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from pytest_recall.agents.notebook import Notebook, notebook_path, respond
+
+Json = dict[str, Any]
+
+
+def send(message: Json) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def receive() -> Json | None:
+    line = sys.stdin.readline()
+    return json.loads(line) if line else None
+
+
+def update(session_id: str, body: Json) -> None:
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def allowed_to_write(session_id: str) -> bool:
+    """Ask the client, as an agent asks before an edit; True when it picked an allow option."""
+    tool_call = {"toolCallId": "write-1", "title": "write the notebook", "kind": "edit"}
+    options = [
+        {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+        {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    ]
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": "ask-1",
+            "method": "session/request_permission",
+            "params": {"sessionId": session_id, "toolCall": tool_call, "options": options},
+        }
+    )
+    reply = receive() or {}
+    outcome = (reply.get("result") or {}).get("outcome") or {}
+    print(f"acp-notebook: permission {json.dumps(outcome)}", file=sys.stderr, flush=True)
+    return outcome.get("optionId") in ("yes", "always")
+
+
+def turn(request: Json, plain: bool, fail: str) -> Json:
+    """One ``session/prompt``: its result, after the updates a real agent sends."""
+    params = request["params"]
+    session_id = params["sessionId"]
+    prompt = "".join(block.get("text", "") for block in params["prompt"])
+    if fail == "exit":
+        raise SystemExit(3)
+    if fail == "garbage":
+        print("Loading model... done", flush=True)
+    if fail == "hang":
+        time.sleep(3600)
+    keep = not plain and allowed_to_write(session_id)
+    update(
+        session_id,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "write-1",
+            "title": "write the notebook",
+            "kind": "edit",
+            "status": "in_progress",
+        },
+    )
+    notebook = Notebook(notebook_path() if keep else None)
+    try:
+        answer = respond(prompt, notebook)
+    finally:
+        notebook.close()
+    update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "write-1", "status": "completed"})
+    if fail != "silent":
+        half = len(answer) // 2
+        for piece in (answer[:half], answer[half:]):
+            update(
+                session_id,
+                {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": {"type": "text", "text": piece}},
+            )
+    update(
+        session_id,
+        {"sessionUpdate": "usage_update", "used": 120, "size": 200000, "cost": {"amount": 0.0012, "currency": "USD"}},
+    )
+    stop = "refusal" if fail == "refusal" else "end_turn"
+    return {"stopReason": stop, "usage": {"totalTokens": 130, "inputTokens": 100, "outputTokens": 30}}
+
+
+def main(argv: list[str]) -> int:
+    plain = "--plain" in argv
+    fail = next((arg.split("=", 1)[1] for arg in argv if arg.startswith("--fail=")), "")
+    sessions = 0
+    while (request := receive()) is not None:
+        method, request_id = request.get("method"), request.get("id")
+        if method == "initialize":
+            result: Json = {
+                "protocolVersion": 1,
+                "agentCapabilities": {"mcpCapabilities": {"http": True}},
+                "authMethods": [],
+            }
+        elif method == "session/new":
+            print(f"acp-notebook: session/new {json.dumps(request['params'])}", file=sys.stderr, flush=True)
+            sessions += 1
+            result = {"sessionId": f"sess-{sessions}"}
+        elif method == "session/prompt" and fail == "error":
+            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": "model unreachable"}})
+            continue
+        elif method == "session/prompt":
+            result = turn(request, plain, fail)
+        else:
+            continue
+        send({"jsonrpc": "2.0", "id": request_id, "result": result})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
