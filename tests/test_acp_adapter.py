@@ -9,12 +9,18 @@ in one line, scored, never an error or an empty answer taken for a reply.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
+import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import processes_with
 
 from pytest_recall.agents.adapters.acp import acp_servers, parse_args
 
@@ -140,3 +146,30 @@ def test_arguments_and_server_shapes():
     assert remote == [
         {"type": "sse", "name": "web", "url": "http://127.0.0.1:9/sse", "headers": [{"name": "X-Key", "value": "k"}]}
     ]
+
+
+def test_a_stopped_adapter_ends_the_agent_and_what_it_started(tmp_path):
+    """The harness's timeout stops recall-acp with SIGTERM: the agent's whole process group goes with it."""
+    marker = f"ACP_STOP_TEST={uuid.uuid4().hex}"
+    adapter = subprocess.Popen(
+        [*shlex.split(acp_command("--fail=hang")), "What is the answer?"],
+        cwd=tmp_path,
+        env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert adapter.stderr is not None
+    while "hanging, pids" not in (line := adapter.stderr.readline()):
+        assert line, "the agent never got to its prompt"
+    assert len(processes_with(marker, parts=("environ",))) == 3, "recall-acp, the agent and its helper"
+
+    adapter.send_signal(signal.SIGTERM)
+    stdout, stderr = adapter.communicate(timeout=30)
+
+    assert adapter.returncode == 1 and stdout == ""
+    assert "recall-acp: stopped by SIGTERM" in stderr
+    deadline = time.monotonic() + 5
+    while processes_with(marker, parts=("environ",)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker, parts=("environ",)) == []

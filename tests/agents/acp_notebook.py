@@ -9,7 +9,7 @@ real agents do. A refused permission means an in-memory notebook for the turn.
 
 ``--fail=HOW`` makes ``session/prompt`` go wrong the ways real agents do:
 ``exit`` (dies), ``garbage`` (writes a non-JSON line), ``error`` (a JSON-RPC
-error), ``hang`` (never answers), ``silent`` (ends the turn with no message),
+error), ``hang`` (never answers, with a helper process), ``silent`` (ends the turn with no message),
 ``refusal`` (stops with ``refusal``). What ``session/new`` brought is written
 to stderr, for tests of the MCP servers handed over.
 """
@@ -17,6 +17,8 @@ to stderr, for tests of the MCP servers handed over.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
 from typing import Any
@@ -72,6 +74,9 @@ def turn(request: Json, plain: bool, fail: str) -> Json:
     if fail == "garbage":
         print("Loading model... done", flush=True)
     if fail == "hang":
+        # A helper of its own, as an npm launcher has its native binary: it must not outlive the step.
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        print(f"acp-notebook: hanging, pids {os.getpid()} {helper.pid}", file=sys.stderr, flush=True)
         time.sleep(3600)
     keep = not plain and allowed_to_write(session_id)
     update(

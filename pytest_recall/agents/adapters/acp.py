@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_recall.agents.adapters.acp_rpc import METHOD_NOT_FOUND, AcpFailure, Json, Peer, Refusal
+from pytest_recall.agents.adapters.acp_rpc import METHOD_NOT_FOUND, AcpFailure, Json, Peer, Refusal, start_agent
 from pytest_recall.agents.adapters.common import NOT_FOUND, Adapter, Outcome, finish, mcp_config
 
 ADAPTER = Adapter(
@@ -216,15 +216,22 @@ def _count(usage: Json, key: str) -> int | None:
     return int(value) if isinstance(value, int | float) else None
 
 
+def _stopped(number: int, frame: object) -> None:
+    raise AcpFailure(f"stopped by {signal.Signals(number).name}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     policy, command, prompt = parse_args(sys.argv[1:] if argv is None else argv)
     config = mcp_config(os.environ)
     servers = acp_servers(config[1]) if config else []
     try:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        process = start_agent(command)
     except OSError as exc:
         print(f"recall-acp: could not start {command[0]}: {exc.strerror}", file=sys.stderr)
         return NOT_FOUND
+    # A harness that stops the step (its timeout, Ctrl-C) ends the agent's process group through peer.close().
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _stopped)
     client = Client(policy)
     peer = Peer(process, client.answer, client.hear)
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 from collections.abc import Callable
@@ -116,18 +117,31 @@ class Peer:
         return f"exited with status {status}"
 
     def close(self, grace_s: float = 5.0) -> None:
-        """End the conversation the way ACP's stdio transport does: close its input; then terminate, then kill."""
+        """End the conversation as ACP's stdio transport does, by closing the agent's input; then end what is left.
+
+        The agent runs in a process group of its own (see :func:`start_agent`):
+        an npm launcher's native binary, or a server the agent started, is
+        terminated with it, and whatever is still there after the grace is killed.
+        """
         with contextlib.suppress(OSError):
             self._writer.close()
-        for stop in (None, self.process.terminate, self.process.kill):
+        for stop in (None, signal.SIGTERM, signal.SIGKILL):
             if stop is not None:
-                stop()
+                with contextlib.suppress(OSError):
+                    os.killpg(self.process.pid, stop)
             try:
                 self.process.wait(timeout=grace_s)
                 break
             except subprocess.TimeoutExpired:
                 continue
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)  # what the agent left behind in its group
         self._reader.close()
+
+
+def start_agent(command: list[str]) -> subprocess.Popen[bytes]:
+    """The agent, piped on stdin and stdout, in a process group of its own that :meth:`Peer.close` ends whole."""
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
 
 
 def _result_of(message: Json, method: str) -> Json:
