@@ -132,11 +132,8 @@ def test_mcp_servers_reach_the_agent_in_session_new(recall_suite):
 
 
 def test_arguments_and_server_shapes():
-    assert parse_args(["--", "gemini", "--experimental-acp", "hi"]) == (
-        "allow-once",
-        ["gemini", "--experimental-acp"],
-        "hi",
-    )
+    assert parse_args(["--", "gemini", "--acp", "hi"]) == ("allow-once", False, ["gemini", "--acp"], "hi")
+    assert parse_args(["--live", "--", "gemini", "--acp"]) == ("allow-once", True, ["gemini", "--acp"], None)
     assert parse_args(["--permission=reject", "--", "agent", "hi"])[0] == "reject"
     with pytest.raises(SystemExit, match="unknown option"):
         parse_args(["--permission=maybe", "--", "agent", "hi"])
@@ -173,3 +170,17 @@ def test_a_stopped_adapter_ends_the_agent_and_what_it_started(tmp_path):
     while processes_with(marker, parts=("environ",)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_with(marker, parts=("environ",)) == []
+
+
+@pytest.mark.parametrize(("session", "score"), [("fresh", 0.0), ("continue", 1.0)])
+def test_live_turns_go_to_one_acp_session(recall_suite, session, score):
+    """The agent forgets at exit: only a live run, every step a turn of one session, scores."""
+    recall_suite.copy_seed_suite()
+    live = session == "continue"
+    command = acp_command("--plain", options=("--live",) if live else ())
+    args = ("--recall-session=continue", "--recall-ready-pattern=recall-acp> $") if live else ()
+
+    result = recall_suite.run("--recall-timeout=60", *TWO_CASES, *args, command=command)
+
+    report = recall_suite.report()
+    assert (report["score"], report["n_total"], report["n_errors"]) == (score, 2, 0), result.stdout.str()[-3000:]

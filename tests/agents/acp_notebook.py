@@ -2,7 +2,8 @@
 
 It keeps its notes in ``$RECALL_SCOPE_DIR`` as the notebook does, so through
 ``recall-acp`` the seed suite scores 1.000; with ``--plain`` its notebook is
-in memory and forgotten at exit (0.000). Each turn it asks permission to
+in memory, kept for the process's turns and forgotten at exit: 0.000 in fresh
+sessions, 1.000 only when every turn comes to one process (``--live``). Each turn it asks permission to
 write the notebook (a ``session/request_permission``), reports that as a tool
 call, answers in two chunks of one message, and reports usage and a cost, as
 real agents do. A refused permission means an in-memory notebook for the turn.
@@ -64,7 +65,7 @@ def allowed_to_write(session_id: str) -> bool:
     return outcome.get("optionId") in ("yes", "always")
 
 
-def turn(request: Json, plain: bool, fail: str) -> Json:
+def turn(request: Json, in_ram: Notebook | None, fail: str) -> Json:
     """One ``session/prompt``: its result, after the updates a real agent sends."""
     params = request["params"]
     session_id = params["sessionId"]
@@ -78,7 +79,7 @@ def turn(request: Json, plain: bool, fail: str) -> Json:
         helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
         print(f"acp-notebook: hanging, pids {os.getpid()} {helper.pid}", file=sys.stderr, flush=True)
         time.sleep(3600)
-    keep = not plain and allowed_to_write(session_id)
+    keep = in_ram is None and allowed_to_write(session_id)
     update(
         session_id,
         {
@@ -89,11 +90,14 @@ def turn(request: Json, plain: bool, fail: str) -> Json:
             "status": "in_progress",
         },
     )
-    notebook = Notebook(notebook_path() if keep else None)
-    try:
-        answer = respond(prompt, notebook)
-    finally:
-        notebook.close()
+    if in_ram is not None:
+        answer = respond(prompt, in_ram)
+    else:
+        notebook = Notebook(notebook_path() if keep else None)
+        try:
+            answer = respond(prompt, notebook)
+        finally:
+            notebook.close()
     update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "write-1", "status": "completed"})
     if fail != "silent":
         half = len(answer) // 2
@@ -111,7 +115,7 @@ def turn(request: Json, plain: bool, fail: str) -> Json:
 
 
 def main(argv: list[str]) -> int:
-    plain = "--plain" in argv
+    in_ram = Notebook(None) if "--plain" in argv else None
     fail = next((arg.split("=", 1)[1] for arg in argv if arg.startswith("--fail=")), "")
     sessions = 0
     while (request := receive()) is not None:
@@ -130,7 +134,7 @@ def main(argv: list[str]) -> int:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": "model unreachable"}})
             continue
         elif method == "session/prompt":
-            result = turn(request, plain, fail)
+            result = turn(request, in_ram, fail)
         else:
             continue
         send({"jsonrpc": "2.0", "id": request_id, "result": result})

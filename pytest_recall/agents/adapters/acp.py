@@ -24,20 +24,30 @@ client that served files would be a second, different file system.
 An agent that exits, writes anything but JSON-RPC on stdout, answers with an
 error, stops its turn for any reason but ``end_turn``, or ends it with no
 message is a failed step with that reason, never an empty answer.
+
+``recall-acp --live -- AGENT [ARGS...]`` is the same client for
+``--recall-session=continue``: one session, each turn the terminal brings is
+one ``session/prompt`` in it, its answer printed, then ``recall-acp> `` for
+the next (``--recall-ready-pattern='recall-acp> $'``). The terminal is then
+the answer's channel, so the agent's own stderr goes to a file, shown when
+the session fails.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_recall.agents.adapters.acp_rpc import METHOD_NOT_FOUND, AcpFailure, Json, Peer, Refusal, start_agent
-from pytest_recall.agents.adapters.common import NOT_FOUND, Adapter, Outcome, finish, mcp_config
+from pytest_recall.agents.adapters.common import LIVE_FLAG, NOT_FOUND, Adapter, Outcome, chatter, finish, mcp_config
+from pytest_recall.agents.notebook import turns
 
 ADAPTER = Adapter(
     script="recall-acp",
@@ -57,7 +67,11 @@ POLICIES = {
     "reject": ("reject_once", "reject_always"),
 }
 DEFAULT_POLICY = "allow-once"
-USAGE = f"usage: recall-acp [--permission={'|'.join(POLICIES)}] -- AGENT [ARGS...] PROMPT"
+# What a live session shows when it is ready for the next turn.
+LIVE_PROMPT = "recall-acp> "
+# How much of a live agent's own stderr a failed session shows.
+LOG_SHOWN_BYTES = 4000
+USAGE = f"usage: recall-acp [--live] [--permission={'|'.join(POLICIES)}] -- AGENT [ARGS...] [PROMPT]"
 
 
 @dataclass
@@ -137,22 +151,25 @@ def _say(line: str) -> None:
     print(f"recall-acp: {line}", file=sys.stderr, flush=True)
 
 
-def parse_args(argv: Sequence[str]) -> tuple[str, list[str], str]:
-    """``(policy, agent command, prompt)``; the harness puts the prompt last."""
+def parse_args(argv: Sequence[str]) -> tuple[str, bool, list[str], str | None]:
+    """``(policy, live, agent command, prompt)``; the harness puts the prompt last, and gives none when live."""
     args = list(argv)
     if "--" not in args:
         raise SystemExit(USAGE)
     split = args.index("--")
     options, command = args[:split], args[split + 1 :]
-    policy = DEFAULT_POLICY
+    policy, live = DEFAULT_POLICY, False
     for option in options:
         name, _, value = option.partition("=")
-        if name != "--permission" or value not in POLICIES:
+        if option == LIVE_FLAG:
+            live = True
+        elif name != "--permission" or value not in POLICIES:
             raise SystemExit(f"recall-acp: unknown option {option!r}; {USAGE}")
-        policy = value
-    if len(command) < 2:
+        else:
+            policy = value
+    if len(command) < (1 if live else 2):
         raise SystemExit(USAGE)
-    return policy, command[:-1], command[-1]
+    return (policy, True, command, None) if live else (policy, False, command[:-1], command[-1])
 
 
 def acp_servers(servers: Mapping[str, Any]) -> list[Json]:
@@ -172,8 +189,8 @@ def acp_servers(servers: Mapping[str, Any]) -> list[Json]:
     return listed
 
 
-def converse(peer: Peer, client: Client, prompt: str, servers: list[Json]) -> Outcome:
-    """initialize, session/new, one session/prompt: the turn's outcome, or AcpFailure."""
+def open_session(peer: Peer, client: Client, servers: list[Json]) -> None:
+    """initialize, then session/new in the working folder with the MCP servers; AcpFailure when either fails."""
     hello = peer.call(
         "initialize",
         {
@@ -188,7 +205,6 @@ def converse(peer: Peer, client: Client, prompt: str, servers: list[Json]) -> Ou
     client.turn.session_id = str(session.get("sessionId") or "")
     if not client.turn.session_id:
         raise AcpFailure("the agent answered session/new without a sessionId")
-    return prompt_turn(peer, client, prompt)
 
 
 def prompt_turn(peer: Peer, client: Client, prompt: str) -> Outcome:
@@ -221,26 +237,51 @@ def _stopped(number: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    policy, command, prompt = parse_args(sys.argv[1:] if argv is None else argv)
+    policy, live, command, prompt = parse_args(sys.argv[1:] if argv is None else argv)
     config = mcp_config(os.environ)
     servers = acp_servers(config[1]) if config else []
-    try:
-        process = start_agent(command)
-    except OSError as exc:
-        print(f"recall-acp: could not start {command[0]}: {exc.strerror}", file=sys.stderr)
-        return NOT_FOUND
+    # Live, the terminal is the answer's channel: the agent's own stderr goes to a file, shown on failure.
+    with tempfile.TemporaryFile() if live else contextlib.nullcontext() as agent_log:
+        try:
+            process = start_agent(command, stderr=agent_log)
+        except OSError as exc:
+            print(f"recall-acp: could not start {command[0]}: {exc.strerror}", file=sys.stderr)
+            return NOT_FOUND
+        client = Client(policy)
+        outcome = run_session(Peer(process, client.answer, client.hear), client, servers, prompt)
+        if agent_log is not None and outcome is not None:
+            agent_log.seek(0)
+            chatter(agent_log.read()[-LOG_SHOWN_BYTES:].decode("utf-8", "replace"))
+    return 0 if outcome is None else finish(outcome, 0)
+
+
+def run_session(peer: Peer, client: Client, servers: list[Json], prompt: str | None) -> Outcome | None:
+    """The session, closed however it ends: one prompt's outcome, or None after a live session that went well."""
     # A harness that stops the step (its timeout, Ctrl-C) ends the agent's process group through peer.close().
     for stop in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(stop, _stopped)
-    client = Client(policy)
-    peer = Peer(process, client.answer, client.hear)
     try:
-        outcome = converse(peer, client, prompt, servers)
+        open_session(peer, client, servers)
+        if prompt is None:
+            answer_turns(peer, client)
+            return None
+        return prompt_turn(peer, client, prompt)
     except AcpFailure as failure:
-        outcome = Outcome(client.turn.answer(), ok=False, failure=f"recall-acp: {failure}")
+        return Outcome(client.turn.answer(), ok=False, failure=f"recall-acp: {failure}")
     finally:
         peer.close()
-    return finish(outcome, 0)
+
+
+def answer_turns(peer: Peer, client: Client) -> None:
+    """Live: each turn the terminal brings is one session/prompt in the one session, its answer shown after it.
+
+    ``LIVE_PROMPT`` marks when the next turn may come (``--recall-ready-pattern``); end of input ends the session.
+    """
+    print(LIVE_PROMPT, end="", flush=True)
+    for text in turns():
+        client.turn = Turn(session_id=client.turn.session_id)
+        print(prompt_turn(peer, client, text).answer, flush=True)
+        print(LIVE_PROMPT, end="", flush=True)
 
 
 if __name__ == "__main__":

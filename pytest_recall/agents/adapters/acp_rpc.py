@@ -139,9 +139,11 @@ class Peer:
         self._reader.close()
 
 
-def start_agent(command: list[str]) -> subprocess.Popen[bytes]:
+def start_agent(command: list[str], stderr: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
     """The agent, piped on stdin and stdout, in a process group of its own that :meth:`Peer.close` ends whole."""
-    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    return subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, start_new_session=True
+    )
 
 
 def _result_of(message: Json, method: str) -> Json:
