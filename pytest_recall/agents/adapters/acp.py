@@ -51,13 +51,14 @@ from pytest_recall.agents.notebook import turns
 
 ADAPTER = Adapter(
     script="recall-acp",
-    cli="any ACP agent",
+    cli="the command after --",
     bin_variable="",
-    package="the agent's own package (e.g. npm @google/gemini-cli, run as gemini --experimental-acp)",
-    tested="the scripted ACP agent in tests/agents/acp_notebook.py",
-    memory="wherever the agent keeps it; recall-acp hands it the step's folder and MCP servers",
-    home_copy="what the agent itself needs",
+    package="any agent that speaks the Agent Client Protocol",
+    tested="gemini --acp (Gemini CLI 0.61.0), qwen --acp (Qwen Code 0.24.4), opencode acp (OpenCode 1.18.33)",
+    memory="the agent's own; the step's MCP servers (--recall-mcp) reach it in session/new",
+    home_copy="what the agent itself needs (its print adapter's row)",
     sandbox_bind="the agent's install folder",
+    driven="ACP: JSON-RPC on the agent's stdio, one session/prompt a step; live: recall-acp --live, one session",
 )
 PROTOCOL_VERSION = 1
 POLICIES = {

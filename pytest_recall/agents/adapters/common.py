@@ -53,6 +53,7 @@ class Adapter:
     memory: str  # where that CLI keeps what it remembers
     home_copy: str  # what --recall-home-copy needs for a real login and settings
     sandbox_bind: str  # what --recall-sandbox-bind needs under bwrap
+    driven: str = "print mode, one process a step"  # how the adapter drives the CLI
 
 
 @dataclass(frozen=True, slots=True)

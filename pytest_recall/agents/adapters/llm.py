@@ -42,6 +42,7 @@ ADAPTER = Adapter(
     memory="logs.db in ~/.config/io.datasette.llm (or $LLM_USER_PATH), continued with -c",
     home_copy=".config/io.datasette.llm/keys.json,.config/io.datasette.llm/extra-openai-models.yaml",
     sandbox_bind="the root of llm's virtual environment",
+    driven="print mode; live through llm chat (recall-llm --live, --recall-live-preset=llm-chat)",
 )
 
 
