@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -37,38 +38,58 @@ class AcpRun(AdapterRun):
     """An adapter run whose command is recall-acp in front of the CLI's ACP mode."""
 
     agent_args: tuple[str, ...] = ()
+    live: bool = False
 
     @property
     def command(self) -> str:
         adapter = Path(sys.executable).with_name("recall-acp")
-        return shlex.join([str(adapter), "--", self.cli_path, *self.agent_args])
+        return shlex.join([str(adapter), *(["--live"] if self.live else []), "--", self.cli_path, *self.agent_args])
 
 
-def acp_run(adapter_run: Callable[[str, Mode], AdapterRun], cli: str, mode: Mode) -> AcpRun:
+def acp_run(adapter_run: Callable[[str, Mode], AdapterRun], cli: str, mode: Mode, live: bool = False) -> AcpRun:
     run = adapter_run(cli, mode)
-    return AcpRun(**{field.name: getattr(run, field.name) for field in fields(run)}, agent_args=ACP_AGENTS[cli])
+    fields_now = {field.name: getattr(run, field.name) for field in fields(run)}
+    return AcpRun(**fields_now, agent_args=ACP_AGENTS[cli], live=live)
 
 
+def assert_each_turn_reached_the_model_once(run: AcpRun) -> None:
+    """Two cases of two turns: each first turn one "learn" request, each last one "recall" request.
+
+    A memory write adds one follow-up carrying the tool's result ("stored"); that is the same turn.
+    """
+    kinds = Counter(entry["kind"] for entry in run.requests())
+    assert (kinds["learn"], kinds["recall"]) == (2, 2), dict(kinds)
+
+
+@pytest.mark.parametrize(("mode", "score"), [("memory", 1.0), ("plain", 0.0)])
 @pytest.mark.parametrize("cli", ACP_AGENTS)
-def test_memory_scores_one_over_acp_with_the_tool_calls_recorded(adapter_run, cli):
-    run = acp_run(adapter_run, cli, "memory")
+def test_each_step_over_acp_scores_as_the_model_remembers(adapter_run, cli, mode, score):
+    run = acp_run(adapter_run, cli, mode)
 
     result, report = run.run(*TWO_CASES)
 
-    assert report["score"] == 1.0 and report["n_total"] == 2, result.stdout.str()[-3000:]
+    assert report["score"] == score and report["n_total"] == 2, result.stdout.str()[-3000:]
     assert report["n_errors"] == 0
     assert_verdicts_are_what_the_model_said(report, run.requests())
-    for record in report["cases"]:
-        assert "recall-acp: tool call " in record["steps"][0]["stderr"], "the memory write is not in the record"
+    assert_each_turn_reached_the_model_once(run)
+    if mode == "plain":
+        assert not any(entry["tool"] for entry in run.requests()), "a plain model asked to write memory"
+    else:
+        for record in report["cases"]:
+            assert "recall-acp: tool call " in record["steps"][0]["stderr"], "the memory write is not in the record"
 
 
+LIVE = ("--recall-session=continue", "--recall-ready-pattern=recall-acp> $")
+
+
+@pytest.mark.parametrize(("mode", "score"), [("memory", 1.0), ("plain", 0.0)])
 @pytest.mark.parametrize("cli", ACP_AGENTS)
-def test_plain_model_scores_zero_over_acp(adapter_run, cli):
-    run = acp_run(adapter_run, cli, "plain")
+def test_live_session_over_acp_each_turn_one_prompt(adapter_run, cli, mode, score):
+    run = acp_run(adapter_run, cli, mode, live=True)
 
-    result, report = run.run(*TWO_CASES)
+    result, report = run.run(*TWO_CASES, *LIVE)
 
-    assert report["score"] == 0.0 and report["n_total"] == 2, result.stdout.str()[-3000:]
+    assert report["score"] == score and report["n_total"] == 2, result.stdout.str()[-3000:]
     assert report["n_errors"] == 0
     assert_verdicts_are_what_the_model_said(report, run.requests())
-    assert not any(entry["tool"] for entry in run.requests()), "a plain model asked to write memory"
+    assert_each_turn_reached_the_model_once(run)
