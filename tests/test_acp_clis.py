@@ -10,6 +10,7 @@ against what the model said, and each tool call in the step's record.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from collections import Counter
@@ -18,6 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pytest
+from mcp_servers import write_config
 from test_adapters import TWO_CASES, AdapterRun, adapter_run, assert_verdicts_are_what_the_model_said
 
 from pytest_recall.testing import Mode
@@ -27,7 +29,7 @@ __all__ = ["adapter_run"]  # the fixture, shared with the print adapters' tests
 
 # The CLI (as tests/cli_wiring.py wires it) and the arguments that make it speak ACP on stdio.
 ACP_AGENTS: dict[str, tuple[str, ...]] = {
-    "gemini": ("--acp",),
+    "gemini": ("--acp", "--skip-trust"),
     "qwen": ("--acp",),
     "opencode": ("acp",),
 }
@@ -93,3 +95,23 @@ def test_live_session_over_acp_each_turn_one_prompt(adapter_run, cli, mode, scor
     assert report["n_errors"] == 0
     assert_verdicts_are_what_the_model_said(report, run.requests())
     assert_each_turn_reached_the_model_once(run)
+
+
+def test_an_mcp_server_reaches_gemini_cli_through_session_new(adapter_run):
+    """--recall-mcp over ACP: the step's server is handed to the agent in session/new, and its tools reach the model.
+
+    The fake model drives MCP tools only under the names Claude Code and Codex give them (``mcp__server__tool``),
+    so Gemini CLI keeps its note in GEMINI.md as before; what is shown is that the server reached the agent.
+    """
+    run = acp_run(adapter_run, "gemini", "memory")
+    config = write_config("server-memory", run.pytester.path / "mcp.json")
+
+    result, report = run.run(*TWO_CASES, f"--recall-mcp={config}")
+
+    assert report["score"] == 1.0 and report["n_total"] == 2, result.stdout.str()[-3000:]
+    assert_verdicts_are_what_the_model_said(report, run.requests())
+    asked = [entry for entry in run.requests() if entry["kind"] in ("learn", "recall")]
+    assert len(asked) == 4
+    for entry in asked:
+        offered = json.dumps(entry["body"])
+        assert "create_entities" in offered and "search_nodes" in offered, "the server's tools never reached the model"

@@ -54,7 +54,9 @@ ADAPTER = Adapter(
     cli="the command after --",
     bin_variable="",
     package="any agent that speaks the Agent Client Protocol",
-    tested="gemini --acp (Gemini CLI 0.61.0), qwen --acp (Qwen Code 0.24.4), opencode acp (OpenCode 1.18.33)",
+    tested=(
+        "gemini --acp --skip-trust (Gemini CLI 0.61.0), qwen --acp (Qwen Code 0.24.4), opencode acp (OpenCode 1.18.33)"
+    ),
     memory="the agent's own; the step's MCP servers (--recall-mcp) reach it in session/new",
     home_copy="what the agent itself needs (its print adapter's row)",
     sandbox_bind="the agent's install folder",
