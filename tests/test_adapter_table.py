@@ -43,5 +43,9 @@ def test_the_readme_keeps_no_untested_recipe_and_agents_lists_every_adapter():
 
     assert "untested" not in README.lower()
     assert [line.split(":")[0] for line in listed.splitlines() if not line.startswith(" ")] == [
-        adapter.script for adapter in all_adapters()
+        *(adapter.script for adapter in all_adapters()),
+        "recall-acp",
     ]
+    driven = [line.split(None, 1)[1] for line in listed.splitlines() if line.startswith("  driven ")]
+    assert len(driven) == len(all_adapters()) + 1
+    assert sum("live through" in line for line in driven) == 3 and driven[-1].startswith("ACP: ")

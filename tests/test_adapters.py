@@ -59,9 +59,13 @@ class AdapterRun:
     def report_path(self) -> Path:
         return self.pytester.path / "report.json"
 
+    @property
+    def command(self) -> str:
+        """The ``--recall-cmd``: the CLI's adapter with the wiring's arguments."""
+        return shlex.join([str(Path(sys.executable).with_name(self.adapter.script)), *self.wiring.extra_args])
+
     def run(self, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-        script = Path(sys.executable).with_name(self.adapter.script)
-        command = shlex.join([str(script), *self.wiring.extra_args])
+        command = self.command
         copies = ",".join(self.wiring.home_files)
         self.report_path.unlink(missing_ok=True)
         result = self.pytester.runpytest_subprocess(

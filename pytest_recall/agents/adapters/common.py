@@ -55,6 +55,7 @@ class Adapter:
     sandbox_bind: str  # what --recall-sandbox-bind needs under bwrap
     # Why it refuses --recall-mcp (at start-up and in each step), or "" when it passes the servers on.
     mcp_refusal: str = ""
+    driven: str = "print mode, one process a step"  # how the adapter drives the CLI
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ ADAPTER = Adapter(
     home_copy=".config/io.datasette.llm/keys.json,.config/io.datasette.llm/extra-openai-models.yaml",
     sandbox_bind="the root of llm's virtual environment",
     mcp_refusal="llm cannot use MCP servers",
+    driven="print mode; live through llm chat (recall-llm --live, --recall-live-preset=llm-chat)",
 )
 
 
