@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.cases.live_protocol import READINESS_FIELDS
+from pytest_recall.plugin.stop import StopMode
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
@@ -47,6 +48,8 @@ class ScaleOut:
     shard: tuple[int, int] | None = None
     shard_durations_path: Path | None = None
     resume_path: Path | None = None
+    # --recall-stop: 'decided' stops starting cases once the score gate is decided.
+    stop: StopMode = "never"
 
 
 @dataclass(frozen=True, slots=True)

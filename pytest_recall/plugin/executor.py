@@ -23,6 +23,7 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
+from pytest_recall.plugin.stop import StopSignal
 from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 from pytest_recall.sessions.case_flow import agent_environment, effective_case, open_shared_scope
@@ -104,6 +105,8 @@ class CaseExecutor:
         # Cases ahead that an earlier run scored, until pytest reaches them.
         self._resumed: set[str] = set()
         self.in_flight = 0
+        # --recall-stop=decided: set once planned; says when the score gate is decided and no case may start.
+        self.stop: StopSignal | None = None
 
     def plan(self, items: Sequence[Any]) -> None:
         """The items this process will run, in order, for the look-ahead.
@@ -135,7 +138,7 @@ class CaseExecutor:
     def _starts_ahead(self, item: RunnableItem) -> bool:
         """Whether a case ahead is to start now: not in flight, within budget, and not resumed
         (found once, then remembered until pytest reaches it, so it is read again only once)."""
-        if item.nodeid in self._started or item.nodeid in self._resumed or self.budget_spent() is not None:
+        if item.nodeid in self._started or item.nodeid in self._resumed or self._stop_reason() is not None:
             return False
         if self.resume is not None and self._stored(item) is not None:
             self._resumed.add(item.nodeid)
@@ -197,9 +200,13 @@ class CaseExecutor:
         self.spent_usd += run.earlier_cost_usd or 0.0
         return run
 
-    def budget_stops(self, item: RunnableItem) -> str | None:
-        """Why ``item`` must not start: the budget is spent and it is not already in flight; else None."""
-        return None if item.nodeid in self.pool else self.budget_spent()
+    def _stop_reason(self) -> str | None:
+        """Why no more case may start: the budget is spent or the score gate is decided; else None."""
+        return self.budget_spent() or (self.stop.reason() if self.stop is not None else None)
+
+    def stops(self, item: RunnableItem) -> str | None:
+        """Why ``item`` must not start (see ``_stop_reason``) when it is not already in flight; else None."""
+        return None if item.nodeid in self.pool else self._stop_reason()
 
     def verdict(self, run: CaseRun, case_folder: Path | None, collected_digests: Mapping[str, str] | None) -> Verdict:
         """The bridge to :func:`case_verdict`: this run's judge hook and the trap-task judge's runner."""

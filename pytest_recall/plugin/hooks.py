@@ -35,6 +35,7 @@ from pytest_recall.plugin.recorder import Recorder
 from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.plugin.sandbox_setup import check_sandbox
 from pytest_recall.plugin.signals import TerminationSignals
+from pytest_recall.plugin.stop import STOP_FILE_INPUT, STOP_KEY, StopGate, worker_signal
 from pytest_recall.plugin.task_graders import TaskGraders
 from pytest_recall.plugin.xdist_handoff import (
     JUDGE_CACHE_INPUT,
@@ -87,6 +88,11 @@ def pytest_configure(config: pytest.Config) -> None:
         check_sandbox(config, run)
         recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
+        if run.scale_out.stop == "decided":
+            under_xdist = config.pluginmanager.hasplugin("xdist")
+            stop = StopGate(config, run.outputs.threshold, recorder.records, under_xdist=under_xdist)
+            config.stash[STOP_KEY] = stop.signal
+            config.stash[CONTROLLER_PLUGINS_KEY].append(stop)
         if config.pluginmanager.hasplugin("xdist"):
             config.stash[CONTROLLER_PLUGINS_KEY].append(
                 WorkerHandoff(config, lambda: config.stash.get(RESUME_KEY, None))
@@ -164,10 +170,12 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--recall-shard``: keep this shard's share of whatever else selection left; ``--recall-scope=suite``: order."""
+    """``--recall-shard``: keep this shard's share of whatever else selection left; ``--recall-scope=suite``
+    and ``--recall-stop=decided``: order."""
     __tracebackhide__ = True
     run = config.stash[CONFIG_KEY]
-    if run.isolation.scope == "suite":
+    if run.isolation.scope == "suite" or run.scale_out.stop == "decided":
+        # --recall-stop=decided: the gate's guarantee needs cases drawn at random, not in folder order.
         items[:] = seeded_order(items)
     shard, durations_path = run.scale_out.shard, run.scale_out.shard_durations_path
     if shard is None:
@@ -238,6 +246,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         judge_cache_dir=Path(shared_verdicts) if shared_verdicts else None,
     )
     executor.plan(planned)
+    executor.stop = config.stash.get(STOP_KEY, None) or worker_signal(handed(config, STOP_FILE_INPUT))
     session.config.stash[EXECUTOR_KEY] = executor
 
 

@@ -24,6 +24,7 @@ import pytest
 from pytest_recall.reporting.failure import fold_repeated_stderr, verdict_report
 from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
 from pytest_recall.reporting.records import JUNIT_CASE_FIELDS, property_text
+from pytest_recall.reporting.summary import stop_line
 
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
 FIGURES_HEADER = "[pytest-recall]"
@@ -60,6 +61,7 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("recall_n_passed", report.get("n_passed")),
         ("recall_n_total", report.get("n_total")),
         ("recall_threshold", report.get("threshold")),
+        ("recall_stop", stop_line(report)),
     ]
     for category, score in sorted((report.get("by_category") or {}).items()):
         properties.append((f"recall_category_{category}", score))
