@@ -31,6 +31,7 @@ from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.cgroup import stop_quickener
 from pytest_recall.sessions.llm_judging import LlmJudging, judged_flow
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
+from pytest_recall.sessions.rate_limits import MAX_RATE_LIMITED_ATTEMPTS, HostPause, rate_limit_wait
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.run_folders import release_run, run_id
 from pytest_recall.sessions.settings import SessionSettings
@@ -107,6 +108,8 @@ class CaseExecutor:
         self.in_flight = 0
         # --recall-stop=decided: set once planned; says when the score gate is decided and no case may start.
         self.stop: StopSignal | None = None
+        # The run's rate-limit pause on this host, set once planned; None runs without one.
+        self.host_pause: HostPause | None = None
 
     def plan(self, items: Sequence[Any]) -> None:
         """The items this process will run, in order, for the look-ahead.
@@ -159,8 +162,10 @@ class CaseExecutor:
         case = self.effective_case(item.case)
         self._started.add(item.nodeid)
 
+        pause = self.host_pause
+
         def attempt() -> Flow:
-            return grouped_case_flow(
+            flow = grouped_case_flow(
                 case,
                 self.sessions,
                 self.judge,
@@ -169,8 +174,9 @@ class CaseExecutor:
                 control=item.control,
                 epoch=item.epoch,
             )
+            return flow if pause is None else pause.paced(flow)
 
-        flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s)
+        flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s, pause)
         # No judge command: the flow as it is, with no extra generator frame on every step's yield.
         self.pool.submit(item.nodeid, flow if self.judging is None else judged_flow(flow, self.judging))
 
@@ -247,20 +253,31 @@ def agent_failed(run: CaseRun) -> bool:
     return run.error is not None or any(step.result.failed for step in run.steps)
 
 
-def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float) -> Flow:
+def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float, pause: HostPause | None = None) -> Flow:
     """Run a case; after an agent failure run it again from step 1, up to ``retries`` more times.
 
     Each attempt is a new :func:`case_flow`, so a fresh scope and HOME. Between
     attempts the case yields a :class:`Pause` of ``delay_s``, doubling each
-    time: the pool keeps every other case in flight running meanwhile.
+    time: the pool keeps every other case in flight running meanwhile. A run
+    the model refused for a rate limit is no agent failure: it pauses every
+    session start on the host (``pause``) and runs again, outside ``retries``.
     """
-    number = 1
+    number = refusals = 1
     earlier: list[float] = []
     while True:
         run = yield from attempt()
+        wait = rate_limit_wait(run) if pause is not None else None
+        if wait is not None and refusals <= MAX_RATE_LIMITED_ATTEMPTS:
+            assert pause is not None
+            earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
+            until = pause.extend(wait, refusals)
+            yield Pause(time.monotonic() + max(0.0, until - time.time()))
+            refusals += 1
+            continue
         if number > retries or not agent_failed(run):
             spent = sum(earlier) if earlier else None
-            return replace(run, attempts=number, earlier_cost_usd=spent) if number > 1 else run
+            runs = number + refusals - 1
+            return replace(run, attempts=runs, earlier_cost_usd=spent) if runs > 1 else run
         earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
         yield Pause(time.monotonic() + delay_s * 2 ** (number - 1))
         number += 1

@@ -31,6 +31,7 @@ from pytest_recall.plugin.judge_fixture import RecallJudge
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, OPTIONS, add_options
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
+from pytest_recall.plugin.rate_pause import PAUSE_FOLDER_INPUT, RatePause, pause_folder
 from pytest_recall.plugin.recorder import Recorder
 from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.plugin.sandbox_setup import check_sandbox
@@ -50,6 +51,7 @@ from pytest_recall.reporting.summary import shared_home_warning
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.retrieval_judge import score_contains
 from pytest_recall.sessions.cgroup import tracking_line
+from pytest_recall.sessions.rate_limits import HostPause
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
 
@@ -88,6 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
         check_sandbox(config, run)
         recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
+        if run.command.argv:
+            config.stash[CONTROLLER_PLUGINS_KEY].append(RatePause(config))
         if run.scale_out.stop == "decided":
             under_xdist = config.pluginmanager.hasplugin("xdist")
             stop = StopGate(config, run.outputs.threshold, recorder.records, under_xdist=under_xdist)
@@ -245,6 +249,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         resume=resume,
         judge_cache_dir=Path(shared_verdicts) if shared_verdicts else None,
     )
+    executor.host_pause = HostPause(pause_folder(config, handed(config, PAUSE_FOLDER_INPUT)))
     executor.plan(planned)
     executor.stop = config.stash.get(STOP_KEY, None) or worker_signal(handed(config, STOP_FILE_INPUT))
     session.config.stash[EXECUTOR_KEY] = executor

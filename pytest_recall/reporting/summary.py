@@ -17,6 +17,12 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
     lines += _trust_lines(report)
     if (stopped := stop_line(report)) is not None:
         lines.append(f"  {stopped}")
+    limits = report.get("rate_limits")
+    if limits:
+        lines.append(
+            f"  rate limits: the model refused {counted(int(limits['n_refused']), 'session')}; new sessions on "
+            f"this host were paused {limits['paused_s']:.1f}s in all, and those cases ran again from step 1"
+        )
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     lines += benchmark_lines(listed)
