@@ -90,3 +90,27 @@ def test_the_cases_gate_is_refused_in_one_line(recall_suite: Any) -> None:
     result = recall_suite.run("--recall-stop=decided")
     result.stderr.fnmatch_lines(["*--recall-stop=decided needs --recall-gate=score*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+class _Report:
+    """What StopGate reads of a test report: a case's teardown."""
+
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid, self.when, self.skipped, self.longrepr = nodeid, "teardown", False, None
+
+
+def test_results_are_fed_in_drawn_order_whatever_order_they_finish_in(pytestconfig: pytest.Config) -> None:
+    from pytest_recall.plugin.stop import StopGate
+
+    ids = [f"cases/s/c{number}::recall" for number in range(20)]
+    # The first drawn case fails and finishes last (a timeout): the nineteen quick passes wait for it.
+    records = {nodeid: {"score": 0.0 if number == 0 else 1.0} for number, nodeid in enumerate(ids)}
+    gate = StopGate(pytestconfig, 0.5, records, under_xdist=False)
+    gate._plan(ids)
+    for nodeid in ids[1:]:
+        gate.pytest_runtest_logreport(_Report(nodeid))  # type: ignore[arg-type]
+    assert gate.block() is not None and gate.block()["n_fed"] == 0 and gate.decided_after is None  # type: ignore[index]
+    gate.pytest_runtest_logreport(_Report(ids[0]))  # type: ignore[arg-type]
+    block = gate.block()
+    assert block is not None and block["n_fed"] == 20 and gate.signal.reason() is not None
+    assert gate.decided_after is not None and gate.decided_after < 20
