@@ -10,9 +10,8 @@ import pytest
 
 from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
-from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.config import RunConfig, StopMode
 from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS, TOPICS
-from pytest_recall.plugin.stop import StopMode
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
 from pytest_recall.scoring.judge_scope import FreeFormJudge

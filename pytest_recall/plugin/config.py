@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from pytest_recall.cases.live_protocol import READINESS_FIELDS
-from pytest_recall.plugin.stop import StopMode
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
@@ -30,6 +29,8 @@ from pytest_recall.sessions.rooms import Isolation
 from pytest_recall.sessions.sandbox import SandboxSettings
 from pytest_recall.sessions.settings import AgentCommand, LiveSettings, SessionLimits, SessionSettings, Wrapper
 
+# --recall-stop: 'never' runs every case; 'decided' stops starting them once the score gate is decided (plugin/stop.py).
+StopMode = Literal["never", "decided"]
 # The first retry's delay; rate limits usually lift within seconds.
 DEFAULT_RETRY_DELAY_S = 5.0
 

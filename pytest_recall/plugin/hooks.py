@@ -31,16 +31,18 @@ from pytest_recall.plugin.judge_fixture import RecallJudge
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, OPTIONS, add_options
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
-from pytest_recall.plugin.rate_pause import PAUSE_FOLDER_INPUT, RatePause, pause_folder
+from pytest_recall.plugin.rate_pause import RatePause, pause_folder
 from pytest_recall.plugin.recorder import Recorder
 from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.plugin.sandbox_setup import check_sandbox
 from pytest_recall.plugin.signals import TerminationSignals
-from pytest_recall.plugin.stop import STOP_FILE_INPUT, STOP_KEY, StopGate, worker_signal
+from pytest_recall.plugin.stop import STOP_KEY, StopGate, worker_signal
 from pytest_recall.plugin.task_graders import TaskGraders
 from pytest_recall.plugin.xdist_handoff import (
     JUDGE_CACHE_INPUT,
+    PAUSE_FOLDER_INPUT,
     RESUME_INPUT,
+    STOP_FILE_INPUT,
     WorkerHandoff,
     dealt_batch,
     handed,

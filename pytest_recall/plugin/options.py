@@ -25,8 +25,7 @@ import pytest
 from pytest_recall.agents.adapters.presets import PRESETS
 from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
-from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S
-from pytest_recall.plugin.stop import StopMode
+from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S, StopMode
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD

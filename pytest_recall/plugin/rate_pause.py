@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.xdist_handoff import PAUSE_FOLDER_INPUT
 from pytest_recall.sessions.rate_limits import HostPause
 from pytest_recall.sessions.run_folders import made_folder
 
-PAUSE_FOLDER_INPUT = "recall_rate_pause"
 PAUSE_FOLDER_KEY = pytest.StashKey[Path]()
 
 

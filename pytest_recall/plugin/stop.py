@@ -18,19 +18,17 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.xdist_handoff import STOP_FILE_INPUT
 from pytest_recall.scoring.sequential import ScoreGate, score_interval
 from pytest_recall.sessions.run_folders import made_folder
 
-StopMode = Literal["never", "decided"]
 # The level of the gate's decision and of the interval the report gives; as the run's intervals, 95%.
 STOP_ALPHA = 0.05
 NOT_RUN_REASON = "recall: not run: the score gate was decided"
-# The workerinput key naming the file the controller writes once the gate is decided.
-STOP_FILE_INPUT = "recall_stop_file"
 STOP_NEEDS_SCORE_GATE = (
     "--recall-stop=decided needs --recall-gate=score: the 'cases' gate fails on any single failed case, "
     "which only running every case can rule out"
