@@ -217,9 +217,10 @@ def _agents(args: argparse.Namespace) -> int:
 
 def _fake_model(args: argparse.Namespace) -> int:
     """Serve until interrupted: a user's dry run of their wiring, with no tokens spent."""
-    from pytest_recall.testing.fake_model import FakeModelServer
+    from pytest_recall.testing.fake_model import FakeModelServer, RateLimitStretch
 
-    server = FakeModelServer(args.mode, port=args.port, log_path=Path(args.log) if args.log else None)
+    limit = RateLimitStretch(args.rate_limit_after, args.rate_limit_for) if args.rate_limit_for > 0 else None
+    server = FakeModelServer(args.mode, port=args.port, log_path=Path(args.log) if args.log else None, rate_limit=limit)
     print(f"fake model ({args.mode}) on {server.base_url}", flush=True)
     try:
         server.serve_forever()
@@ -317,6 +318,17 @@ def build_parser() -> argparse.ArgumentParser:
         "every mode judges strictly except 'lenient', which accepts any answer that does not decline",
     )
     fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
+    fake.add_argument(
+        "--rate-limit-after", type=int, default=0, metavar="N", help="with --rate-limit-for: requests answered first"
+    )
+    fake.add_argument(
+        "--rate-limit-for",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="answer HTTP 429 with a Retry-After header to every request for this long, after --rate-limit-after "
+        "requests: a provider's rate limit, to try a harness's backoff on",
+    )
     fake.set_defaults(handler=_fake_model)
     _add_judge_audit(commands)
     return parser

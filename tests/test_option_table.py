@@ -10,7 +10,7 @@ import pytest
 
 from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
-from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.config import RunConfig, StopMode
 from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS, TOPICS
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
@@ -35,6 +35,7 @@ MODES = {
     "recall_paste": PasteMode,
     "recall_answer_judge": AnswerJudge,
     "recall_free_form_judge": FreeFormJudge,
+    "recall_stop": StopMode,
 }
 
 
@@ -77,6 +78,7 @@ def test_every_mode_default_is_the_run_configs_default() -> None:
         "recall_sandbox": run.sandbox.mode,
         "recall_sandbox_net": run.sandbox.network,
         "recall_session": run.live.session,
+        "recall_stop": run.scale_out.stop,
     }
     for name, value in where.items():
         assert OPTION_BY_NAME[name].default == value, name

@@ -7,9 +7,11 @@ it was run.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from pytest_recall.cases.model import Case
+from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT, RATE_LIMITED_MARK
 from pytest_recall.cases.workspace_tree import WorkspaceSnapshot
 
 
@@ -59,6 +61,17 @@ class SessionResult:
             or self.signal is not None
             or (self.exit_code is not None and self.exit_code not in self.ok_exit_codes)
         )
+
+    def rate_limit_wait(self) -> float | None:
+        """When an adapter said the model refused it for a rate limit: the seconds it was told to wait
+        (0.0 when not told); else None. Both the exit status and the marker line must be there."""
+        if self.exit_code != RATE_LIMITED_EXIT or RATE_LIMITED_MARK.encode() not in self.stderr:
+            return None
+        found = _RETRY_AFTER.search(self.stderr)
+        return float(found.group(1)) if found else 0.0
+
+
+_RETRY_AFTER = re.compile(rb"recall-rate-limited:.*?retry-after=([0-9]+(?:\.[0-9]+)?)")
 
 
 @dataclass(frozen=True, slots=True)

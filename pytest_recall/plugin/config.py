@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -33,6 +33,8 @@ from pytest_recall.sessions import (
     Wrapper,
 )
 
+# --recall-stop: 'never' runs every case; 'decided' stops starting them once the score gate is decided (plugin/stop.py).
+StopMode = Literal["never", "decided"]
 # The first retry's delay; rate limits usually lift within seconds.
 DEFAULT_RETRY_DELAY_S = 5.0
 
@@ -51,6 +53,8 @@ class ScaleOut:
     shard: tuple[int, int] | None = None
     shard_durations_path: Path | None = None
     resume_path: Path | None = None
+    # --recall-stop: 'decided' stops starting cases once the score gate is decided.
+    stop: StopMode = "never"
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from pytest_recall.plugin.checks import check_mcp_servers, check_suite_scope, ch
 from pytest_recall.plugin.config import Outputs, RunConfig, ScaleOut
 from pytest_recall.plugin.options import flag_of
 from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
+from pytest_recall.plugin.stop import STOP_NEEDS_SCORE_GATE
 from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed, is_worker
 from pytest_recall.reporting import AUTO, ShardError, parse_shard, shard_from_environment
 from pytest_recall.sessions import (
@@ -68,6 +69,8 @@ def read_run_config(config: pytest.Config) -> RunConfig:
         preflight=read.switch("recall_preflight"),
     )
     check_suite_scope(config, run)
+    if run.scale_out.stop == "decided" and run.outputs.gate != "score":
+        raise pytest.UsageError(STOP_NEEDS_SCORE_GATE)
     here = Path(config.invocation_params.dir)
     outputs = run.outputs
     written = (
@@ -219,6 +222,7 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
         shard=_shard(read),
         shard_durations_path=durations,
         resume_path=read.path("recall_resume"),
+        stop=read.choice("recall_stop"),
     )
 
 

@@ -24,12 +24,15 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
+from pytest_recall.plugin.stop import StopSignal
 from pytest_recall.reporting import CaseRecord
 from pytest_recall.scoring import TaskJudgeFailure, Verdict, case_verdict
 from pytest_recall.sessions import (
+    MAX_RATE_LIMITED_ATTEMPTS,
     CasePool,
     Flow,
     GroupIngests,
+    HostPause,
     LlmJudging,
     Pause,
     SessionSettings,
@@ -40,6 +43,7 @@ from pytest_recall.sessions import (
     grouped_case_flow,
     judged_flow,
     open_shared_scope,
+    rate_limit_wait,
     release_run,
     remove_tree,
     run_id,
@@ -116,6 +120,10 @@ class CaseExecutor:
         # Cases ahead that an earlier run scored, until pytest reaches them.
         self._resumed: set[str] = set()
         self.in_flight = 0
+        # --recall-stop=decided: set once planned; says when the score gate is decided and no case may start.
+        self.stop: StopSignal | None = None
+        # The run's rate-limit pause on this host, set once planned; None runs without one.
+        self.host_pause: HostPause | None = None
 
     def plan(self, items: Sequence[Any]) -> None:
         """The items this process will run, in order, for the look-ahead.
@@ -147,7 +155,7 @@ class CaseExecutor:
     def _starts_ahead(self, item: RunnableItem) -> bool:
         """Whether a case ahead is to start now: not in flight, within budget, and not resumed
         (found once, then remembered until pytest reaches it, so it is read again only once)."""
-        if item.nodeid in self._started or item.nodeid in self._resumed or self.budget_spent() is not None:
+        if item.nodeid in self._started or item.nodeid in self._resumed or self._stop_reason() is not None:
             return False
         if self.resume is not None and self._stored(item) is not None:
             self._resumed.add(item.nodeid)
@@ -169,9 +177,10 @@ class CaseExecutor:
         self._started.add(item.nodeid)
 
         attempts = itertools.count(1)
+        pause = self.host_pause
 
         def attempt() -> Flow:
-            return grouped_case_flow(
+            flow = grouped_case_flow(
                 case,
                 self.sessions,
                 self.judge,
@@ -181,8 +190,9 @@ class CaseExecutor:
                 epoch=item.epoch,
                 last_attempt=next(attempts) > self.spread.retries,
             )
+            return flow if pause is None else pause.paced(flow)
 
-        flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s)
+        flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s, pause)
         # No judge command: the flow as it is, with no extra generator frame on every step's yield.
         self.pool.submit(item.nodeid, flow if self.judging is None else judged_flow(flow, self.judging))
 
@@ -212,9 +222,13 @@ class CaseExecutor:
         self.spent_usd += run.earlier_cost_usd or 0.0
         return run
 
-    def budget_stops(self, item: RunnableItem) -> str | None:
-        """Why ``item`` must not start: the budget is spent and it is not already in flight; else None."""
-        return None if item.nodeid in self.pool else self.budget_spent()
+    def _stop_reason(self) -> str | None:
+        """Why no more case may start: the budget is spent or the score gate is decided; else None."""
+        return self.budget_spent() or (self.stop.reason() if self.stop is not None else None)
+
+    def stops(self, item: RunnableItem) -> str | None:
+        """Why ``item`` must not start (see ``_stop_reason``) when it is not already in flight; else None."""
+        return None if item.nodeid in self.pool else self._stop_reason()
 
     def verdict(self, run: CaseRun, case_folder: Path | None, collected_digests: Mapping[str, str] | None) -> Verdict:
         """The bridge to :func:`case_verdict`: this run's judge hook and the trap-task judge's runner."""
@@ -258,20 +272,31 @@ def agent_failed(run: CaseRun) -> bool:
     return run.error is not None or any(step.result.failed for step in run.steps)
 
 
-def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float) -> Flow:
+def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float, pause: HostPause | None = None) -> Flow:
     """Run a case; after an agent failure run it again from step 1, up to ``retries`` more times.
 
     Each attempt is a new :func:`case_flow`, so a fresh scope and HOME. Between
     attempts the case yields a :class:`Pause` of ``delay_s``, doubling each
-    time: the pool keeps every other case in flight running meanwhile.
+    time: the pool keeps every other case in flight running meanwhile. A run
+    the model refused for a rate limit is no agent failure: it pauses every
+    session start on the host (``pause``) and runs again, outside ``retries``.
     """
-    number = 1
+    number = refusals = 1
     earlier: list[float] = []
     while True:
         run = yield from attempt()
+        wait = rate_limit_wait(run) if pause is not None else None
+        if wait is not None and refusals <= MAX_RATE_LIMITED_ATTEMPTS:
+            assert pause is not None
+            earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
+            until = pause.extend(wait, refusals)
+            yield Pause(time.monotonic() + max(0.0, until - time.time()))
+            refusals += 1
+            continue
         if number > retries or not agent_failed(run):
             spent = sum(earlier) if earlier else None
-            return replace(run, attempts=number, earlier_cost_usd=spent) if number > 1 else run
+            runs = number + refusals - 1
+            return replace(run, attempts=runs, earlier_cost_usd=spent) if runs > 1 else run
         earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
         yield Pause(time.monotonic() + delay_s * 2 ** (number - 1))
         number += 1

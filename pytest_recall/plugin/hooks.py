@@ -31,14 +31,18 @@ from pytest_recall.plugin.judge_fixture import RecallJudge
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, OPTIONS, add_options
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
+from pytest_recall.plugin.rate_pause import RatePause, pause_folder
 from pytest_recall.plugin.recorder import Recorder
 from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.plugin.sandbox_setup import check_sandbox
 from pytest_recall.plugin.signals import TerminationSignals
+from pytest_recall.plugin.stop import STOP_KEY, StopGate, worker_signal
 from pytest_recall.plugin.task_graders import TaskGraders
 from pytest_recall.plugin.xdist_handoff import (
     JUDGE_CACHE_INPUT,
+    PAUSE_FOLDER_INPUT,
     RESUME_INPUT,
+    STOP_FILE_INPUT,
     WorkerHandoff,
     dealt_batch,
     handed,
@@ -46,7 +50,7 @@ from pytest_recall.plugin.xdist_handoff import (
 )
 from pytest_recall.reporting import durations_by_nodeid, shard_members, shared_home_warning
 from pytest_recall.scoring import judge_answer, score_contains
-from pytest_recall.sessions import SharedVerdicts, tracking_line
+from pytest_recall.sessions import HostPause, SharedVerdicts, tracking_line
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
 
@@ -88,6 +92,13 @@ def pytest_configure(config: pytest.Config) -> None:
         check_sandbox(config, run)
         recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
+        if run.command.argv:
+            config.stash[CONTROLLER_PLUGINS_KEY].append(RatePause(config))
+        if run.scale_out.stop == "decided":
+            under_xdist = config.pluginmanager.hasplugin("xdist")
+            stop = StopGate(config, run.outputs.threshold, recorder.records, under_xdist=under_xdist)
+            config.stash[STOP_KEY] = stop.signal
+            config.stash[CONTROLLER_PLUGINS_KEY].append(stop)
         if config.pluginmanager.hasplugin("xdist"):
             config.stash[CONTROLLER_PLUGINS_KEY].append(
                 WorkerHandoff(config, lambda: config.stash.get(RESUME_KEY, None))
@@ -165,10 +176,12 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--recall-shard``: keep this shard's share of whatever else selection left; ``--recall-scope=suite``: order."""
+    """``--recall-shard``: keep this shard's share of whatever else selection left; ``--recall-scope=suite``
+    and ``--recall-stop=decided``: order."""
     __tracebackhide__ = True
     run = config.stash[CONFIG_KEY]
-    if run.isolation.scope == "suite":
+    if run.isolation.scope == "suite" or run.scale_out.stop == "decided":
+        # --recall-stop=decided: the gate's guarantee needs cases drawn at random, not in folder order.
         items[:] = seeded_order(items)
     shard, durations_path = run.scale_out.shard, run.scale_out.shard_durations_path
     if shard is None:
@@ -238,7 +251,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         resume=resume,
         shared_verdicts=SharedVerdicts.from_handoff(shared_verdicts),
     )
+    executor.host_pause = HostPause(pause_folder(config, handed(config, PAUSE_FOLDER_INPUT)))
     executor.plan(planned)
+    executor.stop = config.stash.get(STOP_KEY, None) or worker_signal(handed(config, STOP_FILE_INPUT))
     session.config.stash[EXECUTOR_KEY] = executor
 
 

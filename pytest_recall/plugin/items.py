@@ -96,9 +96,9 @@ class CaseItem(pytest.Item):
         try:
             stored = executor.stored(self)
             if stored is None:
-                over_budget = executor.budget_stops(self)
-                if over_budget is not None:
-                    pytest.skip(over_budget)
+                stopped = executor.stops(self)
+                if stopped is not None:
+                    pytest.skip(stopped)
                 self.run = executor.run(self)
         except CaseUnreadable as exc:
             if not exc.harness_short:

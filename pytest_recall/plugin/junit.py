@@ -28,6 +28,7 @@ from pytest_recall.reporting import (
     fold_repeated_stderr,
     judge_run_properties,
     property_text,
+    stop_line,
 )
 
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
@@ -65,6 +66,7 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("recall_n_passed", report.get("n_passed")),
         ("recall_n_total", report.get("n_total")),
         ("recall_threshold", report.get("threshold")),
+        ("recall_stop", stop_line(report)),
     ]
     for category, score in sorted((report.get("by_category") or {}).items()):
         properties.append((f"recall_category_{category}", score))

@@ -25,7 +25,7 @@ import pytest
 from pytest_recall.agents.adapters.presets import PRESETS
 from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
-from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S
+from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S, StopMode
 from pytest_recall.reporting import Gate, TranscriptMode
 from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudge, FreeFormJudge
 from pytest_recall.sessions import (
@@ -152,6 +152,15 @@ RUN_OPTIONS = (
         "What pytest's exit status follows: 'cases' (default) fails on any failed case; 'score' exits 0 when the "
         "run score reaches --recall-threshold and 1 when it does not, whatever single cases did.",
         choices=Gate,
+    ),
+    Option.mode(
+        "recall_stop",
+        "'decided' runs cases in a seeded random order and stops starting them once an anytime-valid test "
+        "(valid however often it is checked) decides, wrong at most 1 time in 20, whether the run score "
+        "reaches --recall-threshold; cases in flight finish and count, the rest are skipped as not run. "
+        "Needs --recall-gate=score. "
+        "Default 'never': every case runs.",
+        choices=StopMode,
     ),
     Option(
         "recall_epochs",

@@ -24,7 +24,7 @@ from pytest_recall.reporting.shard import (
     shard_members,
 )
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
-from pytest_recall.reporting.summary import error_lines, format_summary, shared_home_warning, warning_lines
+from pytest_recall.reporting.summary import error_lines, format_summary, shared_home_warning, stop_line, warning_lines
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode, transcripts_view
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "shard_members",
     "shared_home_warning",
     "sort_records",
+    "stop_line",
     "summary_of",
     "task_entry",
     "transcripts_view",

@@ -37,7 +37,14 @@ from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import usd as _usd
-from pytest_recall.reporting.summary import BENCHMARK_METRICS, benchmark_lines, counted, memory_lines, run_unit
+from pytest_recall.reporting.summary import (
+    BENCHMARK_METRICS,
+    benchmark_lines,
+    counted,
+    memory_lines,
+    run_unit,
+    stop_line,
+)
 from pytest_recall.scoring.stats import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]
@@ -158,6 +165,7 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
     notes = [
         _threshold_sentence(passed, score, threshold),
         *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
+        stop_line(report),
     ]
     gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
     tiles = [

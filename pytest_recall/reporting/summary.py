@@ -15,6 +15,14 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
     listed = list(records if records is not None else report.get("cases") or [])
     lines = [verdict_line(report), *warning_lines(report, listed)]
     lines += _trust_lines(report)
+    if (stopped := stop_line(report)) is not None:
+        lines.append(f"  {stopped}")
+    limits = report.get("rate_limits")
+    if limits:
+        lines.append(
+            f"  rate limits: the model refused {counted(int(limits['n_refused']), 'session')}; new sessions on "
+            f"this host were paused {limits['paused_s']:.1f}s in all, and those cases ran again from step 1"
+        )
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     lines += benchmark_lines(listed)
@@ -209,6 +217,25 @@ def _what_stopped(reason: str) -> str:
 
 def _interval_brackets(interval: Mapping[str, Any] | None) -> str:
     return f"[{interval['low']:.3f}, {interval['high']:.3f}]" if interval else ""
+
+
+def stop_line(report: Mapping[str, Any]) -> str | None:
+    """``--recall-stop=decided``: when the gate was decided, on how many cases, and how sure; None without it."""
+    stop = report.get("stop")
+    if not stop:
+        return None
+    low, high = stop["interval"]
+    level = round(100 * (1 - stop["alpha"]))
+    estimate = "-" if stop["estimate"] is None else f"{stop['estimate']:.3f}"
+    both_sides = round(100 * stop.get("interval_level", 1 - 2 * stop["alpha"]))
+    sure = f"estimate {estimate}, {both_sides}% anytime-valid interval [{low:.3f}, {high:.3f}]"
+    if stop["decided_after"] is None:
+        return f"not decided early: all {stop['n_cases']} cases ran ({sure})"
+    side = "at or above" if stop["decision"] == "above" else "below"
+    return (
+        f"decided after {stop['decided_after']} of {stop['n_cases']} cases: score {side} the threshold at "
+        f"{level}% ({sure}); {counted(int(stop['n_not_run']), 'case')} not run"
+    )
 
 
 def _trust_lines(report: Mapping[str, Any]) -> list[str]:

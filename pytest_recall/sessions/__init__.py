@@ -21,6 +21,7 @@ from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S
 from pytest_recall.sessions.llm_judging import LlmJudgeSettings, LlmJudging, judged_flow
 from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
+from pytest_recall.sessions.rate_limits import MAX_RATE_LIMITED_ATTEMPTS, HostPause, rate_limit_wait
 from pytest_recall.sessions.rooms import (
     HomeCopy,
     HomeMode,
@@ -60,6 +61,7 @@ __all__ = [
     "DEFAULT_JUDGE_TIMEOUT_S",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_TIMEOUT_S",
+    "MAX_RATE_LIMITED_ATTEMPTS",
     "AgentCommand",
     "AgentStartError",
     "CasePool",
@@ -67,6 +69,7 @@ __all__ = [
     "GroupIngests",
     "HomeCopy",
     "HomeMode",
+    "HostPause",
     "Isolation",
     "LiveSettings",
     "LlmJudgeSettings",
@@ -97,6 +100,7 @@ __all__ = [
     "judged_flow",
     "made_folder",
     "open_shared_scope",
+    "rate_limit_wait",
     "release_run",
     "remove_agent_tree",
     "remove_tree",

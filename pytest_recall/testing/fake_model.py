@@ -20,6 +20,7 @@ each verdict against what the model actually answered. Standard library only:
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -41,8 +42,12 @@ from pytest_recall.testing.wire import (
 )
 from pytest_recall.testing.wire_gemini import count_tokens, gemini_chunks, gemini_response, read_gemini, route
 
-__all__ = ["MODES", "FakeModelServer", "Mode"]
+__all__ = ["MODES", "FakeModelServer", "Mode", "RateLimitStretch"]
 
+# What a refused request gets back, as the providers word it (Anthropic's type, OpenAI's words).
+RATE_LIMITED_BODY: Json = {
+    "error": {"type": "rate_limit_error", "message": "Rate limit reached: 429 Too Many Requests"}
+}
 # A request body the fake model reads at most; the real APIs refuse far less (a few MiB).
 MAX_BODY_BYTES = 32 << 20
 
@@ -50,9 +55,12 @@ MAX_BODY_BYTES = 32 << 20
 class FakeModelServer:
     """A threaded HTTP server on 127.0.0.1; ``port=0`` picks a free port. Use as a context manager."""
 
-    def __init__(self, mode: Mode, port: int = 0, log_path: Path | None = None) -> None:
+    def __init__(
+        self, mode: Mode, port: int = 0, log_path: Path | None = None, rate_limit: RateLimitStretch | None = None
+    ) -> None:
         self.mode = mode
         self.log_path = log_path
+        self.rate_limit = rate_limit
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -90,6 +98,34 @@ class FakeModelServer:
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock, self.log_path.open("a", encoding="utf-8") as out:
             out.write(line)
+
+
+class RateLimitStretch:
+    """A provider's rate limit: after ``after`` model requests, every request gets HTTP 429 for ``seconds``.
+
+    Each refused request is counted, so a test can hold a harness's backoff
+    to how many attempts reached the model while it was limited.
+    """
+
+    def __init__(self, after: int, seconds: float) -> None:
+        self.after = after
+        self.seconds = seconds
+        self.requests = 0
+        self.refused = 0
+        self._ends: float | None = None
+        self._lock = threading.Lock()
+
+    def retry_after(self) -> float | None:
+        """For the request now arriving: the seconds left of the stretch when it is refused, else None."""
+        with self._lock:
+            self.requests += 1
+            now = time.monotonic()
+            if self._ends is None and self.requests > self.after:
+                self._ends = now + self.seconds
+            if self._ends is None or now >= self._ends:
+                return None
+            self.refused += 1
+            return self._ends - now
 
 
 class FakeModelHandler(BaseHTTPRequestHandler):
@@ -132,6 +168,8 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             self._bad_request(f"not a {path} request: {type(exc).__name__}: {str(exc)[:200]}")
             return
+        if self._refused(path):
+            return
         reply = decide(request, self.server_of_run.mode)
         model = gemini[0] if gemini is not None else str(body.get("model") or MODEL_NAME)
         tokens_in = tokens(request.context)
@@ -166,6 +204,16 @@ class FakeModelHandler(BaseHTTPRequestHandler):
             self._sse(chat_chunks(reply, model, tokens_in), done=True)
         else:
             self._json(200, chat_completion(reply, model, tokens_in))
+
+    def _refused(self, path: str) -> bool:
+        """Within a rate-limit stretch: answer 429 with its Retry-After, and say so."""
+        limit = self.server_of_run.rate_limit
+        wait = None if limit is None else limit.retry_after()
+        if wait is None:
+            return False
+        self.server_of_run.log({"at": time.time(), "path": path, "status": 429, "retry_after": wait})
+        self._json(429, RATE_LIMITED_BODY, {"Retry-After": str(max(1, math.ceil(wait)))})
+        return True
 
     def _gemini(self, reply: Reply, model: str, tokens_in: int, stream: bool) -> None:
         """One response; or its chunks, as server-sent events when asked ``alt=sse``, else a JSON array."""
@@ -208,9 +256,11 @@ class FakeModelHandler(BaseHTTPRequestHandler):
     def _bad_request(self, message: str) -> None:
         self._json(400, {"error": {"type": "invalid_request_error", "message": message}})
 
-    def _json(self, status: int, document: Json | list[Json]) -> None:
+    def _json(self, status: int, document: Json | list[Json], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(document).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

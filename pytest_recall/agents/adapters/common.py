@@ -19,6 +19,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
+
+from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT, RATE_LIMITED_MARK
 
 # The exit status of an adapter whose CLI cannot be found, as a shell would say it.
 NOT_FOUND = 127
@@ -137,9 +140,29 @@ def finish(outcome: Outcome, returncode: int) -> int:
         # A failed step has no answer to judge: whatever the CLI said goes to the transcript only.
         chatter(outcome.answer)
         print(outcome.failure or f"the CLI exited {returncode}", file=sys.stderr, flush=True)
+        wait = rate_limit_in(f"{outcome.failure}\n{outcome.answer}")
+        if wait is not None:
+            # The model's limit, not the agent's failure: the harness pauses the run and retries the case.
+            retry = f" retry-after={wait:g}" if wait else ""
+            print(f"{RATE_LIMITED_MARK} the model refused this step for a rate limit;{retry}", file=sys.stderr)
+            return RATE_LIMITED_EXIT
         return returncode or 1
     print(outcome.answer, flush=True)
     return 0
+
+
+# How the CLIs word a provider's rate limit on stdout: the HTTP status, and Anthropic's and OpenAI's phrases.
+_RATE_LIMITED = re.compile(r"\b429\b|rate[ _-]?limit|too many requests|overloaded_error", re.IGNORECASE)
+_RETRY_AFTER = re.compile(r"retry[ _-]?after\W{0,3}([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
+
+
+def rate_limit_in(text: str) -> float | None:
+    """When ``text`` says the model refused for a rate limit: the seconds it asked to wait (0.0 if it did not
+    say); else None."""
+    if not _RATE_LIMITED.search(text):
+        return None
+    found = _RETRY_AFTER.search(text)
+    return float(found.group(1)) if found else 0.0
 
 
 def chatter(text: str) -> None:

@@ -1,0 +1,164 @@
+"""``--recall-stop=decided``: stop starting cases once the score gate's answer is known.
+
+The decision is the controller's (or the plain run's): it alone sees every
+case's result. It feeds :class:`~pytest_recall.scoring.sequential.ScoreGate`
+the results in the order the cases were drawn (the seeded order collection
+put them in), holding back any that finished ahead of an earlier one: a case
+that fails by timing out finishes late, and feeding results as they finish
+would lean towards the quick passes. Once decided it says so in a small file
+in a folder every xdist worker on the host was handed; a worker looks at it
+before each case starts, so no new case starts, and those in flight finish
+and count. Cases that never started are pytest skips with the decision as
+their reason: they have no record, so they count neither in the score nor
+as failures or errors.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_recall.plugin.xdist_handoff import STOP_FILE_INPUT
+from pytest_recall.scoring import ScoreGate, score_interval
+from pytest_recall.sessions import made_folder
+
+# The level of the gate's decision and of the interval the report gives; as the run's intervals, 95%.
+STOP_ALPHA = 0.05
+NOT_RUN_REASON = "recall: not run: the score gate was decided"
+STOP_NEEDS_SCORE_GATE = (
+    "--recall-stop=decided needs --recall-gate=score: the 'cases' gate fails on any single failed case, "
+    "which only running every case can rule out"
+)
+_MAIN_RUN = "recall"
+
+
+class StopSignal:
+    """Whether the gate is decided, read the same way in the controller, a plain run and a worker.
+
+    A plain run keeps it in memory; under xdist the controller also writes
+    it to ``path``, and a worker (which has no gate) reads that file.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._reason: str | None = None
+
+    def decide(self, reason: str) -> None:
+        self._reason = reason
+        if self.path is not None:
+            self.path.write_text(reason, encoding="utf-8")
+
+    def reason(self) -> str | None:
+        """Why no further case may start, or None while the gate is open."""
+        if self._reason is None and self.path is not None:
+            try:
+                self._reason = self.path.read_text(encoding="utf-8") or None
+            except FileNotFoundError:
+                return None
+        return self._reason
+
+
+STOP_KEY = pytest.StashKey[StopSignal]()
+
+
+def worker_signal(handed_path: str | None) -> StopSignal | None:
+    return None if handed_path is None else StopSignal(Path(handed_path))
+
+
+class StopGate:
+    """Controller (or plain run) only: feeds the gate in drawn order and reports the decision."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        threshold: float,
+        case_scalars: Mapping[str, Mapping[str, Any]],
+        *,
+        under_xdist: bool,
+    ) -> None:
+        self.config = config
+        self.threshold = threshold
+        # The recorder's per-case scalars by node id: it takes each record off its report before other plugins look.
+        self.case_scalars = case_scalars
+        folder: Path | None = None
+        if under_xdist:
+            folder = made_folder("stop")
+            config.add_cleanup(lambda: shutil.rmtree(str(folder), ignore_errors=True))
+        self.signal = StopSignal(None if folder is None else folder / "decided")
+        self._drawn: dict[str, int] = {}
+        self._held: dict[int, float] = {}
+        self._fed: list[float] = []
+        self._gate: ScoreGate | None = None
+        self.decided_after: int | None = None
+        self.not_run = 0
+
+    def _plan(self, nodeids: list[str]) -> None:
+        main = [nodeid for nodeid in nodeids if nodeid.rsplit("::", 1)[-1].startswith(_MAIN_RUN)]
+        self._drawn = {nodeid: index for index, nodeid in enumerate(main)}
+        self._gate = ScoreGate(len(main), self.threshold, STOP_ALPHA) if main else None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._plan([item.nodeid for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self._gate is None:
+            self._plan(list(ids))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[STOP_FILE_INPUT] = None if self.signal.path is None else str(self.signal.path)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped:
+            # Not run (this gate, or --recall-max-cost): no score to feed; a gap stalls the gate, never biases it.
+            self.not_run += NOT_RUN_REASON in str(report.longrepr)
+            self._drawn.pop(report.nodeid, None)
+        if report.when != "teardown" or report.nodeid not in self._drawn:
+            return
+        score = (self.case_scalars.get(report.nodeid) or {}).get("score")
+        # A case with no score (its agent could not start) counts as 0: failing to answer never helps pass.
+        self._held[self._drawn.pop(report.nodeid)] = float(score) if score is not None else 0.0
+        self._feed()
+
+    def _feed(self) -> None:
+        while self._gate is not None and len(self._fed) in self._held:
+            score = self._held.pop(len(self._fed))
+            self._fed.append(min(1.0, max(0.0, score)))
+            state = self._gate.add(self._fed[-1])
+            if state.decision is not None and self.decided_after is None and state.seen < state.population:
+                self.decided_after = state.seen
+                self.signal.decide(f"{NOT_RUN_REASON} {state.decision} {self.threshold:g} after {state.seen} cases")
+
+    def block(self) -> dict[str, Any] | None:
+        """The report's ``stop`` block, or None when no case was planned."""
+        if self._gate is None:
+            return None
+        # Two-sided at 2 * alpha: each side errs at most alpha, as each side of the decision does, so the
+        # interval excludes the threshold when (up to a grid step) the gate decided.
+        low, high = score_interval(self._fed, self._gate.population, 2 * STOP_ALPHA)
+        return {
+            "mode": "decided",
+            "decided_after": self.decided_after,
+            "n_cases": self._gate.population,
+            "n_fed": len(self._fed),
+            "n_not_run": self.not_run,
+            "decision": self._gate.state.decision if self.decided_after is not None else None,
+            "estimate": round(sum(self._fed) / len(self._fed), 4) if self._fed else None,
+            "interval": [round(low, 4), round(high, 4)],
+            "alpha": STOP_ALPHA,
+            "interval_level": 1 - 2 * STOP_ALPHA,
+        }
+
+    def pytest_recall_modify_report(self, report: dict[str, Any], config: pytest.Config) -> None:
+        block = self.block()
+        if block is None:
+            return
+        report["stop"] = block
+        if block["decision"] is not None and not report.get("n_collection_errors"):
+            # The cases not run are what the gate's guarantee is about; the mean of those run alone is not the verdict.
+            report["passed"] = block["decision"] == "above"
