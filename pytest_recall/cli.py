@@ -277,8 +277,8 @@ def _rejudge(args: argparse.Namespace) -> int:
     judges = parse_judges(args.judge_cmd)
     report = _load_reports([args.report])[0]
     total = len(report["cases"])
-    if len(missing := not_kept(report)) == total:
-        raise BadInput([missing_line(missing, total) or f"{args.report} holds no case to re-judge"])
+    if len(unjudgeable := not_kept(report)) == total:
+        raise BadInput([missing_line(unjudgeable, total) or f"{args.report} holds no case to re-judge"])
     result = rejudge(report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers)
     print(f"rejudge: {total - len(result['not_kept'])} answers of {args.report} by {len(judges)} judges")
     print("\n".join(format_panel(result["table"])))
