@@ -1,8 +1,11 @@
 """``pytest-recall rejudge`` (issue 56): a run's kept answers put to a strict and a lenient judge, no agent started.
 
-The judges here are small programs whose verdicts are known in advance, and
-each logs every request it reads, so a test can hold the requests ``rejudge``
-sends to those of the run itself. The agent is counted at each start.
+The judges of the first tests are small programs whose verdicts are known in
+advance, and each logs every request it reads, so a test can hold the
+requests ``rejudge`` sends to those of the run itself; the agent is counted at
+each start. The last test is the recipe of docs/llm-judge.md: an imported
+LoCoMo suite judged through the real ``llm`` and ``recall-judge`` by the fake
+model, strict, then re-judged by it strict and lenient.
 """
 
 from __future__ import annotations
@@ -14,9 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_wiring import llm_wiring, real_cli
 
 from conftest import AGENTS_DIR, RecallSuite
+from pytest_recall.agents.adapters.llm import ADAPTER
+from pytest_recall.cli import main
+from pytest_recall.scoring.judge_panel import PanelCase, fleiss_kappa, panel_table
+from pytest_recall.testing import FakeModelServer
 
+DATA = Path(__file__).resolve().parent / "data"
 CLI = (sys.executable, "-m", "pytest_recall.cli")
 JUDGE = """
 import json, os, sys
@@ -37,6 +46,23 @@ sys.argv[0] = {agent!r}
 runpy.run_path({agent!r}, run_name="__main__")
 """
 REMEMBER = "remember Postgres\nsay noted"
+# An agent whose LoCoMo answers are fixed, so the judges' verdicts are: right, a shotgun, a vague one, a decline.
+LOCOMO_AGENT = """
+import os, sys
+from pathlib import Path
+prompt = sys.argv[-1] if len(sys.argv) > 1 else Path(os.environ["RECALL_PROMPT_FILE"]).read_text()
+answers = {
+    "When did Caroline go to the LGBTQ": "She went on 7 May 2023.",
+    "What did Caroline research?": "Adoption agencies.",
+    "raise awareness for?": "It was for mental health.",
+    "In what year did Melanie go camping": "2021 or 2022, maybe 2023.",
+    "What business did Jon start?": "Something to do with his hobbies, I believe.",
+    "When did Jon find a location": "On 29 January, 2023.",
+}
+asked = [question for question in QUESTIONS if question in prompt]
+said = [answer for question, answer in answers.items() if asked and question in asked[0]]
+print(said[0] if said else "Not mentioned in my memory (UNKNOWN)" if asked else "OK")
+"""
 
 
 def judge(folder: Path, mode: str) -> str:
@@ -59,7 +85,7 @@ def add_open(recall_suite: RecallSuite, case_id: str, answer_line: str, kind: st
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.fixture
@@ -140,3 +166,73 @@ def test_a_report_from_before_kept_answers_says_which_cases_cannot_be_rejudged(
     assert done.stderr.startswith("pytest-recall rejudge: 5 of 5 cases kept no answer to judge and cannot be re-judged")
     assert "suite/case_01_right" in done.stderr and len(done.stderr.splitlines()) == 1
     assert len(counter.read_text().splitlines()) == 10
+
+
+def fake_judge(folder: Path, server: FakeModelServer) -> str:
+    """``recall-judge`` through ``llm`` to this fake model, its llm folder named in its own command."""
+    for file_name, text in llm_wiring(server.base_url).home_files.items():
+        (folder / Path(file_name).name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / Path(file_name).name).write_text(text, encoding="utf-8")
+    recall_judge = Path(sys.executable).with_name("recall-judge")
+    return shlex.join(["env", f"LLM_USER_PATH={folder}", "OPENAI_API_KEY=sk-fake", str(recall_judge), "-m", "fake"])
+
+
+@pytest.mark.slow
+def test_a_locomo_run_rejudged_by_the_strict_and_the_lenient_fake_judge(pytester: pytest.Pytester) -> None:
+    real_cli(ADAPTER)
+    assert main(["import", "locomo", str(DATA / "locomo_tiny.json"), "--out", str(pytester.path / "loc")]) == 0
+    report, out = pytester.path / "report.json", pytester.path / "rejudged.json"
+    questions = [
+        qa["question"] for sample in json.loads((DATA / "locomo_tiny.json").read_text()) for qa in sample["qa"]
+    ]
+    agent = pytester.path / "locomo_agent.py"
+    agent.write_text(f"QUESTIONS = {questions!r}\n{LOCOMO_AGENT}", encoding="utf-8")
+    fixed = shlex.join([sys.executable, str(agent)])
+    with FakeModelServer("memory") as strict_server, FakeModelServer("lenient") as lenient_server:
+        strict = fake_judge(pytester.path / "llm-strict", strict_server)
+        lenient = fake_judge(pytester.path / "llm-lenient", lenient_server)
+        pytester.runpytest_subprocess(
+            "loc",
+            f"--recall-cmd={fixed}",
+            f"--recall-report={report}",
+            f"--recall-judge-cmd={strict}",
+            "--recall-concurrency=4",
+            timeout=600,
+        )
+        done = cli(
+            "rejudge",
+            report,
+            f"--judge-cmd=strict={strict}",
+            f"--judge-cmd=lenient={lenient}",
+            "-o",
+            out,
+            "--workers=4",
+        )
+    assert done.returncode == 0, done.stderr
+    print(done.stdout)
+    run = {f"{r['suite']}/{r['id']}": r for r in json.loads(report.read_text())["cases"]}
+    rejudged = json.loads(out.read_text())
+    for case in rejudged["cases"]:
+        assert case["verdicts"]["strict"]["score"] == run[case["case"]]["llm_judge"]["score"], case["case"]
+    table = rejudged["table"]
+    strict_score, lenient_score = table["judges"]["strict"]["score"], table["judges"]["lenient"]["score"]
+    assert lenient_score > strict_score and table["spread"] == round(lenient_score - strict_score, 4)
+    assert table["flips"] and table["pairs"][0]["kappa"] is not None
+    assert table["deterministic"]["n"] == table["judges"]["strict"]["n"] == len(run)
+
+
+def test_three_judges_get_fleiss_kappa_and_a_judge_error_is_not_a_fail() -> None:
+    # Worked by hand: 5 yes of 9, chance agreement 41/81, observed (1/3 + 1 + 1) / 3: kappa 0.55.
+    assert fleiss_kappa([[True, True, False], [True, True, True], [False, False, False]]) == pytest.approx(0.55)
+    assert fleiss_kappa([[True, True, True]]) is None
+    cases = [
+        PanelCase("s/a", "free", "c", None, {"x": 1.0, "y": 1.0, "z": 0.0}),
+        PanelCase("s/b", "free", "c", None, {"x": 1.0, "y": 1.0, "z": 1.0}),
+        PanelCase("s/c", "free", "c", None, {"x": 0.0, "y": 0.0, "z": 0.0}),
+        PanelCase("s/d", "free", "c", None, {"x": None, "y": 1.0, "z": 0.0}),
+    ]
+    table = panel_table(cases, ["x", "y", "z"])
+    assert table["fleiss_kappa"] == 0.55 and len(table["pairs"]) == 3
+    assert table["judges"]["x"] == {"n": 3, "passed": 2, "errors": 1, "score": 0.6667, "interval": [0.2077, 0.9385]}
+    assert [flip["case"] for flip in table["flips"]] == ["s/a", "s/d"]
+    assert table["spread"] == round(0.75 - 0.25, 4) and table["deterministic"]["n"] == 0
