@@ -11,6 +11,7 @@ model, strict, then re-judged by it strict and lenient.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -236,3 +237,29 @@ def test_three_judges_get_fleiss_kappa_and_a_judge_error_is_not_a_fail() -> None
     assert table["judges"]["x"] == {"n": 3, "passed": 2, "errors": 1, "score": 0.6667, "interval": [0.2077, 0.9385]}
     assert [flip["case"] for flip in table["flips"]] == ["s/a", "s/d"]
     assert table["spread"] == round(0.75 - 0.25, 4) and table["deterministic"]["n"] == 0
+
+
+HANGING_JUDGE = """
+import os, sys, time
+with open(sys.argv[1], "a") as pids:
+    pids.write(f"{os.getpid()}\\n")
+time.sleep(60)
+"""
+
+
+@pytest.mark.slow
+def test_a_hanging_judge_is_killed_and_its_verdicts_are_judge_errors(judged_run: tuple[RecallSuite, Path]) -> None:
+    recall_suite, _ = judged_run
+    script, pids = recall_suite.pytester.path / "hang.py", recall_suite.pytester.path / "pids.txt"
+    script.write_text(HANGING_JUDGE, encoding="utf-8")
+    hanging = shlex.join([sys.executable, str(script), str(pids)])
+
+    done = cli("rejudge", recall_suite.report_path, f"--judge-cmd=hangs={hanging}", "--timeout=1", "--workers=4")
+
+    assert done.returncode == 0, done.stderr
+    assert "  hangs                0       0       4      -" in done.stdout
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 4
+    for pid in started:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
