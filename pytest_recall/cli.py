@@ -270,6 +270,50 @@ def _judge_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rejudge(args: argparse.Namespace) -> int:
+    """A run's kept answers re-judged by each judge command, no agent started: the judges table, and -o the verdicts."""
+    from pytest_recall.agents.rejudge import missing_line, not_kept, parse_judges, rejudge
+    from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.scoring.judge_panel import format_panel
+
+    judges = parse_judges(args.judge_cmd)
+    report = _load_reports([args.report])[0]
+    total = len(report["cases"])
+    if len(unjudgeable := not_kept(report)) == total:
+        raise BadInput([missing_line(unjudgeable, total) or f"{args.report} holds no case to re-judge"])
+    result = rejudge(report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers)
+    print(f"rejudge: {total - len(result['not_kept'])} answers of {args.report} by {len(judges)} judges")
+    print("\n".join(format_panel(result["table"])))
+    missing = missing_line(result["not_kept"], total)
+    if missing is not None:
+        print(f"  {missing}")
+    if args.output:
+        write_json_atomic(Path(args.output), {"report": args.report, **result})
+        print(f"  verdicts: {args.output}")
+    return 0
+
+
+def _add_rejudge(commands: Any) -> None:
+    command = commands.add_parser(
+        "rejudge",
+        help="re-judge a report's kept answers with one or more judge commands, no agent started: "
+        "how much does the score depend on the judge?",
+    )
+    command.add_argument("report", help="a report file (report.json) of a run, merged or not")
+    command.add_argument(
+        "--judge-cmd",
+        action="append",
+        required=True,
+        metavar="[NAME=]CMD",
+        help="a judge command, as for --recall-judge-cmd; give it once per judge, named NAME=CMD or by position",
+    )
+    command.add_argument("-o", "--output", metavar="PATH", help="write every judge's verdicts and the table here")
+    command.add_argument("--timeout", type=float, default=120.0, help="seconds per verdict (default 120)")
+    command.add_argument("--retries", type=int, default=0, help="times a judge error is asked again (default 0)")
+    command.add_argument("--workers", type=int, default=2, help="verdicts asked at once per judge (default 2)")
+    command.set_defaults(handler=_rejudge)
+
+
 def _add_judge_audit(commands: Any) -> None:
     audit = commands.add_parser(
         "judge-audit",
@@ -331,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fake.set_defaults(handler=_fake_model)
     _add_judge_audit(commands)
+    _add_rejudge(commands)
     return parser
 
 

@@ -23,6 +23,7 @@ from pytest_recall.reporting.document import with_shared
 from pytest_recall.reporting.failure import verdict_report
 from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field
 from pytest_recall.reporting.transcripts import prompt_field
+from pytest_recall.scoring.judge_scope import kept_request
 from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of
 from pytest_recall.scoring.verdict import Verdict, scored_a_pass
 
@@ -121,6 +122,9 @@ class CaseRecord:
     group: str | None = None
     # Only when a judge command (--recall-judge-cmd) judged the last answer: its verdict and cost.
     llm_judge: Mapping[str, Any] | None = None
+    # Only for a case a judge command could take (judge_scope.kept_request): the request it reads, answer
+    # included, so ``pytest-recall rejudge`` can ask other judges without running the agent again.
+    judge_request: Mapping[str, Any] | None = None
     # Only on a --recall-mcp run: what the tap between the agent and its MCP servers saw (scoring/memory_use.py).
     memory_use: MemoryUse | None = None
     steps: tuple[Mapping[str, Any], ...] = ()
@@ -177,6 +181,7 @@ class CaseRecord:
             benchmark=BenchmarkFacts.of({**case.expected, "metric": verdict.details.get("metric")}),
             group=case.group,
             llm_judge=llm_judge_field(run.llm_judge, verdict),
+            judge_request=kept_request(run, both=_judges_both(run_mode)),
             memory_use=case_memory_use(run.steps, evidence_of(case.expected)),
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
         )
@@ -285,6 +290,7 @@ OPTIONAL_FIELDS = (
     *BENCHMARK_FIELDS,
     "group",
     "llm_judge",
+    "judge_request",
     "memory_use",
 )
 # Keys every record this version writes holds, set or not.
@@ -313,6 +319,12 @@ def _step_fields(step: StepRun, full_prompts: bool) -> dict[str, Any]:
         **_memory_fields(step),
         **({"terminal": _tail(step.terminal)} if step.terminal is not None else {}),
     }
+
+
+def _judges_both(run_mode: Mapping[str, Any] | None) -> bool:
+    """Whether the run's judge command takes every text gold (``--recall-judge-both``), as its run mode says."""
+    judge = (run_mode or {}).get("llm_judge")
+    return isinstance(judge, Mapping) and bool(judge.get("both"))
 
 
 def _total(values: Iterable[int | None]) -> int | None:

@@ -24,6 +24,7 @@ from pytest_recall.cases.answer_forms import (
     KIND_MEMORYAGENTBENCH,
 )
 from pytest_recall.cases.model import Case
+from pytest_recall.cases.runs import CaseRun
 
 # Kinds whose answers are open text: a deterministic judge of them is an approximation, an LLM judge the norm.
 FREE_FORM_KINDS = frozenset({KIND_LONGMEMEVAL, KIND_LOCOMO, KIND_BEAM, KIND_MEMORYAGENTBENCH, KIND_FREE})
@@ -71,6 +72,27 @@ def judge_request(case: Case, answer: str) -> dict[str, Any]:
             request[key] = expected[key]
     if expected.get("abstention"):
         request["question_type"] = "abstention"
+    return request
+
+
+def answer_to_judge(run: CaseRun) -> str | None:
+    """The last answer a judge may read; None after an error, an agent fault or a failed step, or when blank:
+    such a run failed on its own account, and no judge's word changes that."""
+    if run.error or run.agent_fault or not run.steps or any(step.result.failed for step in run.steps):
+        return None
+    answer = run.judged_stdout
+    return answer if answer.strip() else None
+
+
+def kept_request(run: CaseRun, *, both: bool) -> dict[str, Any] | None:
+    """What a record keeps so a later judge can be asked what this run's judge was, without the agent:
+    the request but for its case id, which the record holds. Only for a case a judge could take in this run
+    (a free-form kind; with ``both``, a text gold), so a suite of short exact answers keeps its records small."""
+    answer = answer_to_judge(run)
+    if answer is None or not judged_by_llm(run.case.expected, both=both):
+        return None
+    request = judge_request(run.case, answer)
+    del request["case_id"]
     return request
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from pytest_recall.cases.runs import CaseRun, LlmJudgement
 from pytest_recall.scoring.judge_scope import (
     FreeFormJudge,
+    answer_to_judge,
     judge_cache_key,
     judge_request,
     judged_by_llm,
@@ -86,9 +87,7 @@ class LlmJudging:
 
     def applies(self, run: CaseRun) -> bool:
         """A run with an answer to judge, of a kind the judge sees; an agent failure has none."""
-        if not self.settings.on or run.error or run.agent_fault or not run.steps:
-            return False
-        if any(step.result.failed for step in run.steps) or not run.judged_stdout.strip():
+        if not self.settings.on or answer_to_judge(run) is None:
             return False
         return judged_by_llm(run.case.expected, both=self.settings.both)
 

@@ -1,0 +1,167 @@
+"""``pytest-recall rejudge``: a finished run's stored answers put to other judges, no agent started.
+
+A record keeps the request its judge would read (``judge_request``, see
+:func:`~pytest_recall.scoring.judge_scope.kept_request`); each judge command is
+asked it again, with the case id put back, exactly as a run asks, so the same
+judge gives the same verdict, and bounded and killed as in a run
+(:func:`~pytest_recall.sessions.judge_command.run_judge_command`). Within one
+rejudge, an answer given twice is judged once per judge, as a run's cache
+does. The judges' verdicts then go to the judges table
+(:mod:`pytest_recall.scoring.judge_panel`). This lives among the agents since
+it is the one place that reads a report and runs judge processes: reporting
+may not start processes, and sessions may not read reports.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_recall.cases.answer_forms import KIND_FREE
+from pytest_recall.reporting.records import CaseRecord
+from pytest_recall.scoring.judge_panel import PanelCase, panel_table
+from pytest_recall.scoring.judge_scope import judge_cache_key
+from pytest_recall.sessions.judge_command import JudgeCall, run_judge_command
+
+# ``NAME=CMD`` names a judge when NAME is one word; anything else is a command, named by its position.
+_NAMED = re.compile(r"^([A-Za-z][\w.-]*)=(.+)$", re.S)
+# Cases named in the one line about answers that were not kept; the rest are counted.
+NAMED_MISSING = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    name: str
+    text: str
+    argv: tuple[str, ...]
+
+
+def parse_judges(texts: Sequence[str]) -> list[Judge]:
+    """``--judge-cmd`` values as judges: ``NAME=CMD`` or a bare command named ``judge1``, ``judge2``, ..."""
+    judges = []
+    for position, text in enumerate(texts, start=1):
+        named = _NAMED.match(text)
+        name, command = (named.group(1), named.group(2)) if named else (f"judge{position}", text)
+        argv = tuple(shlex.split(command))
+        if not argv:
+            raise ValueError(f"--judge-cmd {text!r} names no command; give one, e.g. --judge-cmd='strict=recall-judge'")
+        judges.append(Judge(name, command, argv))
+    names = [judge.name for judge in judges]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two judges share a name ({', '.join(names)}); name each one: --judge-cmd=NAME=CMD")
+    return judges
+
+
+def case_name(record: CaseRecord) -> str:
+    """How the table names a record: suite/id, its epoch past the first, and a control run as such."""
+    name = f"{record.suite}/{record.id}"
+    if record.epoch > 1:
+        name += f"[epoch{record.epoch}]"
+    return name + (" (control)" if record.control else "")
+
+
+def deterministic_score(record: CaseRecord) -> float | None:
+    """The built-in judge's score of the answer: beside the run's judge's verdict when there was one;
+    a ``free`` case has none."""
+    if record.llm_judge is not None:
+        value = record.llm_judge.get("deterministic_score")
+    else:
+        value = None if record.answer_kind == KIND_FREE else record.score
+    return None if value is None else float(value)
+
+
+def _verdict(call: JudgeCall, cached: bool) -> dict[str, Any]:
+    reply = call.reply
+    return {
+        "score": reply.score,
+        "reason": reply.reason,
+        "error": reply.error,
+        "cached": cached,
+        "attempts": 0 if cached else call.attempts,
+        "cost_usd": None if cached else call.cost_usd,
+        "tokens_in": None if cached else call.tokens_in,
+        "tokens_out": None if cached else call.tokens_out,
+    }
+
+
+def _ask_all(
+    judge: Judge, requests: Sequence[dict[str, Any]], *, timeout_s: float, retries: int, workers: int
+) -> list[dict[str, Any]]:
+    """One judge's verdicts on every request, in order; one call per distinct request (errors asked again)."""
+    keys = [judge_cache_key(judge.argv, request) for request in requests]
+    first: dict[str, int] = {}
+    for index, key in enumerate(keys):
+        first.setdefault(key, index)
+
+    def ask(index: int) -> JudgeCall:
+        return run_judge_command(judge.argv, requests[index], timeout_s=timeout_s, retries=retries)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="recall-rejudge") as pool:
+        calls = dict(zip(first.values(), pool.map(ask, first.values()), strict=True))
+    return [_verdict(calls[first[key]], cached=first[key] != index) for index, key in enumerate(keys)]
+
+
+def rejudge(
+    report: Mapping[str, Any], judges: Sequence[Judge], *, timeout_s: float, retries: int = 0, workers: int = 2
+) -> dict[str, Any]:
+    """Every kept answer of ``report`` put to every judge: the judges table, each case's verdicts, and the
+    cases that kept no answer (an older report, an agent failure, a kind no judge takes)."""
+    records = [CaseRecord.from_json(data) for data in report["cases"]]
+    kept = [record for record in records if record.judge_request is not None]
+    requests = [{"case_id": f"{record.suite}/{record.id}", **(record.judge_request or {})} for record in kept]
+    verdicts = {
+        judge.name: _ask_all(judge, requests, timeout_s=timeout_s, retries=retries, workers=workers) for judge in judges
+    }
+    cases = []
+    panel = []
+    for index, record in enumerate(kept):
+        mine = {judge.name: verdicts[judge.name][index] for judge in judges}
+        name, kind, built_in = case_name(record), str(record.answer_kind), deterministic_score(record)
+        cases.append({"case": name, "kind": kind, "deterministic": built_in, "verdicts": mine})
+        scores = {judge: verdict["score"] for judge, verdict in mine.items()}
+        panel.append(PanelCase(name, kind, record.category, built_in, scores))
+    return {
+        "judges": {judge.name: judge.text for judge in judges},
+        "table": panel_table(panel, [judge.name for judge in judges]),
+        "judge_cost": _judge_cost(cases, judges),
+        "cases": cases,
+        "not_kept": not_kept(report),
+    }
+
+
+def _judge_cost(cases: Sequence[Mapping[str, Any]], judges: Sequence[Judge]) -> dict[str, dict[str, Any]]:
+    """Each judge's calls, cost and tokens: judging's own, apart from what the agents spent in the run."""
+    totals = {}
+    for judge in judges:
+        asked = [case["verdicts"][judge.name] for case in cases if not case["verdicts"][judge.name]["cached"]]
+        costs = [verdict["cost_usd"] for verdict in asked if verdict["cost_usd"] is not None]
+        tokens = [verdict["tokens_in"] or 0 for verdict in asked], [verdict["tokens_out"] or 0 for verdict in asked]
+        totals[judge.name] = {
+            "calls": len(asked),
+            "cost_usd": round(sum(costs), 6) if costs else None,
+            "tokens_in": sum(tokens[0]),
+            "tokens_out": sum(tokens[1]),
+        }
+    return totals
+
+
+def not_kept(report: Mapping[str, Any]) -> list[str]:
+    """The cases of a report that kept no answer a judge could read again."""
+    records = (CaseRecord.from_json(data) for data in report["cases"])
+    return [case_name(record) for record in records if record.judge_request is None]
+
+
+def missing_line(not_kept: Sequence[str], total: int) -> str | None:
+    """One line naming the cases that cannot be re-judged, or None when every case can."""
+    if not not_kept:
+        return None
+    named = ", ".join(not_kept[:NAMED_MISSING])
+    more = f" and {len(not_kept) - NAMED_MISSING} more" if len(not_kept) > NAMED_MISSING else ""
+    return (
+        f"{len(not_kept)} of {total} cases kept no answer to judge and cannot be re-judged "
+        f"(a report from before kept answers, an agent failure, or a kind no judge takes): {named}{more}"
+    )
