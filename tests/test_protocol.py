@@ -156,3 +156,31 @@ def test_a_report_without_a_block_is_a_difference_not_a_match(tmp_path):
     (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
     result = pytest_recall("compare", tmp_path / "old.json", base)
     assert result.returncode == 2 and "protocol: none" in result.stdout
+
+
+JUDGE = """
+import json, sys
+prompt = open(sys.argv[1], encoding="utf-8").read()
+request = json.load(sys.stdin)
+print(json.dumps({"score": int(str(request["gold"]).lower() in request["answer"].lower()), "reason": prompt[:20]}))
+"""
+
+
+def test_a_changed_judge_prompt_file_shows_in_compare_through_real_runs(pytester):
+    suite = imported(pytester.path / "a")
+    (pytester.path / "judge.py").write_text(JUDGE, encoding="utf-8")
+    prompt = pytester.path / "prompt.txt"
+    judge = f"--recall-judge-cmd={shlex.join([sys.executable, 'judge.py', 'prompt.txt'])}"
+    prompt.write_text("Is the answer right?", encoding="utf-8")
+    before = run(pytester, suite, "before.json", judge)
+    prompt.write_text("Is the answer right? Be lenient.", encoding="utf-8")
+    after = run(pytester, suite, "after.json", judge)
+    files = protocol(before)["judges"]["llm_judge"]["files_sha256"]
+    assert set(files) == {"judge.py", "prompt.txt"}
+    result = pytest_recall("compare", before, after)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        "Protocol differs in 1 field(s): the two numbers were not measured the same way",
+        f"  judges.llm_judge.files_sha256.prompt.txt: {files['prompt.txt']} -> "
+        f"{protocol(after)['judges']['llm_judge']['files_sha256']['prompt.txt']}",
+    ]
