@@ -184,3 +184,34 @@ def test_a_changed_judge_prompt_file_shows_in_compare_through_real_runs(pytester
         f"  judges.llm_judge.files_sha256.prompt.txt: {files['prompt.txt']} -> "
         f"{protocol(after)['judges']['llm_judge']['files_sha256']['prompt.txt']}",
     ]
+
+
+FAKE_CLI = """#!/bin/sh
+if [ "$1" = "--version" ]; then {version}; fi
+exit 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("echo '9.9.9 (Claude Code)'; exit 0", "9.9.9 (Claude Code)"),
+        ("sleep 60 & echo $! > hung.pid; wait", None),
+        ("exit 3", None),
+    ],
+)
+def test_a_known_adapter_names_its_cli_version_asked_once_with_a_bound(pytester, monkeypatch, answer, expected):
+    fake = pytester.path / "fake-claude"
+    fake.write_text(FAKE_CLI.format(version=answer), encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("RECALL_CLAUDE_BIN", str(fake))
+    suite = imported(pytester.path / "a")
+    report = pytester.path / "report.json"
+    adapter = Path(sys.executable).parent / "recall-claude"
+    pytester.runpytest_subprocess(str(suite), f"--recall-cmd={adapter}", f"--recall-report={report}", timeout=120)
+    agent = protocol(report)["agent"]
+    assert agent["adapter"] == "recall-claude" and agent["cli_version"] == expected
+    hung = pytester.path / "hung.pid"
+    if hung.exists():  # a CLI that hangs is ended with what it started
+        stat = Path(f"/proc/{hung.read_text().strip()}/stat")
+        assert not stat.exists() or stat.read_text().split(")")[-1].split()[0] == "Z"

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -111,13 +112,25 @@ def _cli_version(argv: tuple[str, ...]) -> str | None:
     if not cli:
         return None
     try:
-        done = subprocess.run(
-            [cli, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL
+        # Its own session, so a CLI that hangs is ended with every process it started, not only the first.
+        process = subprocess.Popen(
+            [cli, "--version"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return None
-    lines = (done.stdout or done.stderr).strip().splitlines()
-    return lines[0].strip() if done.returncode == 0 and lines else None
+    try:
+        out, err = process.communicate(timeout=VERSION_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return None
+    lines = (out or err).strip().splitlines()
+    return lines[0].strip() if process.returncode == 0 and lines else None
 
 
 def _files_sha256(argv: tuple[str, ...], here: Path) -> dict[str, str]:
