@@ -149,13 +149,18 @@ def test_a_judge_prompt_or_category_map_change_is_listed_before_the_verdict(tmp_
     assert lines[-1].startswith("Verdict: no significant change")
 
 
-def test_a_report_without_a_block_is_a_difference_not_a_match(tmp_path):
+def test_a_report_without_a_block_is_a_listed_difference_yet_keeps_its_verdict(tmp_path):
     base = saved(tmp_path, "base.json")
     old = json.loads(base.read_text(encoding="utf-8"))
     del old["protocol"]
     (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
     result = pytest_recall("compare", tmp_path / "old.json", base)
-    assert result.returncode == 2 and "protocol: none" in result.stdout
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        "Protocol differs in 1 field(s): the two numbers were not measured the same way",
+        "  protocol: none (a report from before the protocol block) -> present",
+    ]
+    assert result.stdout.splitlines()[-1].startswith("Verdict")
 
 
 JUDGE = """

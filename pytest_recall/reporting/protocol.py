@@ -155,8 +155,12 @@ def _presence(block: Any) -> str:
 
 
 def differs_in_data(differences: Iterable[Mapping[str, Any]]) -> bool:
-    """Whether the reports measured different data sets (or one of them does not say which)."""
-    return any(str(d["field"]).startswith((DATA_FIELD, PROTOCOL_KEY)) for d in differences)
+    """Whether the reports say they measured different data sets.
+
+    A report from before the block says nothing either way: its difference is
+    listed, but a baseline saved by an older version still gets its verdict.
+    """
+    return any(str(d["field"]).startswith(DATA_FIELD) for d in differences)
 
 
 def difference_lines(differences: Iterable[Mapping[str, Any]]) -> list[str]:
