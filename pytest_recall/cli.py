@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any, get_args
 
 Handler = Callable[[argparse.Namespace], int]
+ALLOW_PROTOCOL_DIFF_HELP = {
+    "merge": "merge reports whose protocol blocks differ (default: refused; shards of one run share one); "
+    "the merged report keeps the first report's block",
+    "compare": "give a verdict even across different data sets (default: refused when the protocol blocks' "
+    "data differ); the differing fields are listed either way",
+}
 
 
 class BadInput(Exception):
@@ -49,7 +55,8 @@ def _merge(args: argparse.Namespace) -> int:
     from pytest_recall.reporting.summary import format_summary
 
     try:
-        merged = merge_report_files([Path(path) for path in args.reports], threshold=args.threshold)
+        paths = [Path(path) for path in args.reports]
+        merged = merge_report_files(paths, threshold=args.threshold, allow_protocol_diff=args.allow_protocol_diff)
     except (OSError, ValueError) as exc:
         raise BadInput(str(exc).splitlines()) from None
     try:
@@ -87,12 +94,22 @@ def _report(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     """Exit 1 only for a significant drop, so CI can gate on "no regression" without chasing noise."""
-    from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare
+    from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare, protocol_lines
     from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.reporting.protocol import differs_in_data
 
     # Streamed like merge: a case's scalars are all a comparison reads.
     base, new = _load_reports([args.base, args.new], summaries=True)
     result = compare_reports(base, new, alpha=args.alpha, seed=args.seed)
+    differences = result["protocol_differences"]
+    if differs_in_data(differences) and not args.allow_protocol_diff:
+        print("\n".join(protocol_lines(differences)))
+        raise BadInput(
+            [
+                f"{args.base} and {args.new} measured different data (see above): no verdict across data sets; "
+                "compare runs of the same import, or pass --allow-protocol-diff"
+            ]
+        )
     why_not = nothing_to_compare(new, result, new_name=args.new)
     if why_not is not None:
         raise BadInput([why_not])
@@ -100,6 +117,18 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         write_json_atomic(Path(args.json), result)
     return 1 if result["regression"] else 0
+
+
+def _card(args: argparse.Namespace) -> int:
+    from pytest_recall.reporting.card import results_card
+    from pytest_recall.reporting.report_file import summarized_report
+
+    try:
+        report = summarized_report(Path(args.report))
+    except (OSError, ValueError) as exc:
+        raise BadInput([str(exc)]) from None
+    sys.stdout.write(results_card(report))
+    return 0
 
 
 def _alpha(text: str) -> float:
@@ -394,6 +423,7 @@ def _add_report_commands(commands: Any) -> None:
         help="what the exit status follows, as --recall-gate: 'cases' (default) exits 1 on any failed or errored "
         "case, 'score' exits 1 only when the merged score misses the threshold; an interrupted shard exits 2",
     )
+    merge.add_argument("--allow-protocol-diff", action="store_true", help=ALLOW_PROTOCOL_DIFF_HELP["merge"])
     merge.set_defaults(handler=_merge)
 
     report = commands.add_parser("report", help="print a saved report's summary, and rebuild its HTML page")
@@ -412,7 +442,15 @@ def _add_report_commands(commands: Any) -> None:
     compare.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (default 0.05)")
     compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     compare.add_argument("--json", metavar="PATH", help="also write the comparison as JSON here")
+    compare.add_argument("--allow-protocol-diff", action="store_true", help=ALLOW_PROTOCOL_DIFF_HELP["compare"])
     compare.set_defaults(handler=_compare)
+
+    card = commands.add_parser(
+        "card",
+        help="print a saved report as a Markdown results card (score, interval, categories, lift, cost, protocol)",
+    )
+    card.add_argument("report", help="a report JSON file written by --recall-report (or merge)")
+    card.set_defaults(handler=_card)
 
 
 def _add_generate_command(commands: Any) -> None:

@@ -23,6 +23,7 @@ import pytest
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
+from pytest_recall.plugin.protocol_facts import ProtocolFacts
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, received_record
 from pytest_recall.reporting import (
@@ -51,6 +52,8 @@ class Recorder:
         self.command = run.command
         # Written once at the top of the report; a case whose own differs keeps its own.
         self.run_mode = run.run_mode()
+        # What the protocol block needs from this machine (import notes, the CLI's version), asked once now.
+        self.protocol = ProtocolFacts(config, run) if run.command.argv else None
         self.spool = RecordSpool()
         config.add_cleanup(self.spool.close)
         # Per case only the scalars the aggregates read; the full records wait in the spool.
@@ -133,6 +136,7 @@ class Recorder:
             command=command,
             interrupted=interrupted,
             run_mode=self.run_mode,
+            protocol=self.protocol.block(summaries) if self.protocol else None,
         )
         lost_by_node = {record.nodeid: record for record in lost}
         order = (str(summary["nodeid"]) for summary in sort_records(summaries))

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
+from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
 from pytest_recall.scoring.stats import (
     CaseFold,
     PairedTest,
@@ -49,6 +50,8 @@ def compare_reports(
     new_keys = {f.key for f in new_folds}
     paired_keys = {n.key for _, n in pairs}
     return {
+        # First, as the terminal shows it: a difference here can explain any delta below.
+        "protocol_differences": protocol_differences(base.get(PROTOCOL_KEY), new.get(PROTOCOL_KEY)),
         "alpha": alpha,
         "method": overall.method if overall else None,
         "n_paired": len(pairs),
@@ -101,12 +104,27 @@ def _listing(keys: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"suite": suite, "id": case_id} for suite, case_id in sorted(keys)]
 
 
+def protocol_lines(differences: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The protocol differences, field by field, said before any significance; nothing when the protocols match."""
+    if not differences:
+        return []
+    return [
+        f"Protocol differs in {len(differences)} field(s): the two numbers were not measured the same way",
+        *difference_lines(differences),
+    ]
+
+
 def format_comparison(result: Mapping[str, Any]) -> str:
-    """A compact table for the terminal: one line per category, then unpaired cases and the verdict."""
+    """The protocol differences, then a compact table: one line per category, unpaired cases and the verdict."""
     overall = result.get("overall")
+    protocol = protocol_lines(result.get("protocol_differences") or [])
     if not overall:
         return "\n".join(
-            ["pytest-recall compare: no case was scored in both reports; nothing to compare.", *_unpaired_lines(result)]
+            [
+                *protocol,
+                "pytest-recall compare: no case was scored in both reports; nothing to compare.",
+                *_unpaired_lines(result),
+            ]
         )
     level = round(100 * (1 - float(result.get("alpha", 0.05))))
     rows = [("overall", overall), *sorted(dict(result.get("by_category") or {}).items())]
@@ -117,6 +135,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
     )
     method = _METHOD_NAMES.get(str(result.get("method")), str(result.get("method")))
     lines = [
+        *protocol,
         f"pytest-recall compare: new - base over {result.get('n_paired', 0)} paired cases "
         f"({method}, alpha {result.get('alpha')})",
         "delta and interval in percentage points; +/- counts cases that went up/down",

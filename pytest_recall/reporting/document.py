@@ -120,15 +120,19 @@ def build_report(
     command: str | None,
     interrupted: bool = False,
     run_mode: Mapping[str, Any] | None = None,
+    protocol: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole report document: the verdict first, then how far to trust it, the case records last.
 
     ``run_mode``, the run's, is written once above the cases; a case whose own
     differs (a merge of different runs) keeps its own. So are the values a
-    step has unless it says otherwise (``step_defaults``).
+    step has unless it says otherwise (``step_defaults``). ``protocol``, what the
+    number depends on (:mod:`pytest_recall.reporting.protocol`), comes right after the version.
     """
     ordered = sort_records(records)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    if protocol is not None:
+        report["protocol"] = dict(protocol)
     report.update(aggregate(ordered, threshold))
     report.update(summarize(ordered))
     report["false_abstention_rate"] = false_abstention_rate(ordered)

@@ -21,6 +21,7 @@ way in, so raw text can never be mistaken for markup.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import usd as _usd
+from pytest_recall.reporting.protocol import PROTOCOL_KEY
 from pytest_recall.reporting.summary import (
     BENCHMARK_METRICS,
     benchmark_lines,
@@ -58,6 +60,7 @@ CASES_HINT = (
     "Worst first, 100 runs a page. Filter by outcome or category, search by case id; "
     "unfold a row's evidence to see every step's prompt and output."
 )
+PROTOCOL_HINT = "What this number depends on; pytest-recall compare lists any field two reports differ in."
 CONTROL_HINT = "Only the last step, in a fresh scope: what the agent scores without memory."
 
 
@@ -79,6 +82,7 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
         judge_html_section(report),
         _memory_section(report),
         _latency_section(report, durations),
+        _protocol_section(report),
         epoch_section(stats),
         case_table_section("Cases", CASES_HINT, runs, control=False),
         case_table_section("Control runs", CONTROL_HINT, controls, control=True),
@@ -442,6 +446,18 @@ def _latency_section(report: Mapping[str, Any], durations: Sequence[float]) -> M
         f"{len(durations)} runs · median {_seconds(median)} · p95 {_seconds(p95)} · slowest {_seconds(durations[-1])}"
     )
     return _section("Latency", caption, _histogram_svg(durations, {"median": median, "p95": p95}))
+
+
+def _protocol_section(report: Mapping[str, Any]) -> Markup:
+    """The protocol block as it is in the report, folded: what this number may be compared with."""
+    block = report.get(PROTOCOL_KEY)
+    if not isinstance(block, Mapping):
+        return Markup("")
+    text = json.dumps(block, indent=2)
+    content = Markup(
+        '<details><summary>data, scoring, judges, agent, run</summary><pre class="mono">{}</pre></details>'
+    )
+    return _section("Protocol", PROTOCOL_HINT, content.format(clean(text)))
 
 
 def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None]) -> Markup:

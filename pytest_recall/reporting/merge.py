@@ -7,21 +7,26 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.protocol import PROTOCOL_KEY, protocol_differences, rehashed, without_cases_hash
 from pytest_recall.reporting.report_file import FileCases, ReportFile, open_report
 from pytest_recall.reporting.spool import CaseSummary
 
 CaseKey = tuple[Any, Any, Any]
 
 
-def merge_reports(reports: Sequence[Mapping[str, Any]], *, threshold: float | None = None) -> dict[str, Any]:
+def merge_reports(
+    reports: Sequence[Mapping[str, Any]], *, threshold: float | None = None, allow_protocol_diff: bool = False
+) -> dict[str, Any]:
     """One report from many, graded from the raw case records again.
 
     Medians and percentiles cannot be averaged; they are recomputed from
     every case's duration. A case present in several reports (a shard run
-    twice) keeps its last record.
+    twice) keeps its last record. Reports measured under different protocols
+    are refused (:func:`merged_protocol`) unless ``allow_protocol_diff``.
     """
     if not reports:
         raise ValueError("nothing to merge: give at least one report")
+    first_protocol = merged_protocol(reports, allow_protocol_diff)
     by_node: dict[tuple[Any, Any, Any], Mapping[str, Any]] = {}
     for report in reports:
         for record in report.get("cases", []):
@@ -35,7 +40,29 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, threshold: float | No
         command=commands.pop() if len(commands) == 1 else None,
         interrupted=any(bool(report.get("interrupted")) for report in reports),
         run_mode=_first_run_mode(reports[0], records[:1]),
+        protocol=rehashed(first_protocol, records) if first_protocol else None,
     )
+
+
+def merged_protocol(headers: Sequence[Mapping[str, Any]], allow_protocol_diff: bool) -> Mapping[str, Any] | None:
+    """The protocol block the merged report keeps: the first report's, when every report has the same one.
+
+    Shards of one run share it; reports of different setups do not, and a
+    merged score of both would be a number no one measured. With
+    ``allow_protocol_diff`` the first report's block is kept and the others are dropped.
+    A suite of case folders is hashed over the cases each shard ran, so that
+    hash is left out here and made again over the merged cases (:func:`rehashed`).
+    """
+    first = headers[0].get(PROTOCOL_KEY)
+    for index, header in enumerate(headers[1:], start=2):
+        differences = protocol_differences(without_cases_hash(first), without_cases_hash(header.get(PROTOCOL_KEY)))
+        if differences and not allow_protocol_diff:
+            fields = ", ".join(str(d["field"]) for d in differences[:5]) + (" ..." if len(differences) > 5 else "")
+            raise ValueError(
+                f"report {index} was measured under another protocol than report 1 ({fields}); "
+                "merge only shards of one run, or pass --allow-protocol-diff"
+            )
+    return first if isinstance(first, Mapping) else None
 
 
 def _first_run_mode(header: Mapping[str, Any], first: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -46,7 +73,9 @@ def _first_run_mode(header: Mapping[str, Any], first: Sequence[Mapping[str, Any]
     return mode if isinstance(mode, Mapping) else None
 
 
-def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None) -> dict[str, Any]:
+def merge_report_files(
+    paths: Sequence[Path], *, threshold: float | None = None, allow_protocol_diff: bool = False
+) -> dict[str, Any]:
     """:func:`merge_reports` of report files, holding a few scalars per case rather than every record.
 
     Each file is read one case at a time: per case, memory keeps where its
@@ -81,16 +110,26 @@ def merge_report_files(paths: Sequence[Path], *, threshold: float | None = None)
         raise ValueError("\n".join(problems))
     if whole:
         # Some report was not one case a line: merge them all the old way, whole.
-        return merge_reports([load_report(Path(path)) for path in paths], threshold=threshold)
+        return merge_reports(
+            [load_report(Path(path)) for path in paths], threshold=threshold, allow_protocol_diff=allow_protocol_diff
+        )
     headers = [file.header for file in opened]
+    try:
+        protocol = merged_protocol(headers, allow_protocol_diff)
+    except ValueError:
+        for file in opened:
+            file.close()
+        raise
     commands = {header.get("command") for header in headers}
     pass_mark = threshold if threshold is not None else float(headers[0].get("threshold", 0.5))
+    summaries = [summary for _, summary in latest.values()]
     merged = build_report(
-        [summary for _, summary in latest.values()],
+        summaries,
         threshold=pass_mark,
         command=commands.pop() if len(commands) == 1 else None,
         interrupted=any(bool(header.get("interrupted")) for header in headers),
         run_mode=first_mode,
+        protocol=rehashed(protocol, summaries) if protocol else None,
     )
     ordered = sorted(latest.values(), key=lambda entry: (str(entry[1]["nodeid"] or ""), int(entry[1]["epoch"] or 1)))
     merged["cases"] = FileCases(opened, [place for place, _ in ordered], [summary for _, summary in ordered])

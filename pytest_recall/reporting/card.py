@@ -1,0 +1,137 @@
+"""``pytest-recall card``: a report as a Markdown results card, to paste into a README or a paper.
+
+The card gives the number with its interval, never alone, and the protocol
+it was measured under, so a reader can tell whether it is comparable to
+another. A pure function of the report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_recall.reporting.protocol import PROTOCOL_KEY
+
+
+def results_card(report: Mapping[str, Any]) -> str:
+    """The card: the headline, per category, the lift over the control, cost and time, and the protocol folded."""
+    lines = [
+        "## pytest-recall results",
+        "",
+        _headline(report),
+        "",
+        *_category_table(report),
+        *_lift(report),
+        *_spend(report),
+        *_protocol(report),
+    ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _headline(report: Mapping[str, Any]) -> str:
+    score = _percent(report.get("score"))
+    interval = report.get("confidence") or {}
+    level = interval.get("level")
+    if "low" in interval:
+        width = f" ({_level(level)} interval {_percent(interval['low'])} to {_percent(interval['high'])})"
+    else:
+        width = " (no interval: too few scored cases)"
+    command = report.get("command")
+    agent = f" for `{_code(str(command))}`" if command else ""
+    return f"**Score {score}**{width} over {report.get('n_scored', report.get('n_total', 0))} scored cases{agent}."
+
+
+def _category_table(report: Mapping[str, Any]) -> list[str]:
+    by_category: Mapping[str, Any] = report.get("by_category") or {}
+    if not by_category:
+        return []
+    intervals: Mapping[str, Any] = report.get("by_category_confidence") or {}
+    rows = ["| category | score | interval |", "| --- | ---: | --- |"]
+    for name, score in sorted(by_category.items()):
+        interval = intervals.get(name) or {}
+        shown = f"{_percent(interval['low'])} to {_percent(interval['high'])}" if "low" in interval else "–"
+        rows.append(f"| {_cell(name)} | {_percent(score)} | {shown} |")
+    return [*rows, ""]
+
+
+def _lift(report: Mapping[str, Any]) -> list[str]:
+    control = report.get("control")
+    if not isinstance(control, Mapping):
+        return []
+    test: Mapping[str, Any] = control.get("lift_test") or {}
+    if not test:
+        return ["Memory lift over the control: no case was scored both ways.", ""]
+    return [
+        f"**Memory lift over the control: {_points(test.get('delta', control.get('lift')))} points** "
+        f"(with memory {_percent(test.get('new'))}, without {_percent(test.get('base'))}, "
+        f"interval {_points(test.get('low'))} to {_points(test.get('high'))}, p = {_p(test.get('p_value'))}, "
+        f"over {test.get('n', 0)} cases).",
+        "",
+    ]
+
+
+def _spend(report: Mapping[str, Any]) -> list[str]:
+    cost = report.get("cost_usd_total")
+    tokens_in, tokens_out = report.get("tokens_in_total"), report.get("tokens_out_total")
+    return [
+        "| cost | tokens in | tokens out | latency median | latency p95 |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+        f"| {_dollars(cost)} | {_count(tokens_in)} | {_count(tokens_out)} | "
+        f"{_seconds(report.get('latency_ms_median'))} | {_seconds(report.get('latency_ms_p95'))} |",
+        "",
+    ]
+
+
+def _protocol(report: Mapping[str, Any]) -> list[str]:
+    block = report.get(PROTOCOL_KEY)
+    if not isinstance(block, Mapping):
+        return ["Protocol: not recorded (a report written before pytest-recall kept one).", ""]
+    return [
+        "<details>",
+        "<summary>Protocol (data, scoring, judges, agent, run): compare only numbers with the same one</summary>",
+        "",
+        "```json",
+        json.dumps(block, indent=2, sort_keys=False).replace("```", "` ` `"),
+        "```",
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _percent(value: Any) -> str:
+    return f"{100 * value:.1f}%" if isinstance(value, (int, float)) else "–"
+
+
+def _points(value: Any) -> str:
+    return f"{100 * value:+.1f}" if isinstance(value, (int, float)) else "–"
+
+
+def _level(level: Any) -> str:
+    return f"{round(100 * level)}%" if isinstance(level, (int, float)) else "confidence"
+
+
+def _p(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "–"
+
+
+def _dollars(value: Any) -> str:
+    return f"${value:.4f}" if isinstance(value, (int, float)) else "not reported"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "not reported"
+
+
+def _seconds(value: Any) -> str:
+    return f"{value / 1000:.1f} s" if isinstance(value, (int, float)) else "–"
+
+
+def _cell(text: str) -> str:
+    """A table cell: a pipe or a line break would end it early."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    return text.replace("`", "'")

@@ -1,0 +1,173 @@
+"""The protocol block: what a number depends on, pinned in the report so it can be reproduced.
+
+Two reports measured the same way carry the same block, so it holds no
+timestamps and no paths of the machine that ran it. ``compare`` and ``merge``
+read it field by field (:func:`protocol_differences`): a score is only
+comparable to one measured on the same data, with the same metric, judge and
+agent. Pure functions; the glue gathers the facts at start-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_recall.suites.locomo import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
+
+# The top-level field of a report that holds the block.
+PROTOCOL_KEY = "protocol"
+# A difference under this field is a different data set: no verdict across it without --allow-protocol-diff.
+DATA_FIELD = "data"
+# How each imported benchmark scores an answer, and how its category numbers read, where the data set defines one.
+_METRICS: Mapping[str, Mapping[str, Any]] = {
+    "locomo": {
+        "metric": "token F1 (LoCoMo), adversarial questions scored on declining",
+        "category_map": {str(number): name for number, name in LOCOMO_CATEGORY_NAMES.items()},
+    },
+    "longmemeval": {"metric": "gold answer in the final line, or the LLM judge where one is set", "category_map": None},
+}
+
+
+def content_hashes(records: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each suite's case content hashes, as hex, from records or their summaries (which hold them as bytes)."""
+    hashes: dict[str, list[str]] = {}
+    for record in records:
+        if record.get("suite") is None:
+            continue  # a case lost before it was read: no suite, no content to pin
+        content = record.get("content_hash")
+        text = content.hex() if isinstance(content, bytes) else str(content)
+        hashes.setdefault(str(record["suite"]), []).append(text)
+    return hashes
+
+
+def _cases_sha256(hashes: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(set(hashes))).encode()).hexdigest()
+
+
+def data_entry(suite: str, note: Mapping[str, Any] | None, content_hashes: Iterable[str]) -> dict[str, Any]:
+    """One suite as the block names it: its import (sources' SHA-256, importer, options), else a hash of its cases.
+
+    The hash of the sorted case content hashes changes when any case file
+    does, and not when the cases are run in another order or on another machine.
+    """
+    if note is not None:
+        sources = [
+            {"name": source.get("name"), "sha256": source.get("sha256")}
+            for source in note.get("sources") or []
+            if isinstance(source, Mapping)
+        ]
+        return {
+            "suite": suite,
+            "made_by": note.get("importer"),
+            "benchmark": note.get("benchmark"),
+            "sources": sources,
+            "options": note.get("options"),
+        }
+    return {"suite": suite, "made_by": "case folders", "cases_sha256": _cases_sha256(content_hashes)}
+
+
+def without_cases_hash(block: Any) -> Any:
+    """The block as shards of one run share it: each shard hashes only the cases it ran."""
+    if not isinstance(block, Mapping) or not isinstance(block.get(DATA_FIELD), list):
+        return block
+    data = [{k: v for k, v in entry.items() if k != "cases_sha256"} for entry in block[DATA_FIELD]]
+    return {**block, DATA_FIELD: data}
+
+
+def rehashed(block: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The block of merged shards: each case-folder suite hashed over every case merged, as one run would have."""
+    hashes = content_hashes(records)
+    data = [
+        {**entry, "cases_sha256": _cases_sha256(hashes.get(str(entry.get("suite")), []))}
+        if "cases_sha256" in entry
+        else entry
+        for entry in block.get(DATA_FIELD) or []
+    ]
+    return {**block, DATA_FIELD: data}
+
+
+def scoring_entry(notes: Mapping[str, Mapping[str, Any] | None], answer_judge: str) -> dict[str, Any]:
+    """The answer metric and category map of each imported benchmark, and how every other case is judged."""
+    benchmarks = sorted({str(note.get("benchmark")) for note in notes.values() if note is not None})
+    return {
+        "answer_judge": answer_judge,
+        "benchmarks": {name: dict(_METRICS.get(name, {"metric": None, "category_map": None})) for name in benchmarks},
+    }
+
+
+def build_protocol(
+    *,
+    data: list[dict[str, Any]],
+    scoring: Mapping[str, Any],
+    judges: Mapping[str, Any],
+    agent: Mapping[str, Any],
+    run: Mapping[str, Any],
+    harness_version: str,
+) -> dict[str, Any]:
+    """The whole block, in a fixed order: data, scoring, judges, agent, run, harness."""
+    return {
+        DATA_FIELD: sorted(data, key=lambda entry: str(entry.get("suite"))),
+        "scoring": dict(scoring),
+        "judges": dict(judges),
+        "agent": dict(agent),
+        "run": dict(run),
+        "harness_version": harness_version,
+    }
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested block as ``{"a.b": leaf}``; a list of suites is keyed by suite name, any other list is a leaf."""
+    if isinstance(value, Mapping):
+        flat: dict[str, Any] = {}
+        for key, inner in value.items():
+            flat.update(_flat(inner, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) and "suite" in v for v in value):
+        flat = {}
+        for entry in value:
+            rest = {k: v for k, v in entry.items() if k != "suite"}
+            flat.update(_flat(rest, f"{prefix}[{entry['suite']}]"))
+        return flat
+    return {prefix: value}
+
+
+def protocol_differences(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Every field whose value differs between two blocks, as ``{"field", "base", "new"}``; none when equal.
+
+    A report written before the block existed has none: that is one difference, not a silent match.
+    """
+    if base == new:
+        return []
+    if not isinstance(base, Mapping) or not isinstance(new, Mapping):
+        return [{"field": PROTOCOL_KEY, "base": _presence(base), "new": _presence(new)}]
+    left, right = _flat(base), _flat(new)
+    missing = object()
+    return [
+        {"field": key, "base": left.get(key), "new": right.get(key)}
+        for key in sorted(left.keys() | right.keys())
+        if left.get(key, missing) != right.get(key, missing)
+    ]
+
+
+def _presence(block: Any) -> str:
+    return "present" if isinstance(block, Mapping) else "none (a report from before the protocol block)"
+
+
+def differs_in_data(differences: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether the reports say they measured different data sets.
+
+    A report from before the block says nothing either way: its difference is
+    listed, but a baseline saved by an older version still gets its verdict.
+    """
+    return any(str(d["field"]).startswith(DATA_FIELD) for d in differences)
+
+
+def difference_lines(differences: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per differing field, for the terminal."""
+    return [f"  {d['field']}: {_shown(d['base'])} -> {_shown(d['new'])}" for d in differences]
+
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
