@@ -12,6 +12,7 @@ from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
 from pytest_recall.reporting.merge import Gate
+from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.reporting.records import ENTRY_PROPERTY, JUNIT_CASE_FIELDS, CaseRecord, property_text, task_entry
 from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
 from pytest_recall.reporting.schema import json_line, record_problem
@@ -42,8 +43,11 @@ __all__ = [
     "ShardError",
     "StreamedCases",
     "TranscriptMode",
+    "build_protocol",
     "build_report",
     "check_report_tail",
+    "content_hashes",
+    "data_entry",
     "durations_by_nodeid",
     "error_lines",
     "fold_repeated_stderr",
@@ -57,6 +61,7 @@ __all__ = [
     "property_text",
     "record_problem",
     "report_shared_values",
+    "scoring_entry",
     "shard_from_environment",
     "shard_members",
     "shared_home_warning",

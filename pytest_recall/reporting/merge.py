@@ -114,12 +114,7 @@ def merge_report_files(
             [load_report(Path(path)) for path in paths], threshold=threshold, allow_protocol_diff=allow_protocol_diff
         )
     headers = [file.header for file in opened]
-    try:
-        protocol = merged_protocol(headers, allow_protocol_diff)
-    except ValueError:
-        for file in opened:
-            file.close()
-        raise
+    protocol = _protocol_or_close(opened, headers, allow_protocol_diff)
     commands = {header.get("command") for header in headers}
     pass_mark = threshold if threshold is not None else float(headers[0].get("threshold", 0.5))
     summaries = [summary for _, summary in latest.values()]
@@ -134,6 +129,18 @@ def merge_report_files(
     ordered = sorted(latest.values(), key=lambda entry: (str(entry[1]["nodeid"] or ""), int(entry[1]["epoch"] or 1)))
     merged["cases"] = FileCases(opened, [place for place, _ in ordered], [summary for _, summary in ordered])
     return merged
+
+
+def _protocol_or_close(
+    opened: Sequence[ReportFile], headers: Sequence[Mapping[str, Any]], allow_protocol_diff: bool
+) -> Mapping[str, Any] | None:
+    """The protocol the files share; when they differ (and that is not allowed), the files closed first."""
+    try:
+        return merged_protocol(headers, allow_protocol_diff)
+    except ValueError:
+        for file in opened:
+            file.close()
+        raise
 
 
 def case_scalars(report: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:

@@ -29,10 +29,11 @@ _METRICS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
-def content_hashes(records: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Each suite's case content hashes, as hex, from records or their summaries (which hold them as bytes)."""
+def content_hashes(case_rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each suite's case content hashes, as hex, from records' JSON rows or their summaries (which hold them as
+    bytes)."""
     hashes: dict[str, list[str]] = {}
-    for record in records:
+    for record in case_rows:
         if record.get("suite") is None:
             continue  # a case lost before it was read: no suite, no content to pin
         content = record.get("content_hash")
@@ -75,9 +76,9 @@ def without_cases_hash(block: Any) -> Any:
     return {**block, DATA_FIELD: data}
 
 
-def rehashed(block: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def rehashed(block: Mapping[str, Any], case_rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The block of merged shards: each case-folder suite hashed over every case merged, as one run would have."""
-    hashes = content_hashes(records)
+    hashes = content_hashes(case_rows)
     data = [
         {**entry, "cases_sha256": _cases_sha256(hashes.get(str(entry.get("suite")), []))}
         if "cases_sha256" in entry
