@@ -7,13 +7,25 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from cli_wiring import installed
 
 TOOLS = Path(__file__).resolve().parent.parent / ".tools"
+# A stdio server in Python that keeps notes in the file it is given (tests/leaky_memory_server.py), and
+# recall-mcp set to store each step through its remember tool and to answer from its recall tool.
+LEAKY_SERVER = Path(__file__).resolve().parent / "leaky_memory_server.py"
+RECALL_MCP_REMEMBER = shlex.join(
+    [
+        str(Path(sys.executable).with_name("recall-mcp")),
+        *("--write-tool", "remember", "--write-args", '{"text": "{prompt}"}'),
+        *("--search-tool", "recall", "--search-args", '{"query": "{query}"}'),
+    ]
+)
 
 
 def _server_memory(command: str) -> dict[str, Any]:

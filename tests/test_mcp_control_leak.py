@@ -10,21 +10,13 @@ the run where nothing leaks.
 from __future__ import annotations
 
 import json
-import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_servers import LEAKY_SERVER as SERVER
+from mcp_servers import RECALL_MCP_REMEMBER as RECALL_MCP
 
-SERVER = Path(__file__).resolve().parent / "leaky_memory_server.py"
-RECALL_MCP = shlex.join(
-    [
-        str(Path(sys.executable).with_name("recall-mcp")),
-        *("--write-tool", "remember", "--write-args", '{"text": "{prompt}"}'),
-        *("--search-tool", "recall", "--search-args", '{"query": "{query}"}'),
-    ]
-)
 LEAK_LINE = "WARNING --recall-mcp: the no-memory control scored"
 
 

@@ -7,6 +7,7 @@ all the start-up check reads.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def test_every_recipe_in_the_mcp_docs_keeps_its_store_in_the_scope():
     """A recipe copied from docs/mcp.md must not be what the start-up warning is about."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "mcp.md").read_text(encoding="utf-8")
     recipes = text.split("```json\n")[1:]
-    recipes.append(text.split("cat > memory.json <<'EOF'\n", 1)[1])
+    # The "Five minutes" heredoc, quoted or not (unquoted, the shell fills in $PWD).
+    recipes.append(re.split(r"cat > memory\.json <<'?EOF'?\n", text, maxsplit=1)[1].replace("$PWD", "/clone"))
     configs = [json.loads(block.split("```", 1)[0].split("\nEOF", 1)[0]) for block in recipes]
     assert len(configs) >= 4
     for config in configs:

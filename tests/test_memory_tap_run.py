@@ -11,22 +11,15 @@ report says so.
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+from mcp_servers import LEAKY_SERVER as SERVER
+from mcp_servers import RECALL_MCP_REMEMBER as RECALL_MCP
 
-SERVER = Path(__file__).resolve().parent / "leaky_memory_server.py"
-RECALL_MCP = shlex.join(
-    [
-        str(Path(sys.executable).with_name("recall-mcp")),
-        *("--write-tool", "remember", "--write-args", '{"text": "{prompt}"}'),
-        *("--search-tool", "recall", "--search-args", '{"query": "{query}"}'),
-    ]
-)
 NOTEBOOK = str(Path(sys.executable).with_name("recall-notebook"))
 
 
