@@ -146,7 +146,7 @@ def test_a_server_that_cannot_start_is_one_line(tmp_path: Path) -> None:
         text=True,
     )
     assert result.returncode == 127
-    assert result.stderr.strip().startswith("recall-mcp-tap: cannot start")
+    assert result.stderr.strip().startswith("recall-mcp-tap: MCP server 'memory' cannot be started: No such file")
     assert len(result.stderr.strip().splitlines()) == 1
 
 

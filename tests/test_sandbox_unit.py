@@ -13,6 +13,7 @@ import select
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 import uuid
 from collections.abc import Iterator
@@ -337,7 +338,9 @@ spec = SandboxSpec(workdir=Path({str(tree.spec.workdir)!r}), scope=Path({str(tre
 agent = [sys.executable, "-c", "import agent_memory_lib, sys; print(sys.prefix, agent_memory_lib.WHERE)"]
 raise SystemExit(subprocess.run(wrap_argv(agent, spec), timeout={RUN_TIMEOUT}).returncode)
 """
-    env = {**os.environ, "PYTHONPATH": str(PACKAGE_DIR.parent)}
+    # The venv holds the agent's package; pytest-recall's own dependencies (pexpect, pyte) come from this one.
+    dependencies = sysconfig.get_paths()["purelib"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_DIR.parent), dependencies])}
     result = subprocess.run(
         [str(venv / "bin" / "python"), "-c", runner], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
     )

@@ -119,7 +119,9 @@ def summary_of(record: CaseRecord) -> CaseSummary:
     benchmark = record.benchmark
     scalars = {key: getattr(record, key) for key in _RECORD_SCALARS}
     scalars["sessions_per_step"] = benchmark.sessions_per_step if benchmark is not None else None
-    return CaseSummary({**scalars, "run_mode": record.run_mode, "steps": record.steps, "memory_use": record.memory_use})
+    # The steps and the reason are read only to word a failure (failure_text), never kept.
+    scalars.update(run_mode=record.run_mode, steps=record.steps, reason=record.reason, memory_use=record.memory_use)
+    return CaseSummary(scalars)
 
 
 # The summary's keys that are a record's own fields by the same name.

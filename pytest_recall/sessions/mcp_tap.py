@@ -226,7 +226,8 @@ def relay(command: Sequence[str], log: IO[str], server: str) -> int:
     try:
         child = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     except OSError as exc:
-        print(f"recall-mcp-tap: cannot start {command[0]}: {exc}", file=sys.stderr)
+        # Worded as an agent's own MCP client words it, so the failure reads the same with or without the tap.
+        print(f"recall-mcp-tap: MCP server {server!r} cannot be started: {exc.strerror}: {command[0]}", file=sys.stderr)
         return 127
     assert child.stdin is not None and child.stdout is not None
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
