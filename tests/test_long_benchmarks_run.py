@@ -55,6 +55,10 @@ def test_beam_retrieval_and_the_amnesiac_differ_by_ability_and_the_chat_is_inges
     assert record["question_id"] == "100K-1-information_extraction-1"
     # One ingest step for the group, run once, and one session per question.
     assert sum(len(r["steps"]) for r in retrieval["cases"]) == 1 + 3
+    # The protocol names the metric the verdicts carry, says what it computes, and which abilities only a judge scores.
+    scoring = retrieval["protocol"]["scoring"]["benchmarks"]["beam"]
+    assert scoring["metric"] == record["metric"] and "tau-b" in scoring["definition"]
+    assert scoring["judge_only"] == ["instruction_following", "preference_following"]
 
 
 @pytest.mark.slow
@@ -71,3 +75,7 @@ def test_memoryagentbench_retrieval_scores_by_substring_match_and_the_amnesiac_d
     assert record["metric"] == "mab_substring_exact_match" and record["score"] == 1.0
     assert record["sample_id"] == "ruler_qa1_197K-0000" and record["question_id"] == "ruler_qa1_0_q0"
     assert sum(len(r["steps"]) for r in retrieval["cases"]) == 2 + 4
+    # The protocol holds the tables the verdicts were reached by: each sub-dataset's metric and competency.
+    scoring = retrieval["protocol"]["scoring"]["benchmarks"]["memoryagentbench"]
+    assert f"mab_{scoring['metric_by_source']['ruler_qa']}" == record["metric"]
+    assert scoring["category_map"]["ruler_"] == record["category"] and "substring" in scoring["definition"]

@@ -25,6 +25,7 @@ from pytest_recall.plugin.items import (
     MalformedCaseCounter,
     SuiteDirectory,
     TrapTaskDirectory,
+    order_seed,
     seeded_order,
 )
 from pytest_recall.plugin.judge_fixture import RecallJudge
@@ -180,8 +181,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     and ``--recall-stop=decided``: order."""
     __tracebackhide__ = True
     run = config.stash[CONFIG_KEY]
-    if run.isolation.scope == "suite" or run.scale_out.stop == "decided":
-        # --recall-stop=decided: the gate's guarantee needs cases drawn at random, not in folder order.
+    if order_seed(run) is not None:
         items[:] = seeded_order(items)
     shard, durations_path = run.scale_out.shard, run.scale_out.shard_durations_path
     if shard is None:

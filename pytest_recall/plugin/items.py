@@ -22,7 +22,7 @@ from pytest_recall.cases.case_refs import ReadAgain
 from pytest_recall.cases.model import Case, CaseError, CaseOutline, CaseUnreadable, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
-from pytest_recall.plugin.config import CONFIG_KEY
+from pytest_recall.plugin.config import CONFIG_KEY, RunConfig
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
@@ -339,6 +339,12 @@ class MalformedCaseCounter:
 # The order --recall-scope=suite runs cases in: fixed for every run and machine, and mixed, so that
 # a case's notes sit among those of every kind of case before it, not only its neighbours'.
 SUITE_ORDER_SEED = "pytest-recall suite scope 1"
+
+
+def order_seed(run: RunConfig) -> str | None:
+    """The seed the cases are shuffled by, when they are: --recall-scope=suite mixes them, and --recall-stop=decided
+    needs them drawn at random for the gate's guarantee; else None (folder order)."""
+    return SUITE_ORDER_SEED if run.isolation.scope == "suite" or run.scale_out.stop == "decided" else None
 
 
 def seeded_order(items: Iterable[pytest.Item]) -> list[pytest.Item]:
