@@ -79,3 +79,39 @@ def test_memoryagentbench_retrieval_scores_by_substring_match_and_the_amnesiac_d
     scoring = retrieval["protocol"]["scoring"]["benchmarks"]["memoryagentbench"]
     assert f"mab_{scoring['metric_by_source']['ruler_qa']}" == record["metric"]
     assert scoring["category_map"]["ruler_"] == record["category"] and "substring" in scoring["definition"]
+
+
+JUDGE = "import json, sys; json.load(sys.stdin); print(json.dumps({'score': 1, 'reason': 'the rubric is met'}))"
+SUMMARY_ROW = {
+    "context": "Chapter 1. Mara Quell sails from Kesh to Varn Island.\nChapter 2. She rebuilds the lighthouse there.",
+    "questions": ["Summarise the book."],
+    "answers": [["Mara Quell sails to Varn Island and rebuilds its lighthouse."]],
+    "metadata": {"source": "infbench_sum_eng_shots2"},
+}
+
+
+@pytest.mark.slow
+def test_questions_only_a_judge_can_score_refuse_a_run_without_one_in_one_line_and_the_judge_scores_them(pytester):
+    beam = ["--ability", "instruction_following", "--ability", "information_extraction"]
+    assert main(["import", "beam", str(DATA / "beam_tiny" / "100K"), "--out", str(pytester.path / "beam"), *beam]) == 0
+    rows = pytester.path / "Long_Range_Understanding.jsonl"
+    rows.write_text(json.dumps(SUMMARY_ROW) + "\n", encoding="utf-8")
+    assert main(["import", "memoryagentbench", str(rows), "--out", str(pytester.path / "mab")]) == 0
+
+    report = pytester.path / "refused.json"
+    refused = pytester.runpytest_subprocess("beam", "mab", f"--recall-cmd={RETRIEVAL}", f"--recall-report={report}")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    (line,) = [text for text in refused.stderr.lines if text.strip()]
+    assert line.startswith("ERROR: 2 imported question(s) only a judge command can score (")
+    assert "beam/100K-1-instruction_following-1" in line and "mab/" in line
+    assert "--recall-judge-cmd=" in line and "-k 'not infbench_sum_eng_shots2 and not instruction_following'" in line
+    assert not report.exists()  # refused before any agent session was spent
+
+    # Left out as the line says, the rest runs; given a judge, its word is their score.
+    left_out = run(pytester, "beam", RETRIEVAL, "-k", "not instruction_following")
+    assert [r["category"] for r in left_out["cases"]] == ["information_extraction"]
+    judge = f"--recall-judge-cmd={shlex.join([sys.executable, '-c', JUDGE])}"
+    for suite, category in (("beam", "instruction_following"), ("mab", "Long_Range_Understanding")):
+        judged = run(pytester, suite, RETRIEVAL, judge)
+        record = next(r for r in judged["cases"] if r["category"] == category)
+        assert record["score"] == 1.0 and record["error"] is None, record

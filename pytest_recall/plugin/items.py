@@ -24,7 +24,7 @@ from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.config import CONFIG_KEY, RunConfig
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
-from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND
+from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, judge_only_refusal
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
 from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
 from pytest_recall.scoring import Verdict
@@ -93,6 +93,8 @@ class CaseItem(pytest.Item):
         executor = self._executor()
         if self.outline.answer_kind == KIND_FREE and executor.judging is None:
             pytest.fail(FREE_NEEDS_JUDGE.format(case=self.reportinfo()[2]), pytrace=False)
+        if self.outline.judge_only and executor.judging is None:
+            pytest.fail(judge_only_refusal([(str(self.reportinfo()[2]), self.outline.judge_only)]), pytrace=False)
         try:
             stored = executor.stored(self)
             if stored is None:
