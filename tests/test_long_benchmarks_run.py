@@ -39,6 +39,12 @@ def by_category(report: dict[str, Any]) -> dict[str, float]:
     return {category: sum(values) / len(values) for category, values in scores.items()}
 
 
+def same_but_the_agent(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """Two runs of one import by two agents: their protocol blocks differ in the agent's command only."""
+    one, other = (dict(report["protocol"]) for report in (first, second))
+    return one.pop("agent") != other.pop("agent") and one == other
+
+
 @pytest.mark.slow
 def test_beam_retrieval_and_the_amnesiac_differ_by_ability_and_the_chat_is_ingested_once(pytester):
     options = ["--ability", "information_extraction", "--ability", "knowledge_update", "--ability", "abstention"]
@@ -59,6 +65,7 @@ def test_beam_retrieval_and_the_amnesiac_differ_by_ability_and_the_chat_is_inges
     scoring = retrieval["protocol"]["scoring"]["benchmarks"]["beam"]
     assert scoring["metric"] == record["metric"] and "tau-b" in scoring["definition"]
     assert scoring["judge_only"] == ["instruction_following", "preference_following"]
+    assert same_but_the_agent(retrieval, amnesiac)
 
 
 @pytest.mark.slow
@@ -79,6 +86,7 @@ def test_memoryagentbench_retrieval_scores_by_substring_match_and_the_amnesiac_d
     scoring = retrieval["protocol"]["scoring"]["benchmarks"]["memoryagentbench"]
     assert f"mab_{scoring['metric_by_source']['ruler_qa']}" == record["metric"]
     assert scoring["category_map"]["ruler_"] == record["category"] and "substring" in scoring["definition"]
+    assert same_but_the_agent(retrieval, amnesiac)
 
 
 JUDGE = "import json, sys; json.load(sys.stdin); print(json.dumps({'score': 1, 'reason': 'the rubric is met'}))"

@@ -247,3 +247,17 @@ def test_every_seed_that_shaped_the_run_is_in_the_block_and_another_import_seed_
     assert result.returncode == 2, result.stdout + result.stderr  # another sample of questions: no verdict
     assert "  seeds.import.lme: 1 -> 2" in result.stdout.splitlines()
     assert "  seeds.case_order: pytest-recall suite scope 1 -> None" in result.stdout.splitlines()
+
+
+def test_the_block_carries_the_tables_the_importers_and_judges_read_so_a_changed_map_is_a_difference():
+    from pytest_recall.reporting.protocol import scoring_entry
+    from pytest_recall.scoring import beam_rubric
+    from pytest_recall.suites import locomo, memoryagentbench
+
+    notes = {name: {"benchmark": name} for name in ("locomo", "beam", "memoryagentbench", "longmemeval")}
+    benchmarks = scoring_entry(notes, "answer")["benchmarks"]
+    assert benchmarks["locomo"]["category_map"] == {str(n): name for n, name in locomo.CATEGORY_NAMES.items()}
+    assert benchmarks["memoryagentbench"]["category_map"] == dict(memoryagentbench.COMPETENCY_BY_SOURCE)
+    assert benchmarks["memoryagentbench"]["metric_by_source"] == dict(memoryagentbench.METRIC_BY_SOURCE)
+    assert benchmarks["beam"]["judge_only"] == sorted(beam_rubric.LLM_ONLY)
+    assert all(entry["metric"] and entry["definition"] for entry in benchmarks.values())
