@@ -50,7 +50,20 @@ def test_free_form_kinds_always_go_to_the_judge_and_the_rest_with_both(
 def test_the_judge_decides_a_free_case_and_a_free_form_one_only_by_choice(
     kind: str, free_form: Any, decides: bool
 ) -> None:
-    assert llm_decides(kind, free_form) is decides
+    assert llm_decides({"answer_kind": kind}, free_form) is decides
+
+
+@pytest.mark.parametrize(
+    ("expected", "decides"),
+    [
+        ({"answer_kind": "beam", "beam_ability": "instruction_following"}, True),
+        ({"answer_kind": "beam", "beam_ability": "information_extraction"}, False),
+        ({"answer_kind": "memoryagentbench", "mab_metric": "llm_judge", "mab_source": "infbench_sum"}, True),
+        ({"answer_kind": "memoryagentbench", "mab_metric": "substring_exact_match"}, False),
+    ],
+)
+def test_the_judge_decides_an_imported_question_no_metric_can_read(expected: dict[str, Any], decides: bool) -> None:
+    assert llm_decides(expected, "deterministic") is decides
 
 
 def a_case(expected: dict[str, Any]) -> Case:

@@ -220,3 +220,44 @@ def test_a_known_adapter_names_its_cli_version_asked_once_with_a_bound(pytester,
     if hung.exists():  # a CLI that hangs is ended with what it started
         stat = Path(f"/proc/{hung.read_text().strip()}/stat")
         assert not stat.exists() or stat.read_text().split(")")[-1].split()[0] == "Z"
+
+
+def test_every_seed_that_shaped_the_run_is_in_the_block_and_another_import_seed_shows_in_compare(pytester):
+    def seeded(folder: str, seed: int) -> Path:
+        out = pytester.path / folder / "lme"
+        assert main(["import", "longmemeval", str(DATA / "longmemeval_tiny.json"), "--out", str(out), "--limit",
+                     "2", "--seed", str(seed)]) == 0  # fmt: skip
+        ledger = pytester.path / folder / "ledger"
+        ledger.mkdir()
+        (ledger / "suite.toml").write_text('family = "ledger"\nseed = 7\ncount = 2\n', encoding="utf-8")
+        return pytester.path / folder
+
+    decided = ("--recall-stop=decided", "--recall-gate=score")
+    first = run(pytester, seeded("a", 1), "first.json", *decided)
+    again = run(pytester, seeded("b", 1), "again.json", *decided)
+    assert protocol(first)["seeds"] == {
+        "import": {"lme": 1},
+        "generator": {"ledger": 7},
+        "case_order": "pytest-recall suite scope 1",
+    }
+    assert protocol(first) == protocol(again)  # the same seeds, the same block
+    in_order = run(pytester, seeded("c", 2), "other.json")
+    assert protocol(in_order)["seeds"]["case_order"] is None
+    result = pytest_recall("compare", first, in_order)
+    assert result.returncode == 2, result.stdout + result.stderr  # another sample of questions: no verdict
+    assert "  seeds.import.lme: 1 -> 2" in result.stdout.splitlines()
+    assert "  seeds.case_order: pytest-recall suite scope 1 -> None" in result.stdout.splitlines()
+
+
+def test_the_block_carries_the_tables_the_importers_and_judges_read_so_a_changed_map_is_a_difference():
+    from pytest_recall.reporting.protocol import scoring_entry
+    from pytest_recall.scoring import beam_rubric
+    from pytest_recall.suites import locomo, memoryagentbench
+
+    notes = {name: {"benchmark": name} for name in ("locomo", "beam", "memoryagentbench", "longmemeval")}
+    benchmarks = scoring_entry(notes, "answer")["benchmarks"]
+    assert benchmarks["locomo"]["category_map"] == {str(n): name for n, name in locomo.CATEGORY_NAMES.items()}
+    assert benchmarks["memoryagentbench"]["category_map"] == dict(memoryagentbench.COMPETENCY_BY_SOURCE)
+    assert benchmarks["memoryagentbench"]["metric_by_source"] == dict(memoryagentbench.METRIC_BY_SOURCE)
+    assert benchmarks["beam"]["judge_only"] == sorted(beam_rubric.LLM_ONLY)
+    assert all(entry["metric"] and entry["definition"] for entry in benchmarks.values())

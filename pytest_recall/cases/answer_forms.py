@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 # The built-in answer kinds: part of what a case is, so they are named here, below the judges.
@@ -40,6 +41,10 @@ BUILTIN_KINDS = frozenset(
         KIND_FREE,
     }
 )
+# The public benchmarks' questions no deterministic metric can read, so only the judge command scores them: BEAM's
+# abilities whose rubric is about how an answer is written, and MemoryAgentBench's sub-datasets it scores by an LLM.
+BEAM_JUDGE_ONLY_ABILITIES = frozenset({"instruction_following", "preference_following"})
+MAB_JUDGE_ONLY_METRIC = "llm_judge"
 # Keys an answer.json of these kinds carries besides the four every answer has: what a record keeps to compare
 # with the published tables, and what a judge needs.
 EXTRA_ANSWER_KEYS = {
@@ -69,6 +74,18 @@ VOUCHER_FORM = re.compile(r"AR-2026-\d{4}")
 
 def builtin_kind(kind: str) -> bool:
     return kind in BUILTIN_KINDS
+
+
+def judge_only_label(expected: Mapping[str, Any]) -> str | None:
+    """What makes an imported question one only the judge command can score: its BEAM ability or its
+    MemoryAgentBench sub-dataset (each part of the case's node id, so ``-k`` can leave it out); None for any other.
+    A ``free`` case, the user's own, is told apart by its kind."""
+    kind = expected.get("answer_kind")
+    if kind == KIND_BEAM and expected.get("beam_ability") in BEAM_JUDGE_ONLY_ABILITIES:
+        return str(expected["beam_ability"])
+    if kind == KIND_MEMORYAGENTBENCH and expected.get("mab_metric") == MAB_JUDGE_ONLY_METRIC:
+        return str(expected.get("mab_source") or expected.get("category"))
+    return None
 
 
 def answer_form_error(kind: str, answer: Any) -> str | None:

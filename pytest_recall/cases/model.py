@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
-from pytest_recall.cases.answer_forms import EXTRA_ANSWER_KEYS, answer_form_error, builtin_kind
+from pytest_recall.cases.answer_forms import EXTRA_ANSWER_KEYS, answer_form_error, builtin_kind, judge_only_label
 from pytest_recall.cases.groups import CaseGroup, GroupError, group_key_of_nodeid, is_group_dir, read_group
 from pytest_recall.cases.live_protocol import (
     DEFAULT_PROTOCOL,
@@ -188,11 +188,20 @@ class CaseOutline:
     ingest_steps: int
     steps: int
     answer_kind: str = "money"
+    # Set for an imported question only the judge command can score: a run without one is refused before it starts.
+    judge_only: str | None = None
 
     @classmethod
     def of(cls, case: Case) -> CaseOutline:
         return cls(
-            case.case_id, case.suite, case.category, case.group, case.ingest_steps, len(case.steps), case.answer_kind
+            case.case_id,
+            case.suite,
+            case.category,
+            case.group,
+            case.ingest_steps,
+            len(case.steps),
+            case.answer_kind,
+            judge_only_label(case.expected),
         )
 
 

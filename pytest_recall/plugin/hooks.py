@@ -25,10 +25,11 @@ from pytest_recall.plugin.items import (
     MalformedCaseCounter,
     SuiteDirectory,
     TrapTaskDirectory,
+    order_seed,
     seeded_order,
 )
 from pytest_recall.plugin.judge_fixture import RecallJudge
-from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, OPTIONS, add_options
+from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, OPTIONS, add_options, judge_only_refusal
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
 from pytest_recall.plugin.rate_pause import RatePause, pause_folder
@@ -180,8 +181,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     and ``--recall-stop=decided``: order."""
     __tracebackhide__ = True
     run = config.stash[CONFIG_KEY]
-    if run.isolation.scope == "suite" or run.scale_out.stop == "decided":
-        # --recall-stop=decided: the gate's guarantee needs cases drawn at random, not in folder order.
+    if order_seed(run) is not None:
         items[:] = seeded_order(items)
     shard, durations_path = run.scale_out.shard, run.scale_out.shard_durations_path
     if shard is None:
@@ -239,6 +239,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if free is not None and not run.llm_judge.on and not is_worker(config):
         # A worker cannot stop the run cleanly; each free case errors with this line instead (CaseItem.setup).
         raise pytest.UsageError(FREE_NEEDS_JUDGE.format(case=free.reportinfo()[2]))
+    judge_only = [
+        (str(item.reportinfo()[2]), item.outline.judge_only) for item in case_items if item.outline.judge_only
+    ]
+    if judge_only and not run.llm_judge.on and not is_worker(config):
+        # Refused, not run and dropped: their sessions would be spent for a score that leaves the benchmark's whole.
+        raise pytest.UsageError(judge_only_refusal(judge_only))
     sessions = session_settings(config, run, (item.path for item in case_items))
     planned, concurrency = _planned_here(session, case_items, run.scale_out.concurrency)
     resume = config.stash.get(RESUME_KEY, None)

@@ -22,9 +22,9 @@ from pytest_recall.cases.case_refs import ReadAgain
 from pytest_recall.cases.model import Case, CaseError, CaseOutline, CaseUnreadable, folder_digests, load_case_dir
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import load_task_case, task_case_ids
-from pytest_recall.plugin.config import CONFIG_KEY
+from pytest_recall.plugin.config import CONFIG_KEY, RunConfig
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
-from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND
+from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, judge_only_refusal
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
 from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
 from pytest_recall.scoring import Verdict
@@ -93,6 +93,8 @@ class CaseItem(pytest.Item):
         executor = self._executor()
         if self.outline.answer_kind == KIND_FREE and executor.judging is None:
             pytest.fail(FREE_NEEDS_JUDGE.format(case=self.reportinfo()[2]), pytrace=False)
+        if self.outline.judge_only and executor.judging is None:
+            pytest.fail(judge_only_refusal([(str(self.reportinfo()[2]), self.outline.judge_only)]), pytrace=False)
         try:
             stored = executor.stored(self)
             if stored is None:
@@ -339,6 +341,12 @@ class MalformedCaseCounter:
 # The order --recall-scope=suite runs cases in: fixed for every run and machine, and mixed, so that
 # a case's notes sit among those of every kind of case before it, not only its neighbours'.
 SUITE_ORDER_SEED = "pytest-recall suite scope 1"
+
+
+def order_seed(run: RunConfig) -> str | None:
+    """The seed the cases are shuffled by, when they are: --recall-scope=suite mixes them, and --recall-stop=decided
+    needs them drawn at random for the gate's guarantee; else None (folder order)."""
+    return SUITE_ORDER_SEED if run.isolation.scope == "suite" or run.scale_out.stop == "decided" else None
 
 
 def seeded_order(items: Iterable[pytest.Item]) -> list[pytest.Item]:

@@ -49,6 +49,24 @@ FREE_NEEDS_JUDGE = (
     "case {case} has answer_kind 'free', which only a judge command can score: pass "
     "--recall-judge-cmd='recall-judge -m MODEL' (or set recall_judge_cmd in your pytest configuration)"
 )
+# How many cases a one-line error names before it counts the rest.
+NAMED_CASES = 3
+
+
+def judge_only_refusal(cases: list[tuple[str, str]]) -> str:
+    """Why a run without a judge command cannot start when it holds imported questions only a judge can score
+    (``cases``: each one's name and what makes it judge-only), and the two ways on: a judge, or leaving them out."""
+    names = ", ".join(name for name, _ in cases[:NAMED_CASES])
+    more = f" and {len(cases) - NAMED_CASES} more" if len(cases) > NAMED_CASES else ""
+    labels = sorted({label for _, label in cases})
+    deselect = " and ".join(f"not {label}" for label in labels)
+    return (
+        f"{len(cases)} imported question(s) only a judge command can score ({names}{more}; {', '.join(labels)}): "
+        f"pass --recall-judge-cmd='recall-judge -m MODEL', or leave them out with -k '{deselect}' "
+        "(or import again naming only the other abilities or types)"
+    )
+
+
 OptionKind = Literal["string", "list", "bool"]
 
 

@@ -22,9 +22,12 @@ import pytest
 
 from pytest_recall import __version__
 from pytest_recall.agents.adapters import all_adapters
+from pytest_recall.cases.model import CaseError, read_toml
 from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.items import order_seed
 from pytest_recall.reporting import build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.suites.public_import import IMPORT_NOTE
+from pytest_recall.suites.suite_file import SUITE_FILE
 
 # A CLI that takes longer than this to print its version is reported as unknown; the run does not wait on it.
 VERSION_TIMEOUT_S = 5.0
@@ -37,7 +40,9 @@ class ProtocolFacts:
 
     def __init__(self, config: pytest.Config, run: RunConfig) -> None:
         here = Path(config.invocation_params.dir)
-        self.notes = _import_notes(here / arg.split("::")[0] for arg in config.args)
+        folders = _suite_folders(here / arg.split("::")[0] for arg in config.args)
+        self.notes = _import_notes(folders)
+        self.generator_seeds = _generator_seeds(folders)
         self.run = run
         self.agent = {
             "command": run.command.text,
@@ -78,23 +83,56 @@ class ProtocolFacts:
                 "mcp_servers": mode.get("mcp_servers"),
             },
             harness_version=__version__,
+            seeds=self._seeds(hashes),
         )
 
+    def _seeds(self, suites: Iterable[str]) -> dict[str, Any]:
+        """Every seed that shaped the run: each import's sampling seed (null: the first questions were taken), each
+        generated suite's, and the case order's when the cases were shuffled. No fake model here draws at random."""
+        ran = sorted(suites)
+        imports = {suite: self.notes[suite].get("options") or {} for suite in ran if suite in self.notes}
+        return {
+            "import": {suite: options.get("seed") for suite, options in imports.items()},
+            "generator": {suite: self.generator_seeds[suite] for suite in ran if suite in self.generator_seeds},
+            "case_order": order_seed(self.run),
+        }
 
-def _import_notes(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
-    """Each named suite folder's import note (or its sub-folders' one level down), by suite name."""
-    notes: dict[str, dict[str, Any]] = {}
+
+def _suite_folders(paths: Iterable[Path]) -> list[Path]:
+    """The folders a suite's file may sit in: each folder named on the command line, and its sub-folders."""
+    folders: list[Path] = []
     for path in paths:
-        if not path.is_dir():
+        if path.is_dir():
+            folders += [path, *sorted(p for p in path.iterdir() if p.is_dir())]
+    return folders
+
+
+def _import_notes(folders: Iterable[Path]) -> dict[str, dict[str, Any]]:
+    """Each suite folder's import note, by suite name."""
+    notes: dict[str, dict[str, Any]] = {}
+    for folder in folders:
+        try:
+            note = json.loads((folder / IMPORT_NOTE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             continue
-        for folder in (path, *sorted(p for p in path.iterdir() if p.is_dir())):
-            try:
-                note = json.loads((folder / IMPORT_NOTE).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(note, dict):
-                notes[folder.name] = note
+        if isinstance(note, dict):
+            notes[folder.name] = note
     return notes
+
+
+def _generator_seeds(folders: Iterable[Path]) -> dict[str, Any]:
+    """Each generated suite's seed, from its suite file, by suite name; collection refuses a malformed file."""
+    seeds: dict[str, Any] = {}
+    for folder in folders:
+        if not (folder / SUITE_FILE).is_file():
+            continue
+        try:
+            settings = read_toml(folder / SUITE_FILE, folder.name)
+        except CaseError:
+            continue
+        if "seed" in settings:
+            seeds[folder.name] = settings["seed"]
+    return seeds
 
 
 def _adapter(argv: tuple[str, ...]) -> str | None:

@@ -13,19 +13,42 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_recall.scoring import beam_rubric, lexical_judge, locomo_f1
+from pytest_recall.suites import memoryagentbench
 from pytest_recall.suites.locomo import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
 
 # The top-level field of a report that holds the block.
 PROTOCOL_KEY = "protocol"
 # A difference under this field is a different data set: no verdict across it without --allow-protocol-diff.
 DATA_FIELD = "data"
-# How each imported benchmark scores an answer, and how its category numbers read, where the data set defines one.
+# How each imported benchmark scores an answer (the metric's name, as verdicts carry it, and what it computes), and
+# how its categories are named: the tables the importer and the judge read, so that changing one is a difference.
 _METRICS: Mapping[str, Mapping[str, Any]] = {
     "locomo": {
-        "metric": "token F1 (LoCoMo), adversarial questions scored on declining",
+        "metric": locomo_f1.METRIC,
+        "definition": "token F1 (LoCoMo), adversarial questions scored on declining",
         "category_map": {str(number): name for number, name in LOCOMO_CATEGORY_NAMES.items()},
     },
-    "longmemeval": {"metric": "gold answer in the final line, or the LLM judge where one is set", "category_map": None},
+    "longmemeval": {
+        "metric": lexical_judge.METRIC,
+        "definition": "gold answer in the final line, or the LLM judge where one is set",
+        "category_map": None,
+    },
+    "beam": {
+        "metric": beam_rubric.METRIC,
+        "definition": "each rubric item 1 when all its content words are said, 0.5 when half, averaged; event "
+        "ordering (tau-b + 1) / 2 x F1; abstention 1 on declining; the judge-only abilities by the judge command",
+        "judge_only": sorted(beam_rubric.LLM_ONLY),
+        "category_map": None,  # the categories are the ten abilities, as BEAM names them
+    },
+    "memoryagentbench": {
+        "metric": "mab_<metric of the sub-dataset>",
+        "definition": "best over gold answers and over the raw and 'Answer:' readings: substring_exact_match (a "
+        "normalised gold inside the answer), exact_match, recall (share of gold elements said); llm_judge by the "
+        "judge command only",
+        "metric_by_source": dict(memoryagentbench.METRIC_BY_SOURCE),
+        "category_map": dict(memoryagentbench.COMPETENCY_BY_SOURCE),
+    },
 }
 
 
@@ -93,7 +116,10 @@ def scoring_entry(notes: Mapping[str, Mapping[str, Any] | None], answer_judge: s
     benchmarks = sorted({str(note.get("benchmark")) for note in notes.values() if note is not None})
     return {
         "answer_judge": answer_judge,
-        "benchmarks": {name: dict(_METRICS.get(name, {"metric": None, "category_map": None})) for name in benchmarks},
+        "benchmarks": {
+            name: dict(_METRICS.get(name, {"metric": None, "definition": None, "category_map": None}))
+            for name in benchmarks
+        },
     }
 
 
@@ -105,8 +131,9 @@ def build_protocol(
     agent: Mapping[str, Any],
     run: Mapping[str, Any],
     harness_version: str,
+    seeds: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The whole block, in a fixed order: data, scoring, judges, agent, run, harness."""
+    """The whole block, in a fixed order: data, scoring, judges, agent, run, harness, seeds."""
     return {
         DATA_FIELD: sorted(data, key=lambda entry: str(entry.get("suite"))),
         "scoring": dict(scoring),
@@ -114,6 +141,7 @@ def build_protocol(
         "agent": dict(agent),
         "run": dict(run),
         "harness_version": harness_version,
+        "seeds": dict(seeds),
     }
 
 

@@ -24,12 +24,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_recall.cases.answer_forms import BEAM_JUDGE_ONLY_ABILITIES
 from pytest_recall.scoring.memoryagentbench_metrics import normalise
 
 METRIC = "beam_rubric_lexical"
 ABSTENTION = "abstention"
 EVENT_ORDERING = "event_ordering"
-LLM_ONLY = frozenset({"instruction_following", "preference_following"})
+LLM_ONLY = BEAM_JUDGE_ONLY_ABILITIES
 _RUBRIC_PREFIX = re.compile(r"^\s*LLM response should (?:state|mention|contain|include)\s*:\s*", re.IGNORECASE)
 _STOP = frozenset(
     [

@@ -4,8 +4,9 @@ Pure rules, no I/O. Free-form kinds (the public benchmarks' ``longmemeval``
 and ``locomo``, and ``free``, which a user writes for an open question) are
 always put to the judge; with ``--recall-judge-both`` every other kind whose
 gold answer is text is too, so the two judges can be compared. The
-deterministic score stays the case's score, except for ``free`` (which has no
-other judge) and, with ``--recall-free-form-judge=llm``, the free-form kinds.
+deterministic score stays the case's score, except for ``free`` and the imported
+questions no metric can read (which have no other judge) and, with
+``--recall-free-form-judge=llm``, the free-form kinds.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pytest_recall.cases.answer_forms import (
     KIND_LOCOMO,
     KIND_LONGMEMEVAL,
     KIND_MEMORYAGENTBENCH,
+    judge_only_label,
 )
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun
@@ -48,9 +50,13 @@ def judged_by_llm(expected: Mapping[str, Any], *, both: bool) -> bool:
     return both and kind != KIND_FILES and has_text_gold(expected)
 
 
-def llm_decides(kind: str, free_form: FreeFormJudge) -> bool:
-    """Whether the judge command's verdict is the case's score: always for ``free``, by choice for free-form kinds."""
-    return kind == KIND_FREE or (free_form == "llm" and kind in FREE_FORM_KINDS)
+def llm_decides(expected: Mapping[str, Any], free_form: FreeFormJudge) -> bool:
+    """Whether the judge command's verdict is the case's score: always for ``free`` and for an imported question no
+    metric can read (a BEAM instruction-following one), by choice for the other free-form kinds."""
+    kind = str(expected.get("answer_kind", "money"))
+    if kind == KIND_FREE or judge_only_label(expected) is not None:
+        return True
+    return free_form == "llm" and kind in FREE_FORM_KINDS
 
 
 def judge_request(case: Case, answer: str) -> dict[str, Any]:

@@ -28,10 +28,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pytest_recall.cases.answer_forms import MAB_JUDGE_ONLY_METRIC
+
 SUBSTRING_EXACT_MATCH = "substring_exact_match"
 EXACT_MATCH = "exact_match"
 RECALL = "recall"
-LLM_JUDGED = "llm_judge"
+LLM_JUDGED = MAB_JUDGE_ONLY_METRIC
 _DROPPED = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)
 _SPECIAL = frozenset({"yes", "no", "noanswer"})

@@ -95,7 +95,7 @@ class LlmJudging:
         """The verdict on a run's last answer: from the cache, or asked of the judge on a thread."""
         request = judge_request(run.case, run.judged_stdout)
         key = judge_cache_key(self.settings.argv, request)
-        decides = llm_decides(run.case.answer_kind, self.settings.free_form)
+        decides = llm_decides(run.case.expected, self.settings.free_form)
         earlier = self._verdicts.get(key)
         if earlier is not None and not (earlier.done() and earlier.result().error):
             return self._after(earlier, request, decides)
