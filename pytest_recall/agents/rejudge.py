@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pytest_recall.reporting.judges_block import case_name, deterministic_score
+from pytest_recall.reporting.judge_rows import case_name, deterministic_score
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.scoring.judge_panel import PanelCase, panel_table
 from pytest_recall.scoring.judge_scope import judge_cache_key
@@ -80,8 +80,7 @@ def rejudge(
     panel = []
     for index, record in enumerate(kept):
         mine = {judge.name: verdicts[judge.name][index] for judge in judges}
-        data = record.as_json()
-        name, kind, built_in = case_name(data), str(record.answer_kind), deterministic_score(data)
+        name, kind, built_in = case_name(record), str(record.answer_kind), deterministic_score(record)
         cases.append({"case": name, "kind": kind, "deterministic": built_in, "verdicts": mine})
         scores = {judge: verdict["score"] for judge, verdict in mine.items()}
         panel.append(PanelCase(name, kind, record.category, built_in, scores))
@@ -113,7 +112,7 @@ def _judge_cost(cases: Sequence[Mapping[str, Any]], judges: Sequence[Judge]) -> 
 def not_kept(report: Mapping[str, Any]) -> list[str]:
     """The cases of a report that kept no answer a judge could read again."""
     records = (CaseRecord.from_json(data) for data in report["cases"])
-    return [case_name(record.as_json()) for record in records if record.judge_request is None]
+    return [case_name(record) for record in records if record.judge_request is None]
 
 
 def missing_line(not_kept: Sequence[str], total: int) -> str | None:

@@ -146,7 +146,7 @@ def build_report(
     report["help_harm"] = help_and_harm(ordered)
     report["by_workspace"] = by_workspace(ordered)
     report.update(judge_section(ordered))
-    report.update(judges_block(ordered))
+    report.update(judges_block(entry.get("judge_panel") for entry in ordered))
     report["command"] = command
     report["interrupted"] = interrupted
     if run_mode is not None:
