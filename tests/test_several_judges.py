@@ -112,14 +112,16 @@ def test_a_bad_judge_is_one_usage_line_before_any_agent_runs(
     assert not counter.exists()
 
 
-def test_the_ini_twin_takes_one_judge_per_line(four_answers: RecallSuite) -> None:
+@pytest.mark.slow
+def test_the_ini_twin_takes_one_judge_per_line_and_xdist_workers_judge_with_all(four_answers: RecallSuite) -> None:
     folder = four_answers.pytester.path
     strict, lenient = judge(folder, "strict"), judge(folder, "lenient")
     four_answers.pytester.makeini(f"[pytest]\nrecall_judge_cmd =\n    strict={strict}\n    lenient={lenient}\n")
-    result = four_answers.run("--recall-judge-score=strict", "-k", "case_02")
-    result.assert_outcomes(failed=1, deselected=4)
+    result = four_answers.run("--recall-judge-score=strict", "-n", "2")
+    result.assert_outcomes(passed=3, failed=2)
     record = four_answers.records()["case_02_hedge"]
     assert record["llm_judge"]["score"] == 0 and record["llm_judges"] == {
         "lenient": {**record["llm_judges"]["lenient"], "score": 1}
     }
-    assert Path(folder / "lenient.jsonl").read_text().count("\n") == 1
+    assert four_answers.report()["judges"]["table"]["spread"] == 0.25
+    assert Path(folder / "lenient.jsonl").read_text().count("\n") == 4
