@@ -14,64 +14,24 @@ may not start processes, and sessions may not read reports.
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-from pytest_recall.cases.answer_forms import KIND_FREE
+from pytest_recall.reporting.judge_rows import case_name, deterministic_score
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.scoring.judge_panel import PanelCase, panel_table
 from pytest_recall.scoring.judge_scope import judge_cache_key
-from pytest_recall.sessions.judge_command import JudgeCall, run_judge_command
+from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
+from pytest_recall.sessions.judge_command import parse_judges as parse_judge_texts
 
-# ``NAME=CMD`` names a judge when NAME is one word; anything else is a command, named by its position.
-_NAMED = re.compile(r"^([A-Za-z][\w.-]*)=(.+)$", re.S)
 # Cases named in the one line about answers that were not kept; the rest are counted.
 NAMED_MISSING = 10
 
 
-@dataclass(frozen=True, slots=True)
-class Judge:
-    name: str
-    text: str
-    argv: tuple[str, ...]
-
-
 def parse_judges(texts: Sequence[str]) -> list[Judge]:
-    """``--judge-cmd`` values as judges: ``NAME=CMD`` or a bare command named ``judge1``, ``judge2``, ..."""
-    judges = []
-    for position, text in enumerate(texts, start=1):
-        named = _NAMED.match(text)
-        name, command = (named.group(1), named.group(2)) if named else (f"judge{position}", text)
-        argv = tuple(shlex.split(command))
-        if not argv:
-            raise ValueError(f"--judge-cmd {text!r} names no command; give one, e.g. --judge-cmd='strict=recall-judge'")
-        judges.append(Judge(name, command, argv))
-    names = [judge.name for judge in judges]
-    if len(set(names)) != len(names):
-        raise ValueError(f"two judges share a name ({', '.join(names)}); name each one: --judge-cmd=NAME=CMD")
-    return judges
-
-
-def case_name(record: CaseRecord) -> str:
-    """How the table names a record: suite/id, its epoch past the first, and a control run as such."""
-    name = f"{record.suite}/{record.id}"
-    if record.epoch > 1:
-        name += f"[epoch{record.epoch}]"
-    return name + (" (control)" if record.control else "")
-
-
-def deterministic_score(record: CaseRecord) -> float | None:
-    """The built-in judge's score of the answer: beside the run's judge's verdict when there was one;
-    a ``free`` case has none."""
-    if record.llm_judge is not None:
-        value = record.llm_judge.get("deterministic_score")
-    else:
-        value = None if record.answer_kind == KIND_FREE else record.score
-    return None if value is None else float(value)
+    """``--judge-cmd`` values as judges, named as ``--recall-judge-cmd`` names them."""
+    return parse_judge_texts(texts, "--judge-cmd")
 
 
 def _verdict(call: JudgeCall, cached: bool) -> dict[str, Any]:

@@ -193,6 +193,8 @@ class CaseRun:
     agent_fault: str | None = None
     # The judge command's verdict on the last answer, when --recall-judge-cmd applies to this case.
     llm_judge: LlmJudgement | None = None
+    # The other judge commands' verdicts on it, by name, when --recall-judge-cmd was given more than once.
+    other_judges: tuple[tuple[str, LlmJudgement], ...] = ()
     # Why a later step found no memory, when no earlier step kept any (see sessions/lost_memory.py): said
     # in the reason of a case that did not pass.
     memory_hint: str | None = None

@@ -45,6 +45,7 @@ from pytest_recall.sessions import (
     SandboxSettings,
     SessionLimits,
 )
+from pytest_recall.sessions.judge_command import Judge, parse_judges
 
 # The live-protocol flags, by their case.toml names, in the order a record lists them.
 PROTOCOL_FLAGS = ("turn_template", "paste", "quit", "ready_pattern", "answer_pattern", "ready_idle")
@@ -256,15 +257,48 @@ def read_outputs(read: OptionReader) -> Outputs:
 
 
 def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
-    """``--recall-judge-cmd`` and its companions; a flag that needs the command and lacks it is one usage line."""
+    """``--recall-judge-cmd`` (once or more) and its companions; a flag that needs a judge and lacks it, a bad
+    ``NAME=CMD`` or an unknown ``--recall-judge-score`` is one usage line."""
     __tracebackhide__ = True
-    text = read.text("recall_judge_cmd")
-    argv = split_command(text, "--recall-judge-cmd", "the judge command, e.g. 'recall-judge -m MODEL'")
+    judges = read_judges(read)
     both, free_form = read.switch("recall_judge_both"), read.choice("recall_free_form_judge")
-    if not argv and (both or free_form == "llm"):
+    if not judges and (both or free_form == "llm"):
         given = "--recall-judge-both" if both else "--recall-free-form-judge=llm"
         raise pytest.UsageError(f"{given} needs a judge: add --recall-judge-cmd='recall-judge -m MODEL' (or your own)")
-    argv, _resolved = resolve_command_paths(argv)
+    scoring = _scoring_judge(judges, read.text("recall_judge_score"))
+    if scoring is None:
+        return LlmJudgeSettings(both=both, free_form=free_form, timeout_s=read.seconds("recall_judge_timeout"))
     return LlmJudgeSettings(
-        text=text, argv=argv, both=both, free_form=free_form, timeout_s=read.seconds("recall_judge_timeout")
+        text=scoring.text,
+        argv=scoring.argv,
+        both=both,
+        free_form=free_form,
+        timeout_s=read.seconds("recall_judge_timeout"),
+        name=scoring.name,
+        panel=tuple(judges) if len(judges) > 1 else (),
     )
+
+
+def read_judges(read: OptionReader) -> list[Judge]:
+    """Each ``--recall-judge-cmd`` (or line of its ini twin) as a judge, its command's paths resolved.
+    One command given unnamed keeps its whole text as the command, as before several judges were."""
+    __tracebackhide__ = True
+    given = read.config.getoption("recall_judge_cmd")
+    texts = [str(text).strip() for text in given] if given else read.lines("recall_judge_cmd")
+    try:
+        judges = parse_judges(texts, "--recall-judge-cmd")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return [dataclasses.replace(judge, argv=resolve_command_paths(judge.argv)[0]) for judge in judges]
+
+
+def _scoring_judge(judges: list[Judge], score_by: str | None) -> Judge | None:
+    """The judge whose verdict is the score: the one ``--recall-judge-score`` names, else the first given."""
+    __tracebackhide__ = True
+    if score_by is None:
+        return judges[0] if judges else None
+    named = {judge.name: judge for judge in judges}
+    if score_by not in named:
+        known = ", ".join(named) or "none: add --recall-judge-cmd=NAME=CMD"
+        raise pytest.UsageError(f"--recall-judge-score={score_by} names no judge; the judges are {known}")
+    return named[score_by]

@@ -88,8 +88,8 @@ def pytest_configure(config: pytest.Config) -> None:
             check_command_starts(run.command.argv)
             if run.isolation.mcp_servers:
                 check_mcp_agent(run.command.argv)
-        if run.llm_judge.on:
-            check_command_starts(run.llm_judge.argv, "--recall-judge-cmd", "judge command")
+        for judge_argv in {run.llm_judge.argv, *(judge.argv for judge in run.llm_judge.panel)} - {()}:
+            check_command_starts(judge_argv, "--recall-judge-cmd", "judge command")
         check_sandbox(config, run)
         recorder = Recorder(config, run)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]

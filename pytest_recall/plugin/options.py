@@ -343,8 +343,18 @@ JUDGING_OPTIONS = (
         "(question, gold, answer, kind, case_id) and printing yes/no or a JSON object with a score and a reason, "
         "e.g. 'recall-judge -m gpt-4o-mini'. It judges the free-form kinds (longmemeval, locomo, free); its "
         "verdict, cost and errors go in each record's llm_judge, apart from the agent's. Retried as agents are "
-        "(--recall-retries); the same question, gold and answer is judged once per run.",
-        metavar="COMMAND",
+        "(--recall-retries); the same question, gold and answer is judged once per run and judge. Give it more "
+        "than once, each as NAME=CMD, for several judges of the same answers (ini: one judge per line): the "
+        "first given scores unless --recall-judge-score names another; the report's judges block sets them "
+        "side by side.",
+        metavar="[NAME=]COMMAND",
+        kind="list",
+    ),
+    Option(
+        "recall_judge_score",
+        "With several --recall-judge-cmd judges: the NAME of the one whose verdict is the score (default: the "
+        "first given); the others' verdicts are kept beside it in each record's llm_judges.",
+        metavar="NAME",
     ),
     Option(
         "recall_judge_both",

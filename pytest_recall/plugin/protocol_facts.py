@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from pytest_recall.cases.model import CaseError, read_toml
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.items import order_seed
 from pytest_recall.reporting import build_protocol, content_hashes, data_entry, scoring_entry
+from pytest_recall.sessions.judge_command import Judge
 from pytest_recall.suites.public_import import IMPORT_NOTE
 from pytest_recall.suites.suite_file import SUITE_FILE
 
@@ -33,6 +34,16 @@ from pytest_recall.suites.suite_file import SUITE_FILE
 VERSION_TIMEOUT_S = 5.0
 # The bundled LLM judge's prompts: their hash pins the prompt when the judge command is ``recall-judge``.
 _BUNDLED_JUDGE = "recall-judge"
+
+
+def _panel_facts(panel: Sequence[Judge], score_by: str, here: Path) -> dict[str, Any]:
+    """With several judges: each one's name, command and files' hash, and which one scores; nothing with one."""
+    if not panel:
+        return {}
+    listed = [
+        {"name": judge.name, "command": judge.text, "files_sha256": _files_sha256(judge.argv, here)} for judge in panel
+    ]
+    return {"judges": listed, "score_by": score_by}
 
 
 class ProtocolFacts:
@@ -57,6 +68,7 @@ class ProtocolFacts:
                 "files_sha256": _files_sha256(judge.argv, here),
                 "both": judge.both,
                 "free_form": judge.free_form,
+                **_panel_facts(judge.panel, judge.name, here),
             }
             if judge.on
             else None,

@@ -10,6 +10,7 @@ from typing import Any
 from pytest_recall.cases import strict_json
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.judge_section import judge_section
+from pytest_recall.reporting.judges_block import judges_block
 from pytest_recall.reporting.schema import report_problem, report_schema
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
@@ -145,6 +146,7 @@ def build_report(
     report["help_harm"] = help_and_harm(ordered)
     report["by_workspace"] = by_workspace(ordered)
     report.update(judge_section(ordered))
+    report.update(judges_block(entry.get("judge_panel") for entry in ordered))
     report["command"] = command
     report["interrupted"] = interrupted
     if run_mode is not None:

@@ -30,7 +30,7 @@ from typing import Any
 from markupsafe import Markup
 
 from pytest_recall.reporting.html_cases import case_table_section, data_blocks
-from pytest_recall.reporting.html_judge import judge_html_section
+from pytest_recall.reporting.html_judge import judge_html_section, judges_html_section
 from pytest_recall.reporting.html_script import SCRIPT, SCRIPT_HASH
 from pytest_recall.reporting.html_tables import epoch_section, help_harm_section, p_value
 from pytest_recall.reporting.html_text import clean
@@ -80,6 +80,7 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
         _lift_section(stats),
         help_harm_section(report),
         judge_html_section(report),
+        judges_html_section(report),
         _memory_section(report),
         _latency_section(report, durations),
         _protocol_section(report),

@@ -68,6 +68,59 @@ def judge_html_section(report: Mapping[str, Any]) -> Markup:
     )
 
 
+JUDGES_HINT = (
+    "Several judge commands judged the same answers: each one's score with its 95% interval, the built-in "
+    "judge's beside them, how often each pair agrees (Cohen's kappa), the spread, and every answer whose "
+    "verdict flips between judges: there the score is the judge's choice, not the agent's."
+)
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def judges_html_section(report: Mapping[str, Any]) -> Markup:
+    """The judges table of a run with several judges (the report's ``judges`` block), or nothing."""
+    block = report.get("judges")
+    if not isinstance(block, Mapping):
+        return Markup("")
+    table = block["table"]
+    rows = [
+        _row("td", [clean(name), str(row["n"]), str(row["errors"]), _cell(row["score"]), _interval(row["interval"])])
+        for name, row in [*table["judges"].items(), ("(built-in)", table["deterministic"])]
+    ]
+    lead = Markup("Score by judge {}; spread {}; Fleiss' kappa {}.").format(
+        block.get("score_by"), _cell(table.get("spread")), _cell(table.get("fleiss_kappa"))
+    )
+    pairs = [
+        _row("td", [clean(" vs ".join(pair["judges"])), str(pair["n"]), _cell(pair["rate"]), _cell(pair["kappa"])])
+        for pair in table["pairs"]
+    ]
+    flips = [
+        _row("td", [clean(flip["case"]), clean(flip["kind"]), clean(_said(flip["verdicts"]))])
+        for flip in table["flips"]
+    ]
+    parts = [
+        Markup('<p id="judges-lead">{}</p>').format(lead),
+        _table(["judge", "n", "errors", "score", "95% interval"], rows, table_id="judges"),
+        _table(["pair", "n", "agreement", "Cohen's kappa"], pairs),
+    ]
+    if flips:
+        parts.append(Markup("<h3>Flips between judges ({})</h3>").format(len(flips)))
+        parts.append(_table(["case", "kind", "verdicts"], flips, table_id="judge-flips"))
+    return Markup('<section>\n<h2>Judges</h2>\n<p class="hint">{}</p>\n{}\n</section>').format(
+        JUDGES_HINT, Markup("\n").join(parts)
+    )
+
+
+def _interval(bounds: Sequence[float]) -> str:
+    return f"[{bounds[0]:.2f}, {bounds[1]:.2f}]"
+
+
+def _said(verdicts: Mapping[str, bool]) -> str:
+    return ", ".join(f"{judge} {_word(passed)}" for judge, passed in verdicts.items())
+
+
 def _word(passed: Any) -> str:
     return "pass" if passed else "fail"
 

@@ -44,6 +44,19 @@ def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[st
     }
 
 
+# What a record keeps of a judge beside the scoring one: its verdict and cost; the built-in score is in llm_judge.
+OTHER_JUDGE_FIELDS = ("score", "passed", "reason", "error", "cost_usd", "tokens_in", "tokens_out", "attempts", "cached")
+
+
+def other_judges_field(others: Iterable[tuple[str, LlmJudgement]], verdict: Verdict) -> dict[str, Any] | None:
+    """A record's ``llm_judges``: each other judge's verdict by name; None with one judge."""
+    kept = {}
+    for name, judgement in others:
+        field = llm_judge_field(judgement, verdict) or {}
+        kept[name] = {key: field[key] for key in OTHER_JUDGE_FIELDS}
+    return kept or None
+
+
 # What the report's aggregates read of a record's llm_judge; its reason stays in the full record.
 SUMMARY_FIELDS = ("score", "error", "decides", "deterministic_score", "cost_usd", "tokens_in", "tokens_out", "cached")
 
@@ -141,6 +154,20 @@ def judge_run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
         ("recall_llm_judge_agreement", agreement.get("rate")),
         ("recall_llm_judge_kappa", agreement.get("kappa")),
         ("recall_llm_judge_n_disagreements", len(agreement.get("disagreements") or []) if agreement else None),
+        *_judges_run_properties(report.get("judges")),
+    ]
+
+
+def _judges_run_properties(block: object) -> list[tuple[str, object]]:
+    """With several judges: which one scores, their spread and flips, and each judge's score."""
+    if not isinstance(block, Mapping):
+        return []
+    table = block["table"]
+    return [
+        ("recall_judges_score_by", block.get("score_by")),
+        ("recall_judges_spread", table.get("spread")),
+        ("recall_judges_n_flips", len(table.get("flips") or [])),
+        *((f"recall_judge_{name}_score", row.get("score")) for name, row in table["judges"].items()),
     ]
 
 
@@ -149,12 +176,15 @@ JUNIT_JUDGE_FIELDS = ("score", "passed", "error")
 JUNIT_JUDGE_PROPERTIES = tuple(f"recall_llm_judge_{name}" for name in JUNIT_JUDGE_FIELDS)
 
 
-def judge_case_properties(verdict: object) -> list[tuple[str, object]]:
+def judge_case_properties(verdict: object, others: object = None) -> list[tuple[str, object]]:
     """A case's judge verdict (its record's ``llm_judge``) for its JUnit testcase: score, pass, and the
-    judge error when there was one."""
+    judge error when there was one; with several judges, each other judge's score by its name too."""
     if not isinstance(verdict, Mapping):
         return []
-    return [(name, verdict.get(field)) for name, field in zip(JUNIT_JUDGE_PROPERTIES, JUNIT_JUDGE_FIELDS, strict=True)]
+    given = [(name, verdict.get(field)) for name, field in zip(JUNIT_JUDGE_PROPERTIES, JUNIT_JUDGE_FIELDS, strict=True)]
+    if isinstance(others, Mapping):
+        given += [(f"recall_judge_{name}_score", other.get("score")) for name, other in others.items()]
+    return given
 
 
 def judge_comparison(base: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

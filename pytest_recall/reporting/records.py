@@ -21,7 +21,7 @@ from pytest_recall.cases.runs import CaseRun, StepRun
 from pytest_recall.cases.traptask import TASK_KEY
 from pytest_recall.reporting.document import with_shared
 from pytest_recall.reporting.failure import verdict_report
-from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field
+from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field, other_judges_field
 from pytest_recall.reporting.transcripts import prompt_field
 from pytest_recall.scoring.judge_scope import kept_request
 from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of
@@ -122,6 +122,8 @@ class CaseRecord:
     group: str | None = None
     # Only when a judge command (--recall-judge-cmd) judged the last answer: its verdict and cost.
     llm_judge: Mapping[str, Any] | None = None
+    # Only when several judge commands judged it: the verdicts of those that do not score, by name.
+    llm_judges: Mapping[str, Any] | None = None
     # Only for a case a judge command could take (judge_scope.kept_request): the request it reads, answer
     # included, so ``pytest-recall rejudge`` can ask other judges without running the agent again.
     judge_request: Mapping[str, Any] | None = None
@@ -181,6 +183,7 @@ class CaseRecord:
             benchmark=BenchmarkFacts.of({**case.expected, "metric": verdict.details.get("metric")}),
             group=case.group,
             llm_judge=llm_judge_field(run.llm_judge, verdict),
+            llm_judges=other_judges_field(run.other_judges, verdict),
             judge_request=kept_request(run, both=_judges_both(run_mode)),
             memory_use=case_memory_use(run.steps, evidence_of(case.expected)),
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
@@ -265,7 +268,7 @@ class CaseRecord:
     def junit_properties(self) -> list[tuple[str, str]]:
         """The JUnit-visible fields, named ``recall_*``; a missing value has no property."""
         given = [(f"recall_{name}", getattr(self, name)) for name in JUNIT_CASE_FIELDS]
-        given += judge_case_properties(self.llm_judge)
+        given += judge_case_properties(self.llm_judge, self.llm_judges)
         if self.memory_use is not None:
             use = self.memory_use
             given += [
@@ -290,6 +293,7 @@ OPTIONAL_FIELDS = (
     *BENCHMARK_FIELDS,
     "group",
     "llm_judge",
+    "llm_judges",
     "judge_request",
     "memory_use",
 )

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pytest_recall.reporting.judge_rows import panel_entry
 from pytest_recall.reporting.judge_section import llm_judge_summary
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.records import CaseRecord
@@ -25,7 +26,7 @@ from pytest_recall.scoring.abstain import says_not_given
 from pytest_recall.scoring.memory_use import MemoryUse
 
 # Not record fields but derived from one: the HOME mode of the run, and the one-line account of an agent failure.
-DERIVED_SUMMARY_KEYS = ("run_home", "failure_text", "memory_use")
+DERIVED_SUMMARY_KEYS = ("run_home", "failure_text", "memory_use", "judge_panel")
 # What the aggregates read of a record (grader.aggregate, stats.summarize, the false-abstention
 # rate, the error lines, the progress line and the report order); everything else stays on disk.
 SUMMARY_KEYS = (
@@ -82,6 +83,8 @@ class CaseSummary(Mapping[str, Any]):
             "llm_judge": llm_judge_summary(record.get("llm_judge")),
             # The MCP tap's account, as the report's JSON holds it (only on a --recall-mcp run): the memory figures.
             "memory_use": used.as_json() if isinstance(used := record.get("memory_use"), MemoryUse) else used,
+            # With several judges, the record as a row of the judges table: what the report's judges block reads.
+            "judge_panel": record["judge_panel"] if "judge_panel" in record else _panel_of_json(record),
         }
         for key in SUMMARY_KEYS:
             value = derived[key] if key in derived else record.get(key)
@@ -114,6 +117,11 @@ class CaseSummary(Mapping[str, Any]):
         return len(SUMMARY_KEYS)
 
 
+def _panel_of_json(data: Mapping[str, Any]) -> Any:
+    """A stored record's row of the judges table (merge, a report file); only one with several judges is read."""
+    return panel_entry(CaseRecord.from_json(data)) if data.get("llm_judges") else None
+
+
 def summary_of(record: CaseRecord) -> CaseSummary:
     """The scalars of a record that the aggregates read, off the object: its JSON is never made for them."""
     benchmark = record.benchmark
@@ -121,6 +129,7 @@ def summary_of(record: CaseRecord) -> CaseSummary:
     scalars["sessions_per_step"] = benchmark.sessions_per_step if benchmark is not None else None
     # The steps and the reason are read only to word a failure (failure_text), never kept.
     scalars.update(run_mode=record.run_mode, steps=record.steps, reason=record.reason, memory_use=record.memory_use)
+    scalars["judge_panel"] = panel_entry(record)
     return CaseSummary(scalars)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
+from pytest_recall.reporting.judges_block import judges_summary_lines
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
 
 
@@ -27,6 +28,7 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     lines += benchmark_lines(listed)
     lines += judge_summary_lines(report)
+    lines += judges_summary_lines(report)
     lines += memory_lines(report)
     categories = report.get("by_category") or {}
     intervals = report.get("by_category_confidence") or {}

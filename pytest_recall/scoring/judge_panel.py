@@ -128,8 +128,8 @@ def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def format_panel(table: Mapping[str, Any]) -> list[str]:
-    """The judges table as terminal lines."""
+def format_panel(table: Mapping[str, Any], *, shown_flips: int | None = None) -> list[str]:
+    """The judges table as terminal lines; past ``shown_flips`` flipping cases, only how many more."""
     lines = [f"  {'judge':<16} {'n':>5} {'passed':>7} {'errors':>7}  score  95% interval"]
     rows = [*table["judges"].items(), ("(built-in)", table["deterministic"])]
     for name, row in rows:
@@ -148,7 +148,9 @@ def format_panel(table: Mapping[str, Any]) -> list[str]:
     lines.append(f"  spread (highest score - lowest): {_cell(table['spread'])}")
     flips = table["flips"]
     lines.append(f"  flips between judges: {len(flips)}")
-    for flip in flips:
+    for flip in flips[:shown_flips]:
         said = ", ".join(f"{judge} {'pass' if passed else 'fail'}" for judge, passed in flip["verdicts"].items())
         lines.append(f"    {flip['case']}: {said}")
+    if shown_flips is not None and len(flips) > shown_flips:
+        lines.append(f"    ... and {len(flips) - shown_flips} more (see the report)")
     return lines

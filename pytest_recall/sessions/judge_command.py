@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import tempfile
 import threading
@@ -29,6 +30,37 @@ from pytest_recall.sessions.judge_process import JudgeStopped, run_judge_process
 from pytest_recall.sessions.run_folders import folder_prefix
 
 DEFAULT_JUDGE_TIMEOUT_S = 120.0
+# ``NAME=CMD`` names a judge when NAME is one word; anything else is a command, named by its position.
+_NAMED = re.compile(r"^([A-Za-z][\w.-]*)=(.*)$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    """One of several judge commands: the name its verdicts go by, the command as given, and its words."""
+
+    name: str
+    text: str
+    argv: tuple[str, ...]
+
+
+def parse_judges(texts: Sequence[str], flag: str) -> list[Judge]:
+    """Judge commands as given (``NAME=CMD``, or a bare command named ``judge1``, ``judge2``, ... by position);
+    ValueError, in one line, for a command with no words or two judges of one name."""
+    judges = []
+    for position, text in enumerate(texts, start=1):
+        named = _NAMED.match(text)
+        name, command = (named.group(1), named.group(2)) if named else (f"judge{position}", text)
+        try:
+            argv = tuple(shlex.split(command))
+        except ValueError as exc:
+            raise ValueError(f"{flag} {text!r} cannot be split like a shell command line: {exc}") from None
+        if not argv:
+            raise ValueError(f"{flag} {text!r} names no command; give one, e.g. {flag}='strict=recall-judge'")
+        judges.append(Judge(name, command, argv))
+    names = [judge.name for judge in judges]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two judges share a name ({', '.join(names)}); name each one: {flag}=NAME=CMD")
+    return judges
 
 
 @dataclass(frozen=True, slots=True)

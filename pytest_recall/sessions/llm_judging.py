@@ -35,7 +35,7 @@ from pytest_recall.scoring.judge_scope import (
     judged_by_llm,
     llm_decides,
 )
-from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, run_judge_command
+from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, Judge, run_judge_command
 from pytest_recall.sessions.pool import Flow, Pause
 from pytest_recall.sessions.shared_verdicts import SharedVerdicts, VerdictFolder
 
@@ -45,13 +45,24 @@ VERDICT_POLL_S = 0.05
 
 @dataclass(frozen=True, slots=True)
 class LlmJudgeSettings:
-    """``--recall-judge-cmd`` and the flags beside it: the command, which kinds it judges, whose score counts."""
+    """``--recall-judge-cmd`` and the flags beside it: the command, which kinds it judges, whose score counts.
+
+    ``text`` and ``argv`` are the scoring judge's; with several judges,
+    ``panel`` holds them all in the order given and ``name`` the scoring one's.
+    """
 
     text: str | None = None
     argv: tuple[str, ...] = ()
     both: bool = False
     free_form: FreeFormJudge = "deterministic"
     timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S
+    name: str = "judge1"
+    panel: tuple[Judge, ...] = ()
+
+    @property
+    def others(self) -> tuple[Judge, ...]:
+        """The judges whose verdicts are kept beside the score, not the score."""
+        return tuple(judge for judge in self.panel if judge.name != self.name)
 
     @property
     def on(self) -> bool:
@@ -61,7 +72,10 @@ class LlmJudgeSettings:
         """What a record says of its judge, so a resumed run reuses only verdicts of this judge and choice."""
         if not self.on:
             return {}
-        return {"llm_judge": {"cmd": self.text, "both": self.both, "free_form": self.free_form}}
+        mode: dict[str, Any] = {"cmd": self.text, "both": self.both, "free_form": self.free_form}
+        if self.panel:
+            mode |= {"judges": {judge.name: judge.text for judge in self.panel}, "score_by": self.name}
+        return {"llm_judge": mode}
 
 
 class LlmJudging:
@@ -91,24 +105,28 @@ class LlmJudging:
             return False
         return judged_by_llm(run.case.expected, both=self.settings.both)
 
-    def submit(self, run: CaseRun) -> Future[LlmJudgement]:
-        """The verdict on a run's last answer: from the cache, or asked of the judge on a thread."""
+    def submit(self, run: CaseRun, other: Judge | None = None) -> Future[LlmJudgement]:
+        """The verdict on a run's last answer: from the cache, or asked of the judge on a thread. ``other``
+        names a judge beside the scoring one: its verdict never decides."""
         request = judge_request(run.case, run.judged_stdout)
-        key = judge_cache_key(self.settings.argv, request)
-        decides = llm_decides(run.case.expected, self.settings.free_form)
+        argv = self.settings.argv if other is None else other.argv
+        key = judge_cache_key(argv, request)
+        decides = other is None and llm_decides(run.case.expected, self.settings.free_form)
         earlier = self._verdicts.get(key)
         if earlier is not None and not (earlier.done() and earlier.result().error):
-            return self._after(earlier, request, decides)
+            return self._after(earlier, argv, request, decides)
         stored = self._stored(key)
         if stored is not None:
             done: Future[LlmJudgement] = Future()
             done.set_result(replace(stored, decides=decides))
             return done
-        future = self._threads.submit(self._ask, request, key, decides)
+        future = self._threads.submit(self._ask, argv, request, key, decides)
         self._verdicts[key] = future
         return future
 
-    def _after(self, earlier: Future[LlmJudgement], request: Mapping[str, Any], decides: bool) -> Future[LlmJudgement]:
+    def _after(
+        self, earlier: Future[LlmJudgement], argv: tuple[str, ...], request: Mapping[str, Any], decides: bool
+    ) -> Future[LlmJudgement]:
         """The verdict of a request already asked: the earlier one, marked cached, once it is in;
         asked again if it turns out a judge error, which is never cached."""
         mine: Future[LlmJudgement] = Future()
@@ -119,7 +137,7 @@ class LlmJudging:
                 if verdict.error is None:
                     mine.set_result(replace(cached_copy(verdict), decides=decides))
                 else:
-                    mine.set_result(self._ask(request, verdict.key, decides))
+                    mine.set_result(self._ask(argv, request, verdict.key, decides))
             except BaseException as exc:  # the case's flow raises it, as its own error
                 mine.set_exception(exc)
 
@@ -127,9 +145,9 @@ class LlmJudging:
         earlier.add_done_callback(lambda done: self._threads.submit(settle, done))
         return mine
 
-    def _ask(self, request: Mapping[str, Any], key: str, decides: bool) -> LlmJudgement:
+    def _ask(self, argv: tuple[str, ...], request: Mapping[str, Any], key: str, decides: bool) -> LlmJudgement:
         call = run_judge_command(
-            self.settings.argv,
+            argv,
             request,
             timeout_s=self.settings.timeout_s,
             retries=self.retries,
@@ -177,11 +195,15 @@ def cached_copy(judgement: LlmJudgement) -> LlmJudgement:
 
 
 def judged_flow(flow: Flow, judging: LlmJudging) -> Flow:
-    """A case's flow, then its last answer judged by the judge command when it applies; the loop runs on meanwhile."""
+    """A case's flow, then its last answer judged by every judge command when they apply; the loop runs on
+    meanwhile."""
     run = yield from flow
     if not judging.applies(run):
         return run
-    future = judging.submit(run)
-    while not future.done():
+    scoring = judging.submit(run)
+    others = [(judge.name, judging.submit(run, judge)) for judge in judging.settings.others]
+    while not (scoring.done() and all(future.done() for _, future in others)):
         yield Pause(time.monotonic() + VERDICT_POLL_S)
-    return replace(run, llm_judge=future.result())
+    return replace(
+        run, llm_judge=scoring.result(), other_judges=tuple((name, future.result()) for name, future in others)
+    )
