@@ -33,7 +33,7 @@ IMPORTS = (
 CATEGORIES = {"single-session-user", "single-hop", "multi-hop", "temporal", "adversarial"}
 
 
-def run_imports(recall_suite: Any, command: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+def run_imports(recall_suite: Any, command: str, judge: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     folders = []
     for benchmark, data, options in IMPORTS:
         folder = recall_suite.pytester.path / benchmark
@@ -45,7 +45,7 @@ def run_imports(recall_suite: Any, command: str) -> tuple[pytest.RunResult, dict
     result = recall_suite.run(
         *folders,
         f"--recall-mcp={config}",
-        "--recall-answer-judge=contains",
+        f"--recall-answer-judge={judge}",
         "--recall-concurrency=2",
         command=command,
         timeout=600,
@@ -70,7 +70,7 @@ IGNORER = shlex.join([sys.executable, str(IGNORES_MEMORY)])
 def test_imported_evidence_puts_each_agent_in_its_cell(
     recall_suite: Any, agent: str, right: set[str], table: tuple[int, int]
 ) -> None:
-    result, report = run_imports(recall_suite, agent)
+    result, report = run_imports(recall_suite, agent, "contains")
 
     cases = {record["id"]: record for record in report["cases"]}
     assert set(cases) == ANSWERED | {"conv-30-q002", "conv-30-q004"}
@@ -88,5 +88,24 @@ def test_imported_evidence_puts_each_agent_in_its_cell(
         [
             f"*evidence recall 1.000: retrieved and right {retrieved_right}, "
             f"retrieved but wrong (reasoning) {retrieved_wrong}, *"
+        ]
+    )
+
+
+@pytest.mark.slow
+def test_the_evidence_judge_scores_a_server_alone_by_evidence_recall_per_category(recall_suite: Any) -> None:
+    # The same server and questions as above, with no model: what the recall returned is the answer, and it is
+    # scored by the evidence it holds, so q002 and q004, whose answers are in no store, score 1 too.
+    result, report = run_imports(recall_suite, RECALL_MCP, "evidence")
+
+    scores = {record["id"]: record["score"] for record in report["cases"]}
+    assert scores == dict.fromkeys(ANSWERED | {"conv-30-q002", "conv-30-q004"}, 1.0)
+    assert report["by_category"] == dict.fromkeys(CATEGORIES, 1.0)
+    assert all("evidence found in" in record["reason"] for record in report["cases"])
+    result.stdout.fnmatch_lines(
+        [
+            "*LoCoMo, scored by the evidence judge (--recall-answer-judge=evidence)*",
+            "*evidence recall 1.000: retrieved and right 6,*",
+            "*single-session-user*1.000*",
         ]
     )

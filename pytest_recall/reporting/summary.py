@@ -25,7 +25,7 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
         )
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
-    lines += benchmark_lines(listed)
+    lines += benchmark_lines(listed, (report.get("run_mode") or {}).get("answer_judge", "answer"))
     lines += judge_summary_lines(report)
     lines += memory_lines(report)
     categories = report.get("by_category") or {}
@@ -55,9 +55,16 @@ BENCHMARK_METRICS = {
 
 # Said instead when --recall-free-form-judge=llm made the judge command's verdict the score.
 LLM_SCORED = "{name}, scored by the judge command (--recall-judge-cmd; the built-in judge's score is in each record)"
+# Said instead when a retrieval judge (--recall-answer-judge=contains or evidence) scored what a memory returned.
+RETRIEVAL_SCORED = {
+    "contains": "{name}, scored by the retrieval judge (--recall-answer-judge=contains): per type, the share whose "
+    "output holds the gold answer, not the benchmark's metric",
+    "evidence": "{name}, scored by the evidence judge (--recall-answer-judge=evidence): per type, the share whose "
+    "output holds an evidence turn (evidence recall), not the benchmark's metric",
+}
 
 
-def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+def benchmark_lines(records: Iterable[Mapping[str, Any]], answer_judge: Any = "answer") -> list[str]:
     """For imported public-benchmark cases: the metric, and how many haystack sessions each step was told."""
     feeds: dict[str, set[Any]] = {}
     by_llm: set[str] = set()
@@ -73,6 +80,8 @@ def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
         metric = BENCHMARK_METRICS[kind]
         if kind in by_llm:
             metric = LLM_SCORED.format(name=metric.split(",")[0])
+        elif answer_judge in RETRIEVAL_SCORED:
+            metric = RETRIEVAL_SCORED[answer_judge].format(name=metric.split(",")[0])
         lines.append(f"  {metric}; haystack sessions per step: {told}")
     return lines
 

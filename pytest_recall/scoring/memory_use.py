@@ -129,11 +129,17 @@ def normalised(text: str) -> str:
 
 def retrieved(evidence: Iterable[str], reads: Iterable[MemoryCall]) -> bool | None:
     """Whether any evidence text stands in what the reads returned; None when there is no evidence to look for."""
+    return holds_evidence(evidence, " ".join(call.text for call in reads))
+
+
+def holds_evidence(evidence: Iterable[str], returned: str) -> bool | None:
+    """Whether any evidence text, normalised, stands in ``returned`` normalised (whole words only); None when no
+    evidence text is long enough to look for."""
     wanted = [text for text in (normalised(item) for item in evidence) if len(text) >= SHORTEST_EVIDENCE]
     if not wanted:
         return None
-    returned = f" {' '.join(normalised(call.text) for call in reads)} "
-    return any(f" {text} " in returned for text in wanted)
+    padded = f" {normalised(returned)} "
+    return any(f" {text} " in padded for text in wanted)
 
 
 def evidence_of(expected: Any) -> list[str]:
