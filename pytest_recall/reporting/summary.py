@@ -294,6 +294,12 @@ def memory_lines(report: Mapping[str, Any]) -> list[str]:
     if unused and memory.get("score_used") is not None and memory.get("score_all") is not None:
         line += f"; score {memory['score_all']:.3f} with the {unused} unused, {memory['score_used']:.3f} without"
     lines = [line]
+    if memory.get("untapped_servers"):
+        names = ", ".join(repr(server) for server in memory["untapped_servers"])
+        lines.append(
+            f"  memory use UNKNOWN for server(s) {names} in {counted(memory.get('untapped_cases', 0), 'case')}: "
+            "reached by URL, which the tap does not see (it covers stdio servers); those cases are not counted unused"
+        )
     if memory.get("control_calls"):
         lines.append(f"  the no-memory control made {counted(memory['control_calls'], 'memory call')}; see docs/mcp.md")
     table = memory.get("retrieval_table")
