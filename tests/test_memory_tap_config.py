@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from mcp_servers import LEAKY_SERVER as SERVER
@@ -44,11 +45,13 @@ def test_the_cli_never_sees_the_recall_key_and_the_log_keeps_it(tmp_path: Path) 
     assert calls.untapped == ("hosted",)
 
 
-def run(recall_suite: Any, servers: dict[str, Any], command: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+def run(
+    recall_suite: Any, servers: dict[str, Any], command: str, *options: str
+) -> tuple[pytest.RunResult, dict[str, Any]]:
     recall_suite.add("balance", ["Remember the balance 12345.67.", "What was the balance?"])
     config = recall_suite.pytester.path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    result = recall_suite.run(f"--recall-mcp={config}", "--recall-answer-judge=contains", command=command)
+    result = recall_suite.run(f"--recall-mcp={config}", "--recall-answer-judge=contains", *options, command=command)
     return result, recall_suite.report()
 
 
@@ -66,7 +69,8 @@ def test_a_server_s_own_read_and_write_lists_win_over_its_tools_names(recall_sui
 
 @pytest.mark.slow
 def test_a_server_reached_by_url_leaves_memory_use_unknown_never_unused(recall_suite: Any) -> None:
-    result, report = run(recall_suite, {"memory": stdio_entry(), "hosted": HOSTED}, NOTEBOOK)
+    junit = recall_suite.pytester.path / "junit.xml"
+    result, report = run(recall_suite, {"memory": stdio_entry(), "hosted": HOSTED}, NOTEBOOK, f"--junitxml={junit}")
 
     (case,) = report["cases"]
     use = case["memory_use"]
@@ -76,6 +80,8 @@ def test_a_server_reached_by_url_leaves_memory_use_unknown_never_unused(recall_s
     result.stdout.fnmatch_lines(
         ["*memory use UNKNOWN for server(s) 'hosted' in 1 case: reached by URL, which the tap does not see*"]
     )
+    properties = {item.get("name"): item.get("value") for item in ElementTree.parse(junit).iter("property")}
+    assert properties["recall_memory_untapped_cases"] == "1" and properties["recall_memory_unused_cases"] == "0"
 
 
 @pytest.mark.parametrize(
