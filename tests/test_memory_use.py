@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_recall.cases.runs import MemoryCall, MemoryCalls, SessionResult, StepRun
+from pytest_recall.scoring import score_evidence
 from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of, memory_figures, retrieved
 
 RESULT = SessionResult(None, None, False, 0.1, b"", b"", 0, 0, False)
@@ -78,3 +79,16 @@ def test_memory_figures_give_the_score_with_and_without_unused_cases_and_the_two
     }
     assert figures["evidence_recall_by_category"] == {"dates": 0.0, "facts": 1.0}
     assert figures["latency_ms"]["memory"] == {"p50": 2.0, "p95": 3.0, "calls": 3}
+
+
+def test_the_evidence_judge_scores_the_evidence_not_the_answer() -> None:
+    expected = {"category": "single-hop", "answer": "a dance studio", "evidence_text": ["I'm opening a dance studio."]}
+    returned = '[{"text": "Jon: I lost my job, so I\'m opening a Dance Studio!"}]'
+    found = score_evidence(returned, expected)
+    assert (found["score"], found["category"]) == (1.0, "single-hop")
+    assert found["reason"] == f"evidence found in {len(returned)} bytes returned (of 1 evidence text)"
+    # The answer alone, without the evidence turn, is not the evidence retrieved.
+    assert score_evidence("a dance studio", expected)["score"] == 0.0
+    # No evidence_text: the answer is the evidence; too short to look for is said, and scores 0.
+    assert score_evidence("the balance is 12,345.67", {"answer": "12,345.67"})["score"] == 1.0
+    assert "needs the case's evidence_text" in score_evidence("no", {"answer": "no"})["reason"]

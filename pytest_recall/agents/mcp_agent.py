@@ -6,7 +6,9 @@ prints what the search returned, then stores the prompt with the write tool.
 Only the last step's output is judged, so what is measured is what the
 server's search returns for the question after earlier sessions stored the
 rest: with ``--recall-answer-judge=contains``, each server's recall on any suite
-whose answers are literal, with the bytes returned beside it.
+whose answers are literal, with the bytes returned beside it; with
+``--recall-answer-judge=evidence``, its evidence recall per category on
+imported questions, whose evidence turns the import keeps.
 
 The server comes from ``--config FILE`` (the ``mcpServers`` shape; by default
 ``$RECALL_MCP_CONFIG``, which ``--recall-mcp`` fills in per step, so the store

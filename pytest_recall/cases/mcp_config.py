@@ -32,9 +32,13 @@ class McpConfigError(ValueError):
 
 # The placeholders a --recall-env value or an MCP configuration may use.
 PLACEHOLDERS = ("scope", "home", "workdir", "step", "case")
+# pytest-recall's own key in a server entry, stripped before any CLI sees the file: which of the server's tools
+# read and which write, when neither their annotations nor their names say (see memory_tap.call_kind).
+RECALL_KEY = "recall"
+_KINDS = ("reads", "writes")
 # What one server entry may hold: a command it is started with, or a URL it is reached at.
-_STDIO_KEYS = {"command", "args", "env", "cwd", "type"}
-_HTTP_KEYS = {"url", "headers", "type"}
+_STDIO_KEYS = {"command", "args", "env", "cwd", "type", RECALL_KEY}
+_HTTP_KEYS = {"url", "headers", "type", RECALL_KEY}
 
 
 def check_template(template: str) -> str | None:
@@ -117,6 +121,7 @@ def _check_server(name: str, entry: Any, where: str) -> None:
         raise McpConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
     if not all(isinstance(arg, str) for arg in entry.get("args", [])) or not isinstance(entry.get("args", []), list):
         raise McpConfigError(f'{where}: "args" must be a list of strings')
+    _check_kinds(entry.get(RECALL_KEY, {}), where)
     for table in ("env", "headers"):
         values = entry.get(table, {})
         if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
@@ -125,6 +130,20 @@ def _check_server(name: str, entry: Any, where: str) -> None:
         problem = check_template(text)
         if problem is not None:
             raise McpConfigError(f"{where}: {text!r}: {problem}")
+
+
+def _check_kinds(kinds: Any, where: str) -> None:
+    """``"recall": {"reads": [TOOL, ...], "writes": [TOOL, ...]}``, a tool in one list at most."""
+    __tracebackhide__ = True
+    shape = f'{where}: "{RECALL_KEY}" must be {{"reads": [TOOL, ...], "writes": [TOOL, ...]}}'
+    if not isinstance(kinds, dict) or set(kinds) - set(_KINDS):
+        raise McpConfigError(shape)
+    for tools in kinds.values():
+        if not isinstance(tools, list) or not all(isinstance(tool, str) and tool for tool in tools):
+            raise McpConfigError(shape)
+    both = sorted(set(kinds.get("reads", [])) & set(kinds.get("writes", [])))
+    if both:
+        raise McpConfigError(f'{where}: "{RECALL_KEY}" names {", ".join(both)} as both a read and a write')
 
 
 def _strings(value: Any) -> list[str]:

@@ -110,6 +110,8 @@ class MemoryCalls:
     offered: tuple[str, ...] = ()
     calls: tuple[MemoryCall, ...] = ()
     fault: str | None = None
+    # Servers of the step the tap could not see (reached by URL): their calls are unknown, not absent.
+    untapped: tuple[str, ...] = ()
 
     @property
     def reads(self) -> int:

@@ -50,7 +50,7 @@ from pytest_recall.plugin.xdist_handoff import (
     is_worker,
 )
 from pytest_recall.reporting import durations_by_nodeid, shard_members, shared_home_warning
-from pytest_recall.scoring import judge_answer, score_contains
+from pytest_recall.scoring import judge_answer, score_contains, score_evidence
 from pytest_recall.sessions import HostPause, SharedVerdicts, tracking_line
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
@@ -315,6 +315,8 @@ def pytest_recall_judge(stdout: str, expected: dict[str, Any], config: pytest.Co
     run = config.stash.get(CONFIG_KEY, None)
     if run is not None and run.outputs.answer_judge == "contains":
         return score_contains(stdout, expected)
+    if run is not None and run.outputs.answer_judge == "evidence":
+        return score_evidence(stdout, expected)
     return judge_answer(stdout, expected)
 
 

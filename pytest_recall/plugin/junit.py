@@ -76,6 +76,7 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
         # The MCP tap's figures (--recall-mcp): whether the memory was used, and retrieval against reasoning.
         names = {"cases": "cases", "unused_cases": "unused", "score_used": "score_used"}
         names |= {"control_calls": "control_calls", "evidence_recall": "evidence_recall"}
+        names |= {"untapped_cases": "untapped_cases"}  # only when some server was reached by URL, untapped
         properties += [(f"recall_memory_{name}", memory.get(key)) for name, key in names.items()]
     return [(name, text) for name, value in properties if (text := property_text(value)) is not None]
 

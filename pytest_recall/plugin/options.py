@@ -334,7 +334,9 @@ JUDGING_OPTIONS = (
         "How each case's last answer is judged: 'answer' (default) the built-in judge of its answer_kind (or a "
         "pytest_recall_judge hook); 'contains' a retrieval judge, 1 when the expected answer appears anywhere in "
         "the output, for agents that return what a memory found rather than an answer (recall-mcp). Its reason "
-        "gives the bytes returned, since returning everything finds everything.",
+        "gives the bytes returned, since returning everything finds everything. 'evidence' is the same for the "
+        "case's evidence (an import's evidence turns, else its answer): the score is then a memory's evidence "
+        "recall, per category.",
         choices=AnswerJudge,
     ),
     Option(

@@ -76,7 +76,7 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     stats = _summary(report, cases)
     sections = [
         _verdict_section(report, stats),
-        _category_section(report, stats, benchmark_lines(feeds)),
+        _category_section(report, stats, benchmark_lines(feeds, (report.get("run_mode") or {}).get("answer_judge"))),
         _lift_section(stats),
         help_harm_section(report),
         judge_html_section(report),

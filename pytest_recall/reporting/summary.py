@@ -26,7 +26,7 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
         )
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
-    lines += benchmark_lines(listed)
+    lines += benchmark_lines(listed, (report.get("run_mode") or {}).get("answer_judge", "answer"))
     lines += judge_summary_lines(report)
     lines += judges_summary_lines(report)
     lines += memory_lines(report)
@@ -57,9 +57,16 @@ BENCHMARK_METRICS = {
 
 # Said instead when --recall-free-form-judge=llm made the judge command's verdict the score.
 LLM_SCORED = "{name}, scored by the judge command (--recall-judge-cmd; the built-in judge's score is in each record)"
+# Said instead when a retrieval judge (--recall-answer-judge=contains or evidence) scored what a memory returned.
+RETRIEVAL_SCORED = {
+    "contains": "{name}, scored by the retrieval judge (--recall-answer-judge=contains): per type, the share whose "
+    "output holds the gold answer, not the benchmark's metric",
+    "evidence": "{name}, scored by the evidence judge (--recall-answer-judge=evidence): per type, the share whose "
+    "output holds an evidence turn (evidence recall), not the benchmark's metric",
+}
 
 
-def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+def benchmark_lines(records: Iterable[Mapping[str, Any]], answer_judge: Any = "answer") -> list[str]:
     """For imported public-benchmark cases: the metric, and how many haystack sessions each step was told."""
     feeds: dict[str, set[Any]] = {}
     by_llm: set[str] = set()
@@ -75,6 +82,8 @@ def benchmark_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
         metric = BENCHMARK_METRICS[kind]
         if kind in by_llm:
             metric = LLM_SCORED.format(name=metric.split(",")[0])
+        elif answer_judge in RETRIEVAL_SCORED:
+            metric = RETRIEVAL_SCORED[answer_judge].format(name=metric.split(",")[0])
         lines.append(f"  {metric}; haystack sessions per step: {told}")
     return lines
 
@@ -287,6 +296,12 @@ def memory_lines(report: Mapping[str, Any]) -> list[str]:
     if unused and memory.get("score_used") is not None and memory.get("score_all") is not None:
         line += f"; score {memory['score_all']:.3f} with the {unused} unused, {memory['score_used']:.3f} without"
     lines = [line]
+    if memory.get("untapped_servers"):
+        names = ", ".join(repr(server) for server in memory["untapped_servers"])
+        lines.append(
+            f"  memory use UNKNOWN for server(s) {names} in {counted(memory.get('untapped_cases', 0), 'case')}: "
+            "reached by URL, which the tap does not see (it covers stdio servers); those cases are not counted unused"
+        )
     if memory.get("control_calls"):
         lines.append(f"  the no-memory control made {counted(memory['control_calls'], 'memory call')}; see docs/mcp.md")
     table = memory.get("retrieval_table")

@@ -10,7 +10,7 @@ from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.judge_scope import FreeFormJudge
-from pytest_recall.scoring.retrieval_judge import AnswerJudge, score_contains
+from pytest_recall.scoring.retrieval_judge import AnswerJudge, score_contains, score_evidence
 from pytest_recall.scoring.sequential import ScoreGate, score_interval
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 
@@ -24,5 +24,6 @@ __all__ = [
     "case_verdict",
     "judge_answer",
     "score_contains",
+    "score_evidence",
     "score_interval",
 ]

@@ -50,11 +50,13 @@ class MemoryUse:
     evidence_retrieved: bool | None = None
     # Why some step's calls could not be read (the counts then cover the readable steps only).
     fault: str | None = None
+    # Servers the tap could not see (reached by URL): calls to them are unknown, so the case is never "unused".
+    untapped: tuple[str, ...] = ()
 
     @property
     def unused(self) -> bool:
-        """No write before the last step and no read in it: the memory was never tried for this question."""
-        return self.writes_before == 0 and self.reads_last == 0
+        """No write before the last step and no read in it, with every server seen: the memory was never tried."""
+        return not self.untapped and self.writes_before == 0 and self.reads_last == 0
 
     @property
     def returned_tokens(self) -> int:
@@ -74,6 +76,8 @@ class MemoryUse:
         }
         if self.fault is not None:
             data["fault"] = self.fault
+        if self.untapped:
+            data["untapped"] = list(self.untapped)
         return data
 
     @classmethod
@@ -88,6 +92,7 @@ class MemoryUse:
             latency_ms={str(server): tuple(float(v) for v in values) for server, values in latency.items()},
             evidence_retrieved=data.get("evidence_retrieved"),
             fault=data.get("fault"),
+            untapped=tuple(str(server) for server in data.get("untapped") or ()),
         )
 
 
@@ -111,6 +116,9 @@ def case_memory_use(steps: Sequence[StepRun], evidence: Iterable[str]) -> Memory
         latency_ms=_latencies(every),
         evidence_retrieved=retrieved(evidence, reads),
         fault=faults[0] if faults else None,
+        untapped=tuple(
+            dict.fromkeys(server for step in tapped if step.memory_calls for server in step.memory_calls.untapped)
+        ),
     )
 
 
@@ -129,11 +137,17 @@ def normalised(text: str) -> str:
 
 def retrieved(evidence: Iterable[str], reads: Iterable[MemoryCall]) -> bool | None:
     """Whether any evidence text stands in what the reads returned; None when there is no evidence to look for."""
+    return holds_evidence(evidence, " ".join(call.text for call in reads))
+
+
+def holds_evidence(evidence: Iterable[str], returned: str) -> bool | None:
+    """Whether any evidence text, normalised, stands in ``returned`` normalised (whole words only); None when no
+    evidence text is long enough to look for."""
     wanted = [text for text in (normalised(item) for item in evidence) if len(text) >= SHORTEST_EVIDENCE]
     if not wanted:
         return None
-    returned = f" {' '.join(normalised(call.text) for call in reads)} "
-    return any(f" {text} " in returned for text in wanted)
+    padded = f" {normalised(returned)} "
+    return any(f" {text} " in padded for text in wanted)
 
 
 def evidence_of(expected: Any) -> list[str]:
@@ -189,8 +203,17 @@ def memory_figures(
             server: {"p50": percentile(values, 0.5), "p95": percentile(values, 0.95), "calls": len(values)}
             for server, values in sorted(latencies.items())
         },
+        **_untapped([use for use, _score, _category in arm]),
         **_retrieval(scored),
     }
+
+
+def _untapped(uses: Sequence[MemoryUse]) -> dict[str, Any]:
+    """The servers the tap could not see and how many of the arm's cases had one: their use is unknown."""
+    servers = sorted({server for use in uses for server in use.untapped})
+    if not servers:
+        return {}
+    return {"untapped_servers": servers, "untapped_cases": sum(1 for use in uses if use.untapped)}
 
 
 def _retrieval(scored: Sequence[tuple[MemoryUse, float | None, str | None]]) -> dict[str, Any]:

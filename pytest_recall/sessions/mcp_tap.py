@@ -173,15 +173,14 @@ def _result_text(result: Any) -> str:
 class _Lines:
     """Splits a stream's copy into lines and hands each whole one on, parsed; an overlong line is skipped."""
 
-    def __init__(self, deliver: Callable[[Any, float, int], None], clock: Callable[[], float]) -> None:
+    def __init__(self, deliver: Callable[[Any, float, int], None]) -> None:
         self._deliver = deliver
-        self._clock = clock
         self._parts: list[bytes] = []
         self._held = 0
         self._skipping = False
 
-    def feed(self, chunk: bytes) -> None:
-        at = self._clock()
+    def feed(self, chunk: bytes, at: float) -> None:
+        """Hand on each line the chunk ends; ``at`` is when the chunk was read, for every line it ends."""
         start = 0
         while True:
             end = chunk.find(b"\n", start)
@@ -206,14 +205,22 @@ class _Lines:
             self._parts.append(piece)
 
 
-def _pump(source: int, target: int, lines: _Lines, on_end: Callable[[], None]) -> None:
-    """Forward every byte from ``source`` to ``target`` first, then let ``lines`` look at a copy."""
+def _pump(
+    source: int, target: int, lines: _Lines, on_end: Callable[[], None], clock: Callable[[], float] = time.monotonic
+) -> None:
+    """Forward every byte from ``source`` to ``target`` first, then let ``lines`` look at a copy.
+
+    The time is taken as the chunk is read, before it is forwarded: taken after, a request's time could come
+    later than its answer's (the server answering, and its pump reading, while this thread waits to run again),
+    and a latency come out below zero.
+    """
     try:
         while chunk := os.read(source, _CHUNK):
+            at = clock()
             view = memoryview(chunk)
             while view:
                 view = view[os.write(target, view) :]
-            lines.feed(chunk)
+            lines.feed(chunk, at)
     except OSError:
         pass  # the other side went away: end this direction as the stream would have ended
     finally:
@@ -232,7 +239,7 @@ def relay(command: Sequence[str], log: IO[str], server: str) -> int:
     assert child.stdin is not None and child.stdout is not None
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda signum, _frame: _forward(child, signum))
-    requests = _Lines(lambda message, at, _size: recorder.from_client(message, at), time.monotonic)
+    requests = _Lines(lambda message, at, _size: recorder.from_client(message, at))
     upstream = threading.Thread(
         target=_pump, args=(sys.stdin.fileno(), child.stdin.fileno(), requests, child.stdin.close), daemon=True
     )
@@ -240,7 +247,7 @@ def relay(command: Sequence[str], log: IO[str], server: str) -> int:
     _pump(
         child.stdout.fileno(),
         sys.stdout.fileno(),
-        _Lines(recorder.from_server, time.monotonic),
+        _Lines(recorder.from_server),
         lambda: _close_quietly(sys.stdout.fileno()),
     )
     status = child.wait()

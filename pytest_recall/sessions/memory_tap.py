@@ -10,7 +10,14 @@ only the standard library, so it starts in milliseconds and no environment
 variable of the agent's can change what runs as the relay.
 
 A server reached by URL is left as it is and said to be untapped: nothing of
-the harness stands between the CLI and an HTTP server.
+the harness stands between the CLI and an HTTP server, so its calls are
+unknown, and a case with one is never reported as leaving its memory unused.
+Refusing it would have cost users of hosted memories (reached only by URL)
+their scores, evidence judge included, for a figure the tap cannot give them.
+
+Before the step, the harness writes two kinds of line of its own at the head
+of the log: a server's ``recall`` key (which tools read and which write),
+stripped from the entry the CLI sees, and each untapped server.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_recall.cases.mcp_config import RECALL_KEY
 from pytest_recall.cases.runs import MemoryCall, MemoryCalls
 from pytest_recall.sessions import mcp_tap
 from pytest_recall.sessions.agent_file import read_agent_file
@@ -32,14 +40,28 @@ _RELAY = Path(mcp_tap.__file__).resolve()
 
 
 def behind_tap(servers: Mapping[str, Any], log: Path) -> dict[str, Any]:
-    """``servers`` (filled in) with each stdio server's command run through the relay, logging to ``log``."""
+    """``servers`` (filled in) with each stdio server's command run through the relay, logging to ``log``, and
+    pytest-recall's own ``recall`` key stripped (CLIs reject keys they do not know); what the tap needs of that
+    key, and which servers it cannot see, go at the head of the log."""
     tapped: dict[str, Any] = {}
-    for name, entry in servers.items():
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("command"), str):
+    notes: list[dict[str, Any]] = []
+    for name, given in servers.items():
+        if not isinstance(given, Mapping):
+            tapped[name] = given
+            continue
+        entry = {key: value for key, value in given.items() if key != RECALL_KEY}
+        kinds = given.get(RECALL_KEY)
+        if isinstance(kinds, Mapping) and kinds:
+            notes.append({"event": "kinds", "server": name, **kinds})
+        if not isinstance(entry.get("command"), str):
+            notes.append({"event": "untapped", "server": name})
             tapped[name] = entry
             continue
         relay = [*("-I", "-S", str(_RELAY)), "--log", str(log), "--server", name, "--", entry["command"]]
         tapped[name] = {**entry, "command": sys.executable, "args": [*relay, *entry.get("args", [])]}
+    if notes:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(note) + "\n" for note in notes)
     return tapped
 
 
@@ -93,7 +115,9 @@ def call_kind(tool: str, annotations: Mapping[str, Any] | None) -> str:
 def parse_tap_log(data: bytes) -> MemoryCalls:
     """The calls in a tap log's bytes; lines that are not the tap's events are passed over."""
     annotations: dict[tuple[str, str], Mapping[str, Any]] = {}
+    named: dict[tuple[str, str], str] = {}  # (server, tool) -> kind, from the configuration's recall key
     offered: list[str] = []
+    untapped: list[str] = []
     calls: list[MemoryCall] = []
     for line in data.splitlines():
         try:
@@ -108,12 +132,24 @@ def parse_tap_log(data: bytes) -> MemoryCalls:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                     annotations[server, tool["name"]] = tool.get("annotations") or {}
                     offered.append(f"{server}/{tool['name']}")
+        elif event.get("event") == "kinds":
+            for key, kind in (("reads", "read"), ("writes", "write")):
+                tools = event.get(key)
+                for tool in tools if isinstance(tools, list) else []:
+                    named[server, str(tool)] = kind
+        elif event.get("event") == "untapped":
+            untapped.append(server)
         elif event.get("event") == "call" and isinstance(event.get("tool"), str):
-            calls.append(_call(server, event, annotations.get((server, event["tool"]))))
-    return MemoryCalls(offered=tuple(dict.fromkeys(offered)), calls=tuple(calls))
+            kind = named.get((server, event["tool"])) or call_kind(
+                event["tool"], annotations.get((server, event["tool"]))
+            )
+            calls.append(_call(server, event, kind))
+    return MemoryCalls(
+        offered=tuple(dict.fromkeys(offered)), calls=tuple(calls), untapped=tuple(dict.fromkeys(untapped))
+    )
 
 
-def _call(server: str, event: Mapping[str, Any], annotations: Mapping[str, Any] | None) -> MemoryCall:
+def _call(server: str, event: Mapping[str, Any], kind: str) -> MemoryCall:
     def number(key: str) -> float:
         value = event.get(key)
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
@@ -122,7 +158,7 @@ def _call(server: str, event: Mapping[str, Any], annotations: Mapping[str, Any] 
     return MemoryCall(
         server=server,
         tool=event["tool"],
-        kind=call_kind(event["tool"], annotations),
+        kind=kind,
         argument_bytes=int(number("argument_bytes")),
         text_bytes=int(number("text_bytes")),
         text=text if isinstance(text, str) else "",
