@@ -40,12 +40,13 @@ from pytest_recall.reporting import AUTO, ShardError, parse_shard, shard_from_en
 from pytest_recall.sessions import (
     AgentCommand,
     Isolation,
+    Judge,
     LiveSettings,
     LlmJudgeSettings,
     SandboxSettings,
     SessionLimits,
+    parse_judges,
 )
-from pytest_recall.sessions.judge_command import Judge, parse_judges
 
 # The live-protocol flags, by their case.toml names, in the order a record lists them.
 PROTOCOL_FLAGS = ("turn_template", "paste", "quit", "ready_pattern", "answer_pattern", "ready_idle")

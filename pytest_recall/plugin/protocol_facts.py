@@ -26,7 +26,7 @@ from pytest_recall.cases.model import CaseError, read_toml
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.items import order_seed
 from pytest_recall.reporting import build_protocol, content_hashes, data_entry, scoring_entry
-from pytest_recall.sessions.judge_command import Judge
+from pytest_recall.sessions import Judge
 from pytest_recall.suites.public_import import IMPORT_NOTE
 from pytest_recall.suites.suite_file import SUITE_FILE
 

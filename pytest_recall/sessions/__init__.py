@@ -17,7 +17,7 @@ from pytest_recall.sessions.case_flow import (
 )
 from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.cgroup import stop_quickener, tracking_line
-from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S
+from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, Judge, parse_judges
 from pytest_recall.sessions.llm_judging import LlmJudgeSettings, LlmJudging, judged_flow
 from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
@@ -71,6 +71,7 @@ __all__ = [
     "HomeMode",
     "HostPause",
     "Isolation",
+    "Judge",
     "LiveSettings",
     "LlmJudgeSettings",
     "LlmJudging",
@@ -100,6 +101,7 @@ __all__ = [
     "judged_flow",
     "made_folder",
     "open_shared_scope",
+    "parse_judges",
     "rate_limit_wait",
     "release_run",
     "remove_agent_tree",
