@@ -264,9 +264,17 @@ def _judge_audit(args: argparse.Namespace) -> int:
     """How a judge command takes answers made from a suite's gold; 1 when it falls for a gaming answer."""
     import json
     import shlex
+    from concurrent.futures import ThreadPoolExecutor
 
     from pytest_recall.cases.model import CaseError
-    from pytest_recall.scoring.judge_audit import audit_items, audit_lines, audit_table, flagged, question_from
+    from pytest_recall.scoring.judge_audit import (
+        AuditItem,
+        audit_items,
+        audit_lines,
+        audit_table,
+        flagged,
+        question_from,
+    )
     from pytest_recall.sessions.judge_command import run_judge_command
     from pytest_recall.suites.walk import cases_under
 
@@ -275,6 +283,8 @@ def _judge_audit(args: argparse.Namespace) -> int:
         raise ValueError("--judge-cmd is empty; give the judge command, e.g. --judge-cmd='recall-judge -m MODEL'")
     if not 0.0 <= args.gaming_bound <= 1.0:
         raise ValueError(f"--gaming-bound is a share of answers, from 0 to 1, not {args.gaming_bound}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be 1 or more, not {args.workers}")
     try:
         cases = list(cases_under(Path(args.suite)))
     except CaseError as exc:
@@ -286,11 +296,13 @@ def _judge_audit(args: argparse.Namespace) -> int:
     ][: args.limit]
     if not questions:
         raise ValueError(f"{args.suite} holds no case with a text answer to audit; point it at a suite folder")
-    verdicts = []
-    for item in audit_items(questions):
-        call = run_judge_command(argv, item.request(), timeout_s=args.timeout)
-        verdicts.append((item, call.reply.score))
-    table = audit_table(verdicts, bound=args.gaming_bound)
+    items = audit_items(questions)
+
+    def score(item: AuditItem) -> float | None:
+        return run_judge_command(argv, item.request(), timeout_s=args.timeout).reply.score
+
+    with ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="recall-judge-audit") as pool:
+        table = audit_table(list(zip(items, pool.map(score, items), strict=True)), bound=args.gaming_bound)
     print(f"judge-audit: {shlex.join(argv)} on {len(questions)} questions of {args.suite}")
     print("\n".join(audit_lines(table, args.gaming_bound)))
     if args.json:
@@ -355,6 +367,7 @@ def _add_judge_audit(commands: Any) -> None:
     audit.add_argument("--judge-cmd", required=True, help="the judge command, as for --recall-judge-cmd")
     audit.add_argument("--limit", type=int, default=50, help="questions to audit (default 50; nine answers each)")
     audit.add_argument("--timeout", type=float, default=120.0, help="seconds per verdict (default 120)")
+    audit.add_argument("--workers", type=int, default=2, help="verdicts asked at once (default 2)")
     audit.add_argument(
         "--gaming-bound",
         type=float,
