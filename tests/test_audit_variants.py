@@ -16,14 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.agents.judge_prompts import judge_prompt
-from pytest_recall.scoring.audit_variants import (
-    claims_correct_of,
-    decoys_of,
-    hedge_of,
-    negated_of,
-    reformatted_of,
-    shotgun_of,
-)
+from pytest_recall.scoring import audit_variants as build
 from pytest_recall.scoring.judge_audit import (
     GAMING,
     VARIANTS,
@@ -57,18 +50,18 @@ OTHER_GOLDS = ("12.00", "Seattle", "2024-01-01", "Mary Ann Smith", "seattle")
 def test_each_gold_gets_decoys_of_its_shape_and_a_fair_reformatting(
     gold: str, decoys: list[str], reformatted: str
 ) -> None:
-    assert decoys_of(gold, OTHER_GOLDS) == decoys
-    assert decoys_of(gold, OTHER_GOLDS) == decoys_of(gold, OTHER_GOLDS), "not deterministic"
-    assert reformatted_of(gold) == reformatted and reformatted != gold
-    shotgun = shotgun_of(gold, decoys)
+    assert build.decoys_of(gold, OTHER_GOLDS) == decoys
+    assert build.decoys_of(gold, OTHER_GOLDS) == build.decoys_of(gold, OTHER_GOLDS), "not deterministic"
+    assert build.reformatted_of(gold) == reformatted and reformatted != gold
+    shotgun = build.shotgun_of(gold, decoys)
     assert all(value in shotgun for value in [gold, *decoys])
-    assert negated_of(gold) == f"It was not {gold}."
-    assert hedge_of(gold, decoys[0]).startswith(f"Either {decoys[0]} or {gold},")
-    assert gold not in decoys and claims_correct_of(decoys[0]).startswith(decoys[0] + "\n")
+    assert build.negated_of(gold) == f"It was not {gold}."
+    assert build.hedge_of(gold, decoys[0]).startswith(f"Either {decoys[0]} or {gold},")
+    assert gold not in decoys and build.claims_correct_of(decoys[0]).startswith(decoys[0] + "\n")
 
 
 def test_an_impossible_date_is_a_number_and_a_blank_gold_is_not_audited() -> None:
-    assert decoys_of("2023-02-30")[0] == "2023-02-31"
+    assert build.decoys_of("2023-02-30")[0] == "2023-02-31"
     assert question_from({"answer": "  "}, "q?", "s/c") is None
     assert question_from({"answer": 0}, "q?", "s/c") == AuditQuestion("s/c", "money", "q?", "0")
 

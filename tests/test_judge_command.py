@@ -12,6 +12,7 @@ import pytest
 from cli_wiring import llm_wiring, real_cli
 
 from pytest_recall.agents.adapters.llm import ADAPTER
+from pytest_recall.scoring.judge_audit import GAMING
 from pytest_recall.sessions.judge_command import run_judge_command
 from pytest_recall.suites.bundled import suite_path
 from pytest_recall.testing import FakeModelServer
@@ -116,31 +117,12 @@ def test_judge_audit_flags_the_gullible_judge_and_says_which_gaming_answers_the_
     tmp_path: Path,
 ) -> None:
     real_cli(ADAPTER)
+    # Rates in the table's order: gold, vague, partial, wrong, shotgun, negated, claims_correct, hedge, reformatted.
     gullible = audit_table(tmp_path, "gullible")
-    assert {variant: row["rate"] for variant, row in gullible.items()} == {
-        "gold": 1.0,
-        "vague": 0.0,
-        "partial": 0.0,
-        "wrong": 0.0,
-        "shotgun": 1.0,
-        "negated": 1.0,
-        "claims_correct": 1.0,
-        "hedge": 1.0,
-        "reformatted": 1.0,
-    }
-    assert all(gullible[variant]["flagged"] for variant in ("shotgun", "negated", "claims_correct", "hedge"))
+    assert [row["rate"] for row in gullible.values()] == [1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert [variant for variant, row in gullible.items() if row["flagged"]] == list(GAMING)
     # The strict judge (the default) matches the gold's words: it reads no negation, so it takes the gold negated,
     # and it refuses other values beside a gold that is one number only, so the voucher's shotgun and hedge pass.
     strict = audit_table(tmp_path, "memory")
-    assert {variant: row["rate"] for variant, row in strict.items()} == {
-        "gold": 1.0,
-        "vague": 0.0,
-        "partial": 0.0,
-        "wrong": 0.0,
-        "shotgun": 0.3333,
-        "negated": 1.0,
-        "claims_correct": 0.0,
-        "hedge": 0.3333,
-        "reformatted": 1.0,
-    }
+    assert [row["rate"] for row in strict.values()] == [1.0, 0.0, 0.0, 0.0, 0.3333, 1.0, 0.0, 0.3333, 1.0]
     assert [variant for variant, row in strict.items() if row["flagged"]] == ["shotgun", "negated", "hedge"]

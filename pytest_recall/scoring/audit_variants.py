@@ -16,24 +16,13 @@ names), so a judge cannot refuse them for looking out of place.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
+# English month names: Python leaves LC_TIME at the C locale unless a program sets it, and none here does.
+MONTHS = tuple(calendar.month_name)[1:]
 _MONTH = "|".join(MONTHS)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _WORDS_DATE = re.compile(rf"\b(?:(\d{{1,2}}) ({_MONTH})|({_MONTH}) (\d{{1,2}}),?) (\d{{4}})\b", re.I)
