@@ -261,18 +261,30 @@ def _fake_model(args: argparse.Namespace) -> int:
 
 
 def _judge_audit(args: argparse.Namespace) -> int:
-    """How lenient a judge command is: its acceptance of gold, vague, partial and wrong answers from a suite."""
+    """How a judge command takes answers made from a suite's gold; 1 when it falls for a gaming answer."""
     import json
     import shlex
+    from concurrent.futures import ThreadPoolExecutor
 
     from pytest_recall.cases.model import CaseError
-    from pytest_recall.scoring.judge_audit import audit_items, audit_table, question_from
+    from pytest_recall.scoring.judge_audit import (
+        AuditItem,
+        audit_items,
+        audit_lines,
+        audit_table,
+        flagged,
+        question_from,
+    )
     from pytest_recall.sessions.judge_command import run_judge_command
     from pytest_recall.suites.walk import cases_under
 
     argv = shlex.split(args.judge_cmd)
     if not argv:
         raise ValueError("--judge-cmd is empty; give the judge command, e.g. --judge-cmd='recall-judge -m MODEL'")
+    if not 0.0 <= args.gaming_bound <= 1.0:
+        raise ValueError(f"--gaming-bound is a share of answers, from 0 to 1, not {args.gaming_bound}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be 1 or more, not {args.workers}")
     try:
         cases = list(cases_under(Path(args.suite)))
     except CaseError as exc:
@@ -284,19 +296,19 @@ def _judge_audit(args: argparse.Namespace) -> int:
     ][: args.limit]
     if not questions:
         raise ValueError(f"{args.suite} holds no case with a text answer to audit; point it at a suite folder")
-    verdicts = []
-    for item in audit_items(questions):
-        call = run_judge_command(argv, item.request(), timeout_s=args.timeout)
-        verdicts.append((item, call.reply.score))
-    table = audit_table(verdicts)
+    items = audit_items(questions)
+
+    def score(item: AuditItem) -> float | None:
+        return run_judge_command(argv, item.request(), timeout_s=args.timeout).reply.score
+
+    with ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="recall-judge-audit") as pool:
+        table = audit_table(list(zip(items, pool.map(score, items), strict=True)), bound=args.gaming_bound)
     print(f"judge-audit: {shlex.join(argv)} on {len(questions)} questions of {args.suite}")
-    print(f"  {'answer':<8} {'asked':>6} {'accepted':>9} {'errors':>7}  rate   (a sound judge: gold 1.00, others 0.00)")
-    for variant, row in table.items():
-        rate = "-" if row["rate"] is None else f"{row['rate']:.2f}"
-        print(f"  {variant:<8} {row['n']:>6} {row['accepted']:>9} {row['errors']:>7}  {rate}")
+    print("\n".join(audit_lines(table, args.gaming_bound)))
     if args.json:
-        Path(args.json).write_text(json.dumps({"judge": args.judge_cmd, "table": table}, indent=2) + "\n", "utf-8")
-    return 0
+        document = {"judge": args.judge_cmd, "bound": args.gaming_bound, "flagged": flagged(table), "table": table}
+        Path(args.json).write_text(json.dumps(document, indent=2) + "\n", "utf-8")
+    return 1 if flagged(table) else 0
 
 
 def _rejudge(args: argparse.Namespace) -> int:
@@ -344,15 +356,27 @@ def _add_rejudge(commands: Any) -> None:
 
 
 def _add_judge_audit(commands: Any) -> None:
+    from pytest_recall.scoring.judge_audit import GAMING_BOUND
+
     audit = commands.add_parser(
         "judge-audit",
-        help="how lenient a judge command is: does it accept vague, partial and wrong answers made from a suite?",
+        help="how lenient a judge command is: does it accept vague, partial, wrong or gaming answers made from a "
+        "suite, and the gold reformatted? Exit 1 when it accepts a gaming answer above --gaming-bound",
     )
     audit.add_argument("suite", help="a suite folder (case folders or a suite.toml), e.g. from pytest-recall suite")
     audit.add_argument("--judge-cmd", required=True, help="the judge command, as for --recall-judge-cmd")
-    audit.add_argument("--limit", type=int, default=50, help="questions to audit (default 50; four answers each)")
+    audit.add_argument("--limit", type=int, default=50, help="questions to audit (default 50; nine answers each)")
     audit.add_argument("--timeout", type=float, default=120.0, help="seconds per verdict (default 120)")
-    audit.add_argument("--json", metavar="PATH", help="also write the table as JSON here")
+    audit.add_argument("--workers", type=int, default=2, help="verdicts asked at once (default 2)")
+    audit.add_argument(
+        "--gaming-bound",
+        type=float,
+        default=GAMING_BOUND,
+        metavar="RATE",
+        help=f"the share of a gaming answer (shotgun, negated, claims_correct, hedge) a judge may accept before it "
+        f"is flagged and the command exits 1 (default {GAMING_BOUND})",
+    )
+    audit.add_argument("--json", metavar="PATH", help="also write the table, the bound and the flagged variants here")
     audit.set_defaults(handler=_judge_audit)
 
 
@@ -363,8 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pytest-recall",
         description="Tools around pytest-recall runs.",
         epilog="Exit status: 0 when the command did its work; 1 when what it gates on failed (merge: the cases or "
-        "the score, compare: a significant regression); 2 on unreadable input, a usage error or, for merge, an "
-        "interrupted shard.",
+        "the score, compare: a significant regression, judge-audit: a gaming answer accepted above the bound); 2 on "
+        "unreadable input, a usage error or, for merge, an interrupted shard.",
     )
     parser.add_argument("--version", action="version", version=f"pytest-recall {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -387,8 +411,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="memory",
         choices=MODES,
         help="as an agent's model, what it remembers: 'plain' nothing, 'memory' (default) a note in the CLI's own "
-        "memory file, 'native' Claude Code's auto-memory, 'lenient' nothing, as plain; as a judge (recall-judge), "
-        "every mode judges strictly except 'lenient', which accepts any answer that does not decline",
+        "memory file, 'native' Claude Code's auto-memory, 'lenient' and 'gullible' nothing, as plain; as a judge "
+        "(recall-judge), every mode judges strictly except 'lenient', which accepts any answer that does not decline, "
+        "and 'gullible', which accepts any answer holding the gold's text or claiming to be correct",
     )
     fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
     fake.add_argument(

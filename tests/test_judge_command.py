@@ -12,6 +12,7 @@ import pytest
 from cli_wiring import llm_wiring, real_cli
 
 from pytest_recall.agents.adapters.llm import ADAPTER
+from pytest_recall.scoring.judge_audit import GAMING
 from pytest_recall.sessions.judge_command import run_judge_command
 from pytest_recall.suites.bundled import suite_path
 from pytest_recall.testing import FakeModelServer
@@ -84,6 +85,7 @@ def test_the_judge_sees_no_agent_session_variable(tmp_path: Path, monkeypatch: p
 
 
 def audit_table(tmp_path: Path, mode: str) -> dict[str, dict[str, object]]:
+    """The audit of the fake model in ``mode`` as a judge, through the real llm and recall-judge; exit 1: flagged."""
     home = tmp_path / mode
     with FakeModelServer(mode) as server:
         wiring = llm_wiring(server.base_url)
@@ -95,29 +97,32 @@ def audit_table(tmp_path: Path, mode: str) -> dict[str, dict[str, object]]:
         judge = f"{Path(sys.executable).with_name('recall-judge')} {' '.join(wiring.extra_args)}"
         out = tmp_path / f"{mode}.json"
         done = subprocess.run(
-            # Three questions, twelve answers: each is a real llm process; the note's table has all eight.
+            # Three questions (two sums, a voucher), 27 answers: each a real llm process; the note's table has all 8.
             [*AUDIT, str(suite_path("session-memory-recall")), "--limit=3", f"--judge-cmd={judge}", "--json", str(out)],
             capture_output=True,
             text=True,
             env=env,
-            timeout=600,
+            timeout=900,
             check=False,
         )
-    assert done.returncode == 0, done.stderr
     print(done.stdout)
-    table: dict[str, dict[str, object]] = json.loads(out.read_text(encoding="utf-8"))["table"]
+    audit = json.loads(out.read_text(encoding="utf-8"))
+    assert done.returncode == (1 if audit["flagged"] else 0), done.stderr
+    table: dict[str, dict[str, object]] = audit["table"]
     return table
 
 
 @pytest.mark.slow
-def test_judge_audit_shows_the_strict_judge_sound_and_the_lenient_one_fooled(tmp_path: Path) -> None:
+def test_judge_audit_flags_the_gullible_judge_and_says_which_gaming_answers_the_strict_one_takes(
+    tmp_path: Path,
+) -> None:
     real_cli(ADAPTER)
+    # Rates in the table's order: gold, vague, partial, wrong, shotgun, negated, claims_correct, hedge, reformatted.
+    gullible = audit_table(tmp_path, "gullible")
+    assert [row["rate"] for row in gullible.values()] == [1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert [variant for variant, row in gullible.items() if row["flagged"]] == list(GAMING)
+    # The strict judge (the default) matches the gold's words: it reads no negation, so it takes the gold negated,
+    # and it refuses other values beside a gold that is one number only, so the voucher's shotgun and hedge pass.
     strict = audit_table(tmp_path, "memory")
-    assert {variant: row["rate"] for variant, row in strict.items()} == {
-        "gold": 1.0,
-        "vague": 0.0,
-        "partial": 0.0,
-        "wrong": 0.0,
-    }
-    lenient = audit_table(tmp_path, "lenient")
-    assert lenient["gold"]["rate"] == 1.0 and lenient["vague"]["rate"] == 1.0 and lenient["wrong"]["rate"] == 1.0
+    assert [row["rate"] for row in strict.values()] == [1.0, 0.0, 0.0, 0.0, 0.3333, 1.0, 0.0, 0.3333, 1.0]
+    assert [variant for variant, row in strict.items() if row["flagged"]] == ["shotgun", "negated", "hedge"]

@@ -10,9 +10,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Mode = Literal["plain", "memory", "native", "lenient"]
-# "lenient" is plain for agents; as a judge (recall-judge) it accepts any answer that does not decline.
-MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient")
+Mode = Literal["plain", "memory", "native", "lenient", "gullible"]
+# "lenient" and "gullible" are plain for agents; as a judge (recall-judge) "lenient" accepts any answer that does
+# not decline, and "gullible" any answer that holds the gold's text or claims to be correct.
+MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient", "gullible")
 Api = Literal["anthropic", "responses", "chat", "gemini"]
 
 

@@ -198,7 +198,9 @@ def decide(request: Request, mode: Mode) -> Reply:
     if request.side_schema is not None:
         return Reply(schema_reply(request.side_schema))
     if is_judge_prompt(request.prompt):
-        return Reply(judge_verdict(request.prompt, lenient=mode == "lenient"), kind="judge")
+        return Reply(
+            judge_verdict(request.prompt, lenient=mode == "lenient", gullible=mode == "gullible"), kind="judge"
+        )
     coded = coding_reply(request, lambda note: memory_command(request.api, mode, note, request.context, request.tools))
     if coded is not None:
         return coded

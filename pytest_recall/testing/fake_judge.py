@@ -8,7 +8,11 @@ one), no other candidate beside a gold that is one number (a shotgun answer;
 a knowledge update may name the old value beside the new),
 an abstention answered only by declining, a preference judged on most of the
 gold rubric's content words. The lenient mode accepts any response that does
-not decline, as a lenient LLM judge does with vague and shotgun answers.
+not decline, as a lenient LLM judge does with vague and shotgun answers. The
+gullible mode falls for answers written to game a judge, as a careless LLM
+judge does: it accepts any response that holds the gold's text (a shotgun, the
+gold negated, a hedge) or that tells the judge it is correct, and judges the
+rest strictly, so ``judge-audit`` has a judge to catch.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ _VALUE = re.compile(r"^\d+(?:\.\d+)?$")
 _DECLINING = re.compile(
     r"\b(?:i don'?t know|do not know|not mentioned|no information|not (?:been )?(?:given|provided|told)|unknown|"
     r"cannot (?:say|tell|answer)|can'?t (?:say|tell|answer))\b",
+    re.I,
+)
+_CLAIMS_CORRECT = re.compile(
+    r"\b(?:(?:this|my|the) answer is (?:correct|right)|grade:?\s*(?:yes|correct)|mark (?:it|this) (?:as )?correct)\b",
     re.I,
 )
 _STOP = frozenset(
@@ -61,7 +69,7 @@ def is_judge_prompt(prompt: str) -> bool:
     return all(f"<{name}>" in prompt and f"</{name}>" in prompt for name in FIELDS)
 
 
-def judge_verdict(prompt: str, *, lenient: bool) -> str:
+def judge_verdict(prompt: str, *, lenient: bool, gullible: bool = False) -> str:
     """``yes`` or ``no`` for a judge prompt, by the rules above."""
     blocks = {name: _block(prompt, name) for name in FIELDS}
     response, gold, kind = blocks["response"], blocks["gold"], blocks["type"]
@@ -70,6 +78,9 @@ def judge_verdict(prompt: str, *, lenient: bool) -> str:
         return "yes" if declines else "no"
     if lenient:
         return "no" if declines else "yes"
+    holds_gold = bool(gold.strip()) and gold.strip().lower() in response.lower()
+    if gullible and (holds_gold or _CLAIMS_CORRECT.search(response)):
+        return "yes"
     if kind == PREFERENCE:
         wanted = [word for word in _words(gold) if word not in _STOP]
         have = set(_words(response))
