@@ -41,11 +41,22 @@ def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[st
         "attempts": judgement.attempts,
         "cached": judgement.cached,
         "duration_s": judgement.duration_s,
+        "prompt_sha256": judgement.prompt_sha256,
     }
 
 
 # What the report's aggregates read of a record's llm_judge; its reason stays in the full record.
-SUMMARY_FIELDS = ("score", "error", "decides", "deterministic_score", "cost_usd", "tokens_in", "tokens_out", "cached")
+SUMMARY_FIELDS = (
+    "score",
+    "error",
+    "decides",
+    "deterministic_score",
+    "cost_usd",
+    "tokens_in",
+    "tokens_out",
+    "cached",
+    "prompt_sha256",
+)
 
 
 def llm_judge_summary(value: Any) -> dict[str, Any] | None:
@@ -73,8 +84,15 @@ def judge_section(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "tokens_in": _total(verdict.get("tokens_in") for verdict in judged),
             "tokens_out": _total(verdict.get("tokens_out") for verdict in judged),
             "agreement": agreement_report(judged_twice_from(listed)),
+            "prompts_sha256": prompts_sha256(judged),
         }
     }
+
+
+def prompts_sha256(judged: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Every prompt the judge said its verdicts were given under, once each: one for a prompt file,
+    one per kind of question for the built-in prompts."""
+    return sorted({str(value) for verdict in judged if (value := verdict.get("prompt_sha256"))})
 
 
 def _total(values: Iterable[Any]) -> int | None:
