@@ -10,9 +10,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Mode = Literal["plain", "memory", "native", "lenient"]
+Mode = Literal["plain", "memory", "native", "lenient", "fickle"]
 # "lenient" is plain for agents; as a judge (recall-judge) it accepts any answer that does not decline.
-MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient")
+# "fickle" is plain for agents too; as a judge it is strict but turns a seeded coin per asking (fake_judge.fickle).
+MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient", "fickle")
 Api = Literal["anthropic", "responses", "chat", "gemini"]
 
 
