@@ -23,7 +23,8 @@ SHOWN_DISAGREEMENTS = 5
 
 
 def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[str, Any] | None:
-    """A record's ``llm_judge``: the judge command's verdict, the built-in score beside it, and the judge's cost."""
+    """A record's ``llm_judge``: the judge command's verdict, the built-in score beside it, and the judge's cost;
+    and the hash of its prompt when the judge gave one (``recall-judge`` does; a judge of the user's may not)."""
     if judgement is None:
         return None
     # Where the judge command decided, the built-in score waits in the details (see scoring/llm_verdict.py).
@@ -41,8 +42,7 @@ def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[st
         "attempts": judgement.attempts,
         "cached": judgement.cached,
         "duration_s": judgement.duration_s,
-        "prompt_sha256": judgement.prompt_sha256,
-    }
+    } | ({"prompt_sha256": judgement.prompt_sha256} if judgement.prompt_sha256 else {})
 
 
 # What the report's aggregates read of a record's llm_judge; its reason stays in the full record.
