@@ -93,8 +93,9 @@ def _note_prompt(template: PromptTemplate | None, request: Mapping[str, Any]) ->
             figures = json.load(written)
     except (OSError, ValueError):
         figures = {}
+    written_figures = figures if isinstance(figures, dict) else {}
     with open(path, "w", encoding="utf-8") as out:
-        json.dump({**figures, "prompt_sha256": prompt_sha256(template, request)}, out)
+        json.dump({**written_figures, "prompt_sha256": prompt_sha256(template, request)}, out)
 
 
 if __name__ == "__main__":
