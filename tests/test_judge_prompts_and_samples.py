@@ -25,6 +25,7 @@ from conftest import RecallSuite
 from pytest_recall.agents.adapters.llm import ADAPTER
 from pytest_recall.agents.prompt_file import builtin_prompts_sha256
 from pytest_recall.agents.rejudge import majority
+from pytest_recall.sessions.cost_file import read_cost
 from pytest_recall.testing import FakeModelServer
 from pytest_recall.testing.fake_judge import fickle
 
@@ -210,3 +211,12 @@ def test_three_samples_of_a_fickle_judge_give_a_flip_rate_and_majority_verdicts(
     flipped = consistency["fickle"]["flipped"]
     assert f"fickle against itself: {flipped} of 4 answers flip between samples" in done.stdout
     assert "3 samples each (the majority; a tie fails)" in done.stdout
+
+
+def test_a_cost_file_gives_a_prompt_hash_only_in_the_form_of_one(tmp_path: Path) -> None:
+    digest = hashlib.sha256(b"a prompt").hexdigest()
+    for written, read in [(digest, digest), ("not a hash", None), (digest.upper(), None), (7, None), (None, None)]:
+        cost_file = tmp_path / "cost.json"
+        cost_file.write_text(json.dumps({"tokens_in": 3, "prompt_sha256": written}), encoding="utf-8")
+        cost, fault = read_cost(cost_file)
+        assert fault is None and cost.tokens_in == 3 and cost.prompt_sha256 == read, written
