@@ -318,12 +318,17 @@ def _rejudge(args: argparse.Namespace) -> int:
     from pytest_recall.scoring.judge_panel import format_panel
 
     judges = parse_judges(args.judge_cmd)
+    if args.judge_samples < 1:
+        raise BadInput([f"--judge-samples is {args.judge_samples}; ask each judge at least once: --judge-samples=1"])
     report = _load_reports([args.report])[0]
     total = len(report["cases"])
     if len(unjudgeable := not_kept(report)) == total:
         raise BadInput([missing_line(unjudgeable, total) or f"{args.report} holds no case to re-judge"])
-    result = rejudge(report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers)
-    print(f"rejudge: {total - len(result['not_kept'])} answers of {args.report} by {len(judges)} judges")
+    result = rejudge(
+        report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers, samples=args.judge_samples
+    )
+    sampled = f", {args.judge_samples} samples each (the majority; a tie fails)" if args.judge_samples > 1 else ""
+    print(f"rejudge: {total - len(result['not_kept'])} answers of {args.report} by {len(judges)} judges{sampled}")
     print("\n".join(format_panel(result["table"])))
     missing = missing_line(result["not_kept"], total)
     if missing is not None:
@@ -352,6 +357,14 @@ def _add_rejudge(commands: Any) -> None:
     command.add_argument("--timeout", type=float, default=120.0, help="seconds per verdict (default 120)")
     command.add_argument("--retries", type=int, default=0, help="times a judge error is asked again (default 0)")
     command.add_argument("--workers", type=int, default=2, help="verdicts asked at once per judge (default 2)")
+    command.add_argument(
+        "--judge-samples",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask each judge K times per answer and take the majority (a tie fails); the table gives each judge's "
+        "flip rate, the share of answers its samples disagree on (default 1)",
+    )
     command.set_defaults(handler=_rejudge)
 
 
@@ -411,9 +424,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="memory",
         choices=MODES,
         help="as an agent's model, what it remembers: 'plain' nothing, 'memory' (default) a note in the CLI's own "
-        "memory file, 'native' Claude Code's auto-memory, 'lenient' and 'gullible' nothing, as plain; as a judge "
-        "(recall-judge), every mode judges strictly except 'lenient', which accepts any answer that does not decline, "
-        "and 'gullible', which accepts any answer holding the gold's text or claiming to be correct",
+        "memory file, 'native' Claude Code's auto-memory, 'lenient', 'gullible' and 'fickle' nothing, as plain; as a "
+        "judge (recall-judge), every mode judges strictly except 'lenient', which accepts any answer that does not "
+        "decline, 'gullible', which accepts any answer holding the gold's text or claiming to be correct, and "
+        "'fickle', which turns a verdict over on a seeded coin each time the same prompt is asked again "
+        "(for --judge-samples)",
     )
     fake.add_argument("--log", metavar="FILE", help="append every request and its reply here as JSON lines")
     fake.add_argument(

@@ -21,6 +21,8 @@ PREFERENCE = "single-session-preference"
 ABSTENTION = "abstention"
 # The tagged blocks a judge prompt carries; the fake model's judge mode reads them back.
 FIELDS = ("type", "question", "gold", "response")
+# The prompt of every question type without a rule of its own.
+DEFAULT = "default"
 
 _RULES = {
     TEMPORAL: (
@@ -59,13 +61,28 @@ def question_type(request: Mapping[str, Any]) -> str:
 def judge_prompt(request: Mapping[str, Any]) -> str:
     """The whole prompt for one judged answer; the model must reply yes or no."""
     kind = question_type(request)
-    rule = _RULES.get(kind, _DEFAULT_RULE)
     blocks = {
         "type": kind or "open",
         "question": str(request.get("question") or ""),
-        "gold": _text(request.get("gold")),
+        "gold": as_text(request.get("gold")),
         "response": str(request.get("answer") or ""),
     }
+    return _prompt(_RULES.get(kind, _DEFAULT_RULE), blocks)
+
+
+def rule_name(request: Mapping[str, Any]) -> str:
+    """Which built-in prompt a request gets: its question type's, or ``default``."""
+    kind = question_type(request)
+    return kind if kind in _RULES else DEFAULT
+
+
+def builtin_templates() -> dict[str, str]:
+    """Each built-in prompt with its fields as placeholders, by :func:`rule_name`: what its hash pins."""
+    blocks = {name: f"{{{name}}}" for name in FIELDS}
+    return {name: _prompt(rule, blocks) for name, rule in {**_RULES, DEFAULT: _DEFAULT_RULE}.items()}
+
+
+def _prompt(rule: str, blocks: Mapping[str, str]) -> str:
     tagged = "\n".join(f"<{name}>\n{_untagged(blocks[name])}\n</{name}>" for name in FIELDS)
     return (
         "You grade whether an assistant's response to a question is correct, given the gold answer.\n"
@@ -81,7 +98,8 @@ def _untagged(text: str) -> str:
     return text.replace("<", "\u2039").replace(">", "\u203a")
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A gold answer as one line of text: a list's parts joined."""
     if isinstance(value, (list, tuple)):
         return "; ".join(str(part) for part in value)
     return "" if value is None else str(value)

@@ -6,7 +6,10 @@ asked it again, with the case id put back, exactly as a run asks, so the same
 judge gives the same verdict, and bounded and killed as in a run
 (:func:`~pytest_recall.sessions.judge_command.run_judge_command`). Within one
 rejudge, an answer given twice is judged once per judge, as a run's cache
-does. The judges' verdicts then go to the judges table
+does. With ``samples`` (``--judge-samples=K``) each judge is asked K times
+per answer and its verdict is the majority (:func:`majority`), the samples
+cached apart; how often a judge's K samples disagree is its flip rate. The
+judges' verdicts then go to the judges table
 (:mod:`pytest_recall.scoring.judge_panel`). This lives among the agents since
 it is the one place that reads a report and runs judge processes: reporting
 may not start processes, and sessions may not read reports.
@@ -19,9 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pytest_recall.reporting.judge_rows import case_name, deterministic_score
+from pytest_recall.reporting.judge_section import prompts_sha256
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.scoring.judge_panel import PanelCase, panel_table
 from pytest_recall.scoring.judge_scope import judge_cache_key
+from pytest_recall.scoring.stats import PASS_SCORE
 from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
 from pytest_recall.sessions.judge_command import parse_judges as parse_judge_texts
 
@@ -45,36 +50,82 @@ def _verdict(call: JudgeCall, cached: bool) -> dict[str, Any]:
         "cost_usd": None if cached else call.cost_usd,
         "tokens_in": None if cached else call.tokens_in,
         "tokens_out": None if cached else call.tokens_out,
+        "prompt_sha256": call.prompt_sha256,
+    }
+
+
+def majority(sampled: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One verdict from a judge's samples of one answer: a pass when more than half of the samples that gave a
+    verdict passed, so a tie is a fail (a judge that cannot make up its mind has not accepted the answer); a judge
+    error only when no sample gave a verdict. One sample is that sample's verdict, as without sampling."""
+    if len(sampled) == 1:
+        return dict(sampled[0])
+    scores = [verdict["score"] for verdict in sampled if verdict["score"] is not None]
+    passes = [score >= PASS_SCORE for score in scores]
+    asked = [verdict for verdict in sampled if not verdict["cached"]]
+    costs = [verdict["cost_usd"] for verdict in asked if verdict["cost_usd"] is not None]
+    errors = len(sampled) - len(scores)
+    return {
+        "score": (1.0 if sum(passes) * 2 > len(passes) else 0.0) if scores else None,
+        "reason": f"majority of {len(sampled)} samples: {sum(passes)} pass, {len(passes) - sum(passes)} fail"
+        + (f", {errors} judge errors" if errors else ""),
+        "error": None if scores else sampled[0]["error"],
+        "cached": not asked,
+        "attempts": sum(verdict["attempts"] for verdict in sampled),
+        "cost_usd": round(sum(costs), 6) if costs else None,
+        "tokens_in": sum(verdict["tokens_in"] or 0 for verdict in asked) if asked else None,
+        "tokens_out": sum(verdict["tokens_out"] or 0 for verdict in asked) if asked else None,
+        "prompt_sha256": next((v["prompt_sha256"] for v in sampled if v["prompt_sha256"]), None),
+        "calls": len(asked),
+        "samples": [verdict["score"] for verdict in sampled],
+        # Whether the samples that gave a verdict disagree; None with fewer than two verdicts to compare.
+        "flipped": len(set(passes)) > 1 if len(passes) >= 2 else None,
     }
 
 
 def _ask_all(
-    judge: Judge, requests: Sequence[dict[str, Any]], *, timeout_s: float, retries: int, workers: int
+    judge: Judge,
+    requests: Sequence[dict[str, Any]],
+    *,
+    samples: int,
+    timeout_s: float,
+    retries: int,
+    workers: int,
 ) -> list[dict[str, Any]]:
-    """One judge's verdicts on every request, in order; one call per distinct request (errors asked again)."""
-    keys = [judge_cache_key(judge.argv, request) for request in requests]
+    """One judge's verdicts on every request, in order, each the majority of ``samples`` askings; one call per
+    distinct request and sample (errors asked again)."""
+    asks = [(index, sample) for index in range(len(requests)) for sample in range(samples)]
+    keys = [judge_cache_key(judge.argv, requests[index], sample) for index, sample in asks]
     first: dict[str, int] = {}
-    for index, key in enumerate(keys):
-        first.setdefault(key, index)
+    for position, key in enumerate(keys):
+        first.setdefault(key, position)
 
-    def ask(index: int) -> JudgeCall:
-        return run_judge_command(judge.argv, requests[index], timeout_s=timeout_s, retries=retries)
+    def ask(position: int) -> JudgeCall:
+        return run_judge_command(judge.argv, requests[asks[position][0]], timeout_s=timeout_s, retries=retries)
 
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="recall-rejudge") as pool:
         calls = dict(zip(first.values(), pool.map(ask, first.values()), strict=True))
-    return [_verdict(calls[first[key]], cached=first[key] != index) for index, key in enumerate(keys)]
+    said = [_verdict(calls[first[key]], cached=first[key] != position) for position, key in enumerate(keys)]
+    return [majority(said[index * samples : (index + 1) * samples]) for index in range(len(requests))]
 
 
 def rejudge(
-    report: Mapping[str, Any], judges: Sequence[Judge], *, timeout_s: float, retries: int = 0, workers: int = 2
+    report: Mapping[str, Any],
+    judges: Sequence[Judge],
+    *,
+    timeout_s: float,
+    retries: int = 0,
+    workers: int = 2,
+    samples: int = 1,
 ) -> dict[str, Any]:
-    """Every kept answer of ``report`` put to every judge: the judges table, each case's verdicts, and the
-    cases that kept no answer (an older report, an agent failure, a kind no judge takes)."""
+    """Every kept answer of ``report`` put to every judge (``samples`` times each): the judges table, each case's
+    verdicts, and the cases that kept no answer (an older report, an agent failure, a kind no judge takes)."""
     records = [CaseRecord.from_json(data) for data in report["cases"]]
     kept = [record for record in records if record.judge_request is not None]
     requests = [{"case_id": f"{record.suite}/{record.id}", **(record.judge_request or {})} for record in kept]
     verdicts = {
-        judge.name: _ask_all(judge, requests, timeout_s=timeout_s, retries=retries, workers=workers) for judge in judges
+        judge.name: _ask_all(judge, requests, samples=samples, timeout_s=timeout_s, retries=retries, workers=workers)
+        for judge in judges
     }
     cases = []
     panel = []
@@ -83,9 +134,13 @@ def rejudge(
         name, kind, built_in = case_name(record), str(record.answer_kind), deterministic_score(record)
         cases.append({"case": name, "kind": kind, "deterministic": built_in, "verdicts": mine})
         scores = {judge: verdict["score"] for judge, verdict in mine.items()}
-        panel.append(PanelCase(name, kind, record.category, built_in, scores))
+        flips = {judge: verdict["flipped"] for judge, verdict in mine.items() if verdict.get("flipped") is not None}
+        panel.append(PanelCase(name, kind, record.category, built_in, scores, flips))
     return {
         "judges": {judge.name: judge.text for judge in judges},
+        "samples": samples,
+        # Each judge's prompts, by the hash its command gave with each verdict (recall-judge does).
+        "prompts_sha256": {judge.name: prompts_sha256(verdicts[judge.name]) for judge in judges},
         "table": panel_table(panel, [judge.name for judge in judges]),
         "judge_cost": _judge_cost(cases, judges),
         "cases": cases,
@@ -101,7 +156,7 @@ def _judge_cost(cases: Sequence[Mapping[str, Any]], judges: Sequence[Judge]) -> 
         costs = [verdict["cost_usd"] for verdict in asked if verdict["cost_usd"] is not None]
         tokens = [verdict["tokens_in"] or 0 for verdict in asked], [verdict["tokens_out"] or 0 for verdict in asked]
         totals[judge.name] = {
-            "calls": len(asked),
+            "calls": sum(verdict.get("calls", 1) for verdict in asked),
             "cost_usd": round(sum(costs), 6) if costs else None,
             "tokens_in": sum(tokens[0]),
             "tokens_out": sum(tokens[1]),

@@ -48,7 +48,9 @@ MAB_JUDGE_ONLY_METRIC = "llm_judge"
 # Keys an answer.json of these kinds carries besides the four every answer has: what a record keeps to compare
 # with the published tables, and what a judge needs.
 EXTRA_ANSWER_KEYS = {
-    KIND_LONGMEMEVAL: frozenset({"question_id", "question_type", "question", "abstention", "sessions_per_step"}),
+    KIND_LONGMEMEVAL: frozenset(
+        {"question_id", "question_type", "question", "question_date", "abstention", "sessions_per_step"}
+    ),
     KIND_FREE: frozenset({"question"}),
     KIND_BEAM: frozenset({"question_id", "sample_id", "beam_ability", "question", "rubric", "chars_per_step"}),
     KIND_MEMORYAGENTBENCH: frozenset(

@@ -158,7 +158,8 @@ class LlmJudgement:
     agent's failure. ``decides`` is whether this verdict is the case's score.
     A ``cached`` verdict was given earlier in the run for the same request:
     it cost nothing this time. ``key`` names the request (see
-    ``scoring.judge_scope.judge_cache_key``).
+    ``scoring.judge_scope.judge_cache_key``); ``prompt_sha256`` the prompt the
+    judge says it asked under (``recall-judge`` does), None when it does not say.
     """
 
     score: float | None
@@ -172,6 +173,7 @@ class LlmJudgement:
     tokens_out: int | None = None
     cached: bool = False
     key: str = ""
+    prompt_sha256: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

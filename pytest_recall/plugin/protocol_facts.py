@@ -190,14 +190,20 @@ def _files_sha256(argv: tuple[str, ...], here: Path) -> dict[str, str]:
     """
     hashes = {}
     for word in argv[1:]:
-        path = here / word
+        # ``--prompt-file=FILE`` names its file after the option's name.
+        path = here / (word.split("=", 1)[1] if word.startswith("--") and "=" in word else word)
         try:
             if path.is_file() and not os.access(path, os.X_OK):
                 hashes[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
         except (OSError, ValueError):
             continue
-    if argv and Path(argv[0]).name == _BUNDLED_JUDGE:
+    # The bundled judge, also behind a wrapper such as ``env LLM_USER_PATH=... recall-judge``.
+    if any(Path(word).name == _BUNDLED_JUDGE for word in argv):
         from pytest_recall.agents import judge_prompts
+        from pytest_recall.agents.prompt_file import builtin_prompts_sha256
 
         hashes["judge_prompts.py"] = hashlib.sha256(Path(judge_prompts.__file__).read_bytes()).hexdigest()
+        if not any(word.startswith("--prompt-file") for word in argv):
+            # What each verdict's prompt_sha256 is, by question type (see agents/prompt_file.py).
+            hashes.update({f"prompt:{name}": digest for name, digest in builtin_prompts_sha256().items()})
     return hashes

@@ -23,7 +23,8 @@ SHOWN_DISAGREEMENTS = 5
 
 
 def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[str, Any] | None:
-    """A record's ``llm_judge``: the judge command's verdict, the built-in score beside it, and the judge's cost."""
+    """A record's ``llm_judge``: the judge command's verdict, the built-in score beside it, and the judge's cost;
+    and the hash of its prompt when the judge gave one (``recall-judge`` does; a judge of the user's may not)."""
     if judgement is None:
         return None
     # Where the judge command decided, the built-in score waits in the details (see scoring/llm_verdict.py).
@@ -41,7 +42,7 @@ def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[st
         "attempts": judgement.attempts,
         "cached": judgement.cached,
         "duration_s": judgement.duration_s,
-    }
+    } | ({"prompt_sha256": judgement.prompt_sha256} if judgement.prompt_sha256 else {})
 
 
 # What a record keeps of a judge beside the scoring one: its verdict and cost; the built-in score is in llm_judge.
@@ -58,7 +59,17 @@ def other_judges_field(others: Iterable[tuple[str, LlmJudgement]], verdict: Verd
 
 
 # What the report's aggregates read of a record's llm_judge; its reason stays in the full record.
-SUMMARY_FIELDS = ("score", "error", "decides", "deterministic_score", "cost_usd", "tokens_in", "tokens_out", "cached")
+SUMMARY_FIELDS = (
+    "score",
+    "error",
+    "decides",
+    "deterministic_score",
+    "cost_usd",
+    "tokens_in",
+    "tokens_out",
+    "cached",
+    "prompt_sha256",
+)
 
 
 def llm_judge_summary(value: Any) -> dict[str, Any] | None:
@@ -86,8 +97,15 @@ def judge_section(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "tokens_in": _total(verdict.get("tokens_in") for verdict in judged),
             "tokens_out": _total(verdict.get("tokens_out") for verdict in judged),
             "agreement": agreement_report(judged_twice_from(listed)),
+            "prompts_sha256": prompts_sha256(judged),
         }
     }
+
+
+def prompts_sha256(judged: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Every prompt the judge said its verdicts were given under, once each: one for a prompt file,
+    one per kind of question for the built-in prompts."""
+    return sorted({str(value) for verdict in judged if (value := verdict.get("prompt_sha256"))})
 
 
 def _total(values: Iterable[Any]) -> int | None:

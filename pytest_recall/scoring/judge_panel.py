@@ -12,7 +12,7 @@ answers whose verdict is the judge's choice, not the agent's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -22,14 +22,15 @@ from pytest_recall.scoring.stats import PASS_SCORE, wilson_interval
 
 @dataclass(frozen=True, slots=True)
 class PanelCase:
-    """One stored answer: its name, kind and category, the built-in verdict, and each judge's score
-    (None for a judge error)."""
+    """One stored answer: its name, kind and category, the built-in verdict, each judge's score
+    (None for a judge error), and, for a judge asked several times, whether its samples disagreed."""
 
     case: str
     kind: str
     category: str | None
     deterministic: float | None
     scores: Mapping[str, float | None]
+    sample_flips: Mapping[str, bool] = field(default_factory=dict)
 
 
 def _passed(score: float) -> bool:
@@ -98,9 +99,20 @@ def _by(cases: Sequence[PanelCase], judges: Sequence[str], field: str) -> dict[s
     }
 
 
+def self_consistency(cases: Sequence[PanelCase], judges: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per judge asked several times per answer: of the answers with two or more verdicts among its samples,
+    how many got both pass and fail (its flip rate); a judge asked once has no entry."""
+    rows = {}
+    for judge in judges:
+        flips = [case.sample_flips[judge] for case in cases if judge in case.sample_flips]
+        if flips:
+            rows[judge] = {"n": len(flips), "flipped": sum(flips), "flip_rate": round(sum(flips) / len(flips), 4)}
+    return rows
+
+
 def panel_table(cases: Sequence[PanelCase], judges: Sequence[str]) -> dict[str, Any]:
     """The judges table: per judge, the built-in judge, pairs, Fleiss' kappa, spread, by kind and category,
-    and the answers that flip."""
+    the answers that flip between judges, and (with samples) each judge's flips against itself."""
     per_judge = {judge: _score_row([case.scores.get(judge) for case in cases]) for judge in judges}
     scores = [row["score"] for row in per_judge.values() if row["score"] is not None]
     verdicts = [(case, _verdicts(case, judges)) for case in cases]
@@ -121,7 +133,7 @@ def panel_table(cases: Sequence[PanelCase], judges: Sequence[str]) -> dict[str, 
         "by_kind": _by(cases, judges, "kind"),
         "by_category": _by(cases, judges, "category"),
         "flips": flips,
-    }
+    } | ({"self_consistency": consistency} if (consistency := self_consistency(cases, judges)) else {})
 
 
 def _cell(value: float | None) -> str:
@@ -146,6 +158,11 @@ def format_panel(table: Mapping[str, Any], *, shown_flips: int | None = None) ->
     if table["fleiss_kappa"] is not None:
         lines.append(f"  Fleiss' kappa: {_cell(table['fleiss_kappa'])}")
     lines.append(f"  spread (highest score - lowest): {_cell(table['spread'])}")
+    for judge, row in (table.get("self_consistency") or {}).items():
+        lines.append(
+            f"  {judge} against itself: {row['flipped']} of {row['n']} answers flip between samples, "
+            f"flip rate {_cell(row['flip_rate'])}"
+        )
     flips = table["flips"]
     lines.append(f"  flips between judges: {len(flips)}")
     for flip in flips[:shown_flips]:

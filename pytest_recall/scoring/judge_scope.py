@@ -73,7 +73,7 @@ def judge_request(case: Case, answer: str) -> dict[str, Any]:
         "gold": expected.get("answer"),
         "answer": answer.strip()[-MAX_JUDGED_ANSWER_CHARS:],
     }
-    for key in ("question_type", "question_id"):
+    for key in ("question_type", "question_id", "question_date"):
         if expected.get(key) is not None:
             request[key] = expected[key]
     if expected.get("abstention"):
@@ -102,8 +102,12 @@ def kept_request(run: CaseRun, *, both: bool) -> dict[str, Any] | None:
     return request
 
 
-def judge_cache_key(argv: Sequence[str], request: Mapping[str, Any]) -> str:
-    """What makes two verdicts the same one: the judge command, and the request but for which case asked."""
+def judge_cache_key(argv: Sequence[str], request: Mapping[str, Any], sample: int = 0) -> str:
+    """What makes two verdicts the same one: the judge command, and the request but for which case asked.
+
+    With several samples of one answer (``--judge-samples``), each sample past the first is a verdict of its own,
+    so the cache never folds K askings into one; the first sample's key is the one a run uses."""
     asked = {name: value for name, value in request.items() if name != "case_id"}
-    text = json.dumps([list(argv), asked], sort_keys=True, ensure_ascii=False, default=str)
+    keyed: list[Any] = [list(argv), asked] + ([sample] if sample else [])
+    text = json.dumps(keyed, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

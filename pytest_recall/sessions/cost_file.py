@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ MAX_COST_NESTING = 8
 # sum of them (a case's, a run's, --recall-max-cost's) a finite float that JSON can write.
 MAX_SESSION_COST_USD = 1000.0
 MAX_SESSION_TOKENS = 10**9
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 BOUNDS = {"cost_usd": MAX_SESSION_COST_USD, "tokens_in": MAX_SESSION_TOKENS, "tokens_out": MAX_SESSION_TOKENS}
 
 
@@ -44,6 +46,8 @@ class StepCost:
     cost_usd: float | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    # A judge's, not an agent's: the SHA-256 of the prompt it asked its model (recall-judge writes it).
+    prompt_sha256: str | None = None
 
 
 def read_cost(cost_file: Path) -> tuple[StepCost, str | None]:
@@ -83,7 +87,13 @@ def _cost_of(data: Any, name: str) -> tuple[StepCost, str | None]:
         cost_usd=amounts["cost_usd"],
         tokens_in=None if tokens_in is None else int(tokens_in),
         tokens_out=None if tokens_out is None else int(tokens_out),
+        prompt_sha256=_sha256(data.get("prompt_sha256")),
     ), None
+
+
+def _sha256(value: object) -> str | None:
+    """A hex SHA-256, or None for anything else: a report holds no free text from this file."""
+    return value if isinstance(value, str) and _SHA256.fullmatch(value) else None
 
 
 def _amount(value: object) -> int | float | None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_recall.scoring.judge_reply import JudgeReply, read_judge_reply
 from pytest_recall.sessions.case_flow import agent_environment
-from pytest_recall.sessions.cost_file import read_cost
+from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.judge_process import JudgeStopped, run_judge_process
 from pytest_recall.sessions.run_folders import folder_prefix
 
@@ -73,6 +73,7 @@ class JudgeCall:
     cost_usd: float | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    prompt_sha256: str | None = None
 
 
 # What an agent session is told about itself; a judge is told none of it, whatever the harness inherited.
@@ -104,7 +105,15 @@ def run_judge_command(
     while True:
         reply, cost = _once(argv, request, timeout_s, stop)
         if reply.error is None or attempt > retries:
-            return JudgeCall(reply, attempt, time.monotonic() - started, *cost)
+            return JudgeCall(
+                reply,
+                attempt,
+                time.monotonic() - started,
+                cost.cost_usd,
+                cost.tokens_in,
+                cost.tokens_out,
+                cost.prompt_sha256,
+            )
         delay = retry_delay_s * 2 ** (attempt - 1)
         if stop is not None and stop.wait(delay):
             raise JudgeStopped("the run is ending")
@@ -115,8 +124,8 @@ def run_judge_command(
 
 def _once(
     argv: Sequence[str], request: Mapping[str, Any], timeout_s: float, stop: threading.Event | None
-) -> tuple[JudgeReply, tuple[float | None, int | None, int | None]]:
-    no_cost: tuple[float | None, int | None, int | None] = (None, None, None)
+) -> tuple[JudgeReply, StepCost]:
+    no_cost = StepCost()
     with tempfile.TemporaryDirectory(prefix=folder_prefix("judge")) as room:
         cost_file = Path(room) / "cost.json"
         env = {**judge_environment(os.environ), "RECALL_COST_FILE": str(cost_file)}
@@ -127,8 +136,7 @@ def _once(
             return JudgeReply(None, error=f"the judge could not start: {shlex.join(argv)}: {exc.strerror}"), no_cost
         if done.problem is not None:
             return JudgeReply(None, error=f"the judge {done.problem}"), no_cost
-        spent, _not_a_plain_file = read_cost(cost_file)  # the judge's cost file: what it is not, it reports no cost
-        cost = (spent.cost_usd, spent.tokens_in, spent.tokens_out)
+        cost, _not_a_plain_file = read_cost(cost_file)  # the judge's cost file: what it is not, it reports no cost
         if done.exit_code != 0:
             tail = done.stderr[-300:].decode("utf-8", "replace").strip().splitlines()
             said = f": {tail[-1]}" if tail else ""

@@ -166,6 +166,7 @@ class LlmJudging:
             tokens_in=call.tokens_in,
             tokens_out=call.tokens_out,
             key=key,
+            prompt_sha256=call.prompt_sha256,
         )
         if judgement.error is None:
             self._store(judgement)

@@ -182,6 +182,8 @@ def expectation(question: Question, sessions_per_step: int) -> dict[str, Any]:
         "question_id": question.question_id,
         "question_type": question.question_type,
         "question": question.question,
+        # A judge prompt may name it (recall-judge --prompt-file): a temporal question is asked as of this date.
+        "question_date": question.question_date,
         "abstention": question.abstention,
         "sessions_per_step": sessions_per_step,
         # What a memory must return for this question: the turns the dataset marks has_answer (see scoring/memory_use).

@@ -10,10 +10,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Mode = Literal["plain", "memory", "native", "lenient", "gullible"]
-# "lenient" and "gullible" are plain for agents; as a judge (recall-judge) "lenient" accepts any answer that does
-# not decline, and "gullible" any answer that holds the gold's text or claims to be correct.
-MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient", "gullible")
+Mode = Literal["plain", "memory", "native", "lenient", "gullible", "fickle"]
+# "lenient", "gullible" and "fickle" are plain for agents; as a judge (recall-judge) "lenient" accepts any answer that
+# does not decline, "gullible" any answer that holds the gold's text or claims to be correct, and "fickle" is strict
+# but turns a seeded coin per asking (fake_judge.fickle).
+MODES: tuple[Mode, ...] = ("plain", "memory", "native", "lenient", "gullible", "fickle")
 Api = Literal["anthropic", "responses", "chat", "gemini"]
 
 

@@ -13,10 +13,15 @@ gullible mode falls for answers written to game a judge, as a careless LLM
 judge does: it accepts any response that holds the gold's text (a shotgun, the
 gold negated, a hedge) or that tells the judge it is correct, and judges the
 rest strictly, so ``judge-audit`` has a judge to catch.
+The fickle mode is strict but not self-consistent, as a real judge sampled at
+a temperature is not: the same prompt asked again may get the other verdict
+(:func:`fickle`), so a test measures a flip rate rather than one that is zero
+by construction.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from pytest_recall.agents.judge_prompts import ABSTENTION, FIELDS, KNOWLEDGE_UPDATE, PREFERENCE, TEMPORAL
@@ -89,6 +94,22 @@ def judge_verdict(prompt: str, *, lenient: bool, gullible: bool = False) -> str:
     words = _words(response)
     shotgun = kind != KNOWLEDGE_UPDATE and _shotgun(words, gold)
     return "yes" if _contains(words, _words(gold), off_by_one=off_by_one) and not shotgun else "no"
+
+
+# How often the fickle judge turns its strict verdict over: one asking in this many, by a seeded coin.
+FICKLE_ODDS = 3
+
+
+def fickle(verdict: str, prompt: str, asking: int) -> str:
+    """The verdict, turned over when the coin for this prompt's ``asking``-th time (from 0) says so.
+
+    The coin is the prompt's hash with the count, not a clock or a shared random stream: the verdicts a prompt
+    gets over its askings are the same in every run, in whatever order other prompts are asked meanwhile.
+    """
+    coin = hashlib.sha256(f"{asking}\0{prompt}".encode()).digest()[0]
+    if coin % FICKLE_ODDS:
+        return verdict
+    return "no" if verdict == "yes" else "yes"
 
 
 def _shotgun(response: list[str], gold: str) -> bool:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.testing.fake_brain import MODES, Mode, Reply, decide
+from pytest_recall.testing.fake_judge import fickle
 from pytest_recall.testing.wire import (
     MODEL_NAME,
     READERS,
@@ -62,6 +63,8 @@ class FakeModelServer:
         self.log_path = log_path
         self.rate_limit = rate_limit
         self._lock = threading.Lock()
+        # How many times each judge prompt was asked: the fickle judge's coin (fake_judge.fickle) counts askings.
+        self._askings: dict[str, int] = {}
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -91,6 +94,13 @@ class FakeModelServer:
             self._thread.join()
             self._thread = None
         self._httpd.server_close()
+
+    def asking(self, prompt: str) -> int:
+        """How many times ``prompt`` was asked before now (0 the first time)."""
+        with self._lock:
+            count = self._askings.get(prompt, 0)
+            self._askings[prompt] = count + 1
+            return count
 
     def log(self, entry: Json) -> None:
         if self.log_path is None:
@@ -171,6 +181,9 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         if self._refused(path):
             return
         reply = decide(request, self.server_of_run.mode)
+        if reply.kind == "judge" and self.server_of_run.mode == "fickle":
+            asking = self.server_of_run.asking(request.prompt)
+            reply = Reply(fickle(reply.text, request.prompt, asking), kind="judge")
         model = gemini[0] if gemini is not None else str(body.get("model") or MODEL_NAME)
         tokens_in = tokens(request.context)
         stream = bool(body.get("stream")) or (gemini is not None and gemini[1] == "streamGenerateContent")
