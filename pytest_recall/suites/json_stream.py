@@ -19,8 +19,17 @@ by element, so what is held is still one batch, never one plan. Only keys
 the pattern names are opened: an ordinary record whose first field holds an
 array (``{"turns": [...], "time_anchor": ...}``) is read whole, as usual.
 
-A ``digest`` given to :func:`iter_array` sees every byte read, so the
-import's SHA-256 costs no second read of the file.
+MemoryAgentBench nests it inside one string: a row's ``context`` is the
+whole haystack. :func:`iter_rows` reads such rows (an array or JSON Lines)
+with that one string value decoded a buffer at a time into a temporary
+file, a :class:`SpooledText`, whether it comes before the row's other
+fields or after them; the other fields, small, are decoded as usual. Each
+buffer's stretch of the string is cut between escapes, never between the
+two halves of a ``\\uXXXX`` surrogate pair, and decoded by ``json.loads``, so
+the text is what ``json.loads`` would make of the whole string.
+
+A ``digest`` given to :func:`iter_array` or :func:`iter_rows` sees every byte
+read, so the import's SHA-256 costs no second read of the file.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -39,6 +49,10 @@ _DECODER = json.JSONDecoder()
 _KEYED_ARRAY = re.compile(r'\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*\[')
 # How far ahead the buffer must reach to tell a keyed array from any other object.
 _LOOKAHEAD = 4096
+# The longest run of a JSON string's content that is whole escapes and unescaped characters.
+_STRING_RUN = re.compile(r'(?:[^"\\]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*')
+_HIGH_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_ESCAPE = 6  # len("\\ud83d")
 
 
 class Digest(Protocol):
@@ -162,13 +176,20 @@ def iter_records(path: Path, *, digest: Digest | None = None) -> Iterator[Any]:
         raise StreamError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)") from None
 
 
-def _elements(buffer: _Buffer, path: Path, unwrap: re.Pattern[str] | None) -> Iterator[Any]:
+def _array(buffer: _Buffer, path: Path) -> Iterator[int]:
+    """The index of each record of the top-level array, with the buffer at the record; then checks the file ends."""
     first = buffer.skip_space()
     if first != "[":
         found = "an empty file" if first == "" else f"{first!r}"
         raise StreamError(f"{path}: expected a JSON array of records at the top level, found {found}")
     buffer.pos += 1
-    for index in _items(buffer, path, "record"):
+    yield from _items(buffer, path, "record")
+    if buffer.skip_space() != "":
+        raise StreamError(f"{path}: text after the closing ']' of the array")
+
+
+def _elements(buffer: _Buffer, path: Path, unwrap: re.Pattern[str] | None) -> Iterator[Any]:
+    for index in _array(buffer, path):
         if unwrap is None:
             yield _decode(buffer, path, index)
             continue
@@ -181,8 +202,6 @@ def _elements(buffer: _Buffer, path: Path, unwrap: re.Pattern[str] | None) -> It
         if buffer.skip_space() != "}":
             raise StreamError(f"{path}: record {index}: an object holding {key!r} must hold nothing else")
         buffer.pos += 1
-    if buffer.skip_space() != "":
-        raise StreamError(f"{path}: text after the closing ']' of the array")
 
 
 def _keyed_array(buffer: _Buffer, keys: re.Pattern[str]) -> str | None:
@@ -243,3 +262,141 @@ def _decode(buffer: _Buffer, path: Path, index: int) -> Any:
             continue
         buffer.pos = end
         return value
+
+
+class SpooledText:
+    """A long string value of a record, decoded into a temporary file so no copy of it is held, read back in pieces.
+
+    ``blank`` is whether it holds nothing but whitespace, known without reading it again.
+    """
+
+    def __init__(self, chunk: int = CHUNK_CHARS) -> None:
+        # newline="": a "\r\n" in the string stays as it is; surrogatepass: a lone "\ud83d" too, as json.loads keeps it.
+        # Closed by close(), which iter_rows calls once the record is done with: it outlives any one block.
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="")  # noqa: SIM115
+        self._chunk = chunk
+        self.blank = True
+
+    def write(self, text: str) -> None:
+        self.blank = self.blank and (text == "" or text.isspace())
+        self._file.write(text)
+
+    def pieces(self) -> Iterator[str]:
+        """The text from its start, in pieces of at most the reader's chunk; may be read again."""
+        self._file.flush()
+        self._file.seek(0)
+        while piece := self._file.read(self._chunk):
+            yield piece
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def iter_rows(path: Path, *, long_key: str, digest: Digest | None = None, chunk: int | None = None) -> Iterator[Any]:
+    """The records of a JSON array or JSON Lines file, a record's string ``long_key`` as a :class:`SpooledText`.
+
+    A record's spooled text is deleted when the next record is asked for (or the reading stops). ``chunk`` is
+    read when called, :data:`CHUNK_CHARS` by default, so a test can shrink it to cut escapes at a buffer's end.
+    """
+    try:
+        with _opened(path, digest) as handle:
+            buffer = _Buffer(handle, chunk or CHUNK_CHARS)
+            indexes = _array(buffer, path) if buffer.skip_space() == "[" else _records(buffer)
+            for index in indexes:
+                record = _row(buffer, path, index, long_key)
+                try:
+                    yield record
+                finally:
+                    _close_spooled(record)
+    except UnicodeDecodeError as exc:
+        raise StreamError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)") from None
+
+
+def _records(buffer: _Buffer) -> Iterator[int]:
+    """The index of each record of a JSON Lines file (records one after another), with the buffer at the record."""
+    index = 0
+    while buffer.skip_space():
+        yield index
+        index += 1
+
+
+def _row(buffer: _Buffer, path: Path, index: int, long_key: str) -> Any:
+    """The record at the buffer's position, its string ``long_key`` spooled; any other value decoded whole."""
+    if buffer.skip_space() != "{":
+        return _decode(buffer, path, index)
+    buffer.pos += 1
+    record: dict[str, Any] = {}
+    try:
+        _fields(buffer, path, index, long_key, record)
+    except BaseException:
+        _close_spooled(record)
+        raise
+    return record
+
+
+def _close_spooled(record: Any) -> None:
+    for value in record.values() if isinstance(record, dict) else ():
+        if isinstance(value, SpooledText):
+            value.close()
+
+
+def _fields(buffer: _Buffer, path: Path, index: int, long_key: str, record: dict[str, Any]) -> None:
+    """The fields of the object whose ``{`` was just consumed, into ``record``, up to and with its ``}``."""
+    mark = buffer.skip_space()
+    while mark != "}":
+        if mark != '"':
+            raise StreamError(f"{path}: record {index}: expected a field name in quotes, found {mark or 'the end'!r}")
+        key = _decode(buffer, path, index)
+        if buffer.skip_space() != ":":
+            raise StreamError(f"{path}: record {index}: expected ':' after the field name {key!r}")
+        buffer.pos += 1
+        if isinstance(record.get(key), SpooledText):
+            record[key].close()  # a field given twice: the last one counts, as in json.loads
+        if buffer.skip_space() == '"' and key == long_key:
+            record[key] = _long_string(buffer, path, index)
+        else:
+            record[key] = _decode(buffer, path, index)
+        mark = buffer.skip_space()
+        if mark == ",":
+            buffer.pos += 1
+            mark = buffer.skip_space()
+            if mark == "}":
+                raise StreamError(f"{path}: record {index}: a trailing ',' after field {key!r} is not JSON")
+        elif mark != "}":
+            raise StreamError(f"{path}: record {index}: after field {key!r}, expected ',' or '}}', found {mark!r}")
+    buffer.pos += 1
+
+
+def _long_string(buffer: _Buffer, path: Path, index: int) -> SpooledText:
+    """The JSON string at the buffer's position decoded into a :class:`SpooledText`, a buffer's stretch at a time."""
+    spooled = SpooledText(buffer.chunk)
+    buffer.pos += 1  # the opening quote
+    while True:
+        run = _STRING_RUN.match(buffer.text, buffer.pos)
+        end = run.end() if run else buffer.pos
+        closed = end < len(buffer.text) and buffer.text[end] == '"'
+        if not closed and _ends_in_high_surrogate(buffer.text, buffer.pos, end):
+            end -= _ESCAPE  # its low half may open the next read: decoded apart, the pair would be two lone halves
+        if end > buffer.pos:
+            try:
+                spooled.write(json.loads(f'"{buffer.text[buffer.pos : end]}"'))
+            except json.JSONDecodeError as exc:
+                spooled.close()
+                raise StreamError(f"{path}: record {index} is not valid JSON ({exc.msg} in a string)") from None
+            buffer.pos = end
+        if closed:
+            buffer.pos += 1
+            return spooled
+        # Unread text shorter than a surrogate pair may be an escape cut by the buffer's end; longer is malformed.
+        if len(buffer.text) - buffer.pos >= 2 * _ESCAPE or not buffer.more(buffer.chunk):
+            spooled.close()
+            raise StreamError(f"{path}: record {index} is not valid JSON (a bad escape or no closing quote)")
+
+
+def _ends_in_high_surrogate(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (whole escapes and characters) ends in the escape of a pair's first half."""
+    escape = end - _ESCAPE
+    if escape < start or not _HIGH_SURROGATE.fullmatch(text, escape, end):
+        return False
+    backslashes = escape - len(text[start:escape].rstrip("\\")) - start  # before it: "\\ud83d" is "\" then "ud83d"
+    return backslashes % 2 == 0

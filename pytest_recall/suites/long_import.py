@@ -11,7 +11,6 @@ hashes the files for ``import.json``; the second writes the chosen groups.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from pytest_recall.cases.groups import GROUP_FILE
 from pytest_recall.cases.model import ANSWER_FILE
 from pytest_recall.suites import beam, memoryagentbench
-from pytest_recall.suites.json_stream import CountedDigest, StreamError, iter_records
+from pytest_recall.suites.json_stream import CountedDigest, SpooledText, StreamError, iter_records, iter_rows
 from pytest_recall.suites.long_steps import StepWriter
 from pytest_recall.suites.public_import import (
     ImportSummary,
@@ -38,7 +37,6 @@ from pytest_recall.suites.public_import import (
 from pytest_recall.suites.public_records import RecordError
 
 _HASH_BLOCK = 1 << 20
-_LINE = re.compile(r"[^\n]*\S[^\n]*")
 
 
 def _hashed_json(path: Path, name: str) -> tuple[Any, dict[str, Any]]:
@@ -146,8 +144,9 @@ def _beam_group(group: Path, sample: str, batches: Iterable[beam.Batch], total: 
     return writer.close()
 
 
-def _rows(path: Path, digest: Any = None) -> Any:
-    for index, record in enumerate(iter_records(path, digest=digest)):
+def _rows(path: Path, digest: Any = None) -> Iterator[memoryagentbench.Row]:
+    """The file's rows, each row's context spooled, not held (deleted when the next row is read)."""
+    for index, record in enumerate(iter_rows(path, long_key="context", digest=digest)):
         yield memoryagentbench.parse_row(index, record, path.name)
 
 
@@ -192,15 +191,16 @@ def import_memoryagentbench(path: Path, out: Path, selection: Selection) -> Impo
     return summary
 
 
-def _ingest_context(group: Path, context: str, chars_per_step: int) -> int:
+def _ingest_context(group: Path, context: SpooledText, chars_per_step: int) -> int:
     """The context told in pieces of at most ``chars_per_step``, each a numbered session; how many steps.
 
-    The pieces are counted first and then made again as they are written, so no copy of the context is held.
+    The pieces are counted in one read of the spooled context and made again in a second as they are written, so
+    what is held is one piece, never the context.
     """
-    total = sum(1 for _ in _pieces(context, chars_per_step))
+    total = sum(1 for _ in _pieces(_line_parts(context.pieces(), chars_per_step), chars_per_step))
     header = len(memoryagentbench.session_header(total, total))
     writer = StepWriter(group, chars_per_step + header + 1, memoryagentbench.ingest_opening)
-    for number, piece in enumerate(_pieces(context, chars_per_step), start=1):
+    for number, piece in enumerate(_pieces(_line_parts(context.pieces(), chars_per_step), chars_per_step), start=1):
         writer.session(memoryagentbench.session_header(number, total))
         for line in piece:
             writer.line(line)
@@ -208,18 +208,40 @@ def _ingest_context(group: Path, context: str, chars_per_step: int) -> int:
     return writer.close()
 
 
-def _pieces(context: str, budget: int) -> Iterator[list[str]]:
-    """The context's non-blank lines, cut into pieces of at most ``budget`` characters (a longer line cut too)."""
+def _line_parts(text: Iterable[str], budget: int) -> Iterator[str]:
+    """Each non-blank line of ``text`` (given in pieces), stripped, cut into parts of at most ``budget`` characters.
+
+    A line is held only until a part of it is known whole: a part goes out once text that is not whitespace
+    follows it on its line (whitespace at a line's end is stripped, so it cannot end a part yet).
+    """
+    pending = ""  # the current line from its first character that is not whitespace, not yet given out
+    for chunk in text:
+        lines = chunk.split("\n")
+        for number, line in enumerate(lines):
+            pending = pending + line if pending else line.lstrip()
+            if number < len(lines) - 1:
+                yield from _cut(pending.rstrip(), budget)
+                pending = ""
+                continue
+            while len(pending) > budget and not pending[budget:].isspace():
+                yield pending[:budget]
+                pending = pending[budget:]
+    yield from _cut(pending.rstrip(), budget)
+
+
+def _cut(line: str, budget: int) -> Iterator[str]:
+    return (line[start : start + budget] for start in range(0, len(line), budget))
+
+
+def _pieces(parts: Iterable[str], budget: int) -> Iterator[list[str]]:
+    """The parts, in order, gathered into pieces of at most ``budget`` characters (a part and its line end each)."""
     piece: list[str] = []
     size = 0
-    for match in _LINE.finditer(context):
-        line = match.group().strip()
-        for start in range(0, len(line), budget):
-            part = line[start : start + budget]
-            if piece and size + len(part) > budget:
-                yield piece
-                piece, size = [], 0
-            piece.append(part)
-            size += len(part) + 1
+    for part in parts:
+        if piece and size + len(part) > budget:
+            yield piece
+            piece, size = [], 0
+        piece.append(part)
+        size += len(part) + 1
     if piece:
         yield piece

@@ -15,9 +15,11 @@ Parquet reader joins the dependencies: convert a split once with
 
 "Inject once, ask many": a row becomes a case group whose ingest steps tell
 the context in pieces of ``chars_per_step`` characters, cut at line ends,
-and each question is a case of one step. One row is held at a time; its
-context is the largest thing held (a few megabytes for the longest
-sub-datasets).
+and each question is a case of one step. One row is held at a time, and
+not its context: the reader spools that to a temporary file
+(:class:`~pytest_recall.suites.json_stream.SpooledText`) and the steps are
+written from it a piece at a time, so a context of any length costs a
+buffer of memory.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.cases.answer_forms import KIND_MEMORYAGENTBENCH
+from pytest_recall.suites.json_stream import SpooledText
 from pytest_recall.suites.public_records import RecordError, answer_text, require, shown
 
 COMPETENCIES = ("Accurate_Retrieval", "Test_Time_Learning", "Long_Range_Understanding", "Conflict_Resolution")
@@ -76,7 +79,7 @@ class Row:
     sample_id: str
     source: str
     competency: str
-    context: str
+    context: SpooledText
     questions: tuple[Question, ...]
 
 
@@ -92,8 +95,9 @@ def parse_row(index: int, record: Any, file_name: str) -> Row:
     if not isinstance(record, Mapping):
         raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
     context = require(record, "context", where)
-    if not isinstance(context, str) or not context.strip():
-        raise RecordError(f"{where}: field 'context' must be a non-empty string, not {shown(context)[:40]}")
+    if not isinstance(context, SpooledText) or context.blank:
+        found = "a blank one" if isinstance(context, SpooledText) else shown(context)[:40]
+        raise RecordError(f"{where}: field 'context' must be a non-empty string, not {found}")
     metadata = record.get("metadata") or {}
     if not isinstance(metadata, Mapping):
         raise RecordError(f"{where}: field 'metadata' must be an object, not {shown(metadata)}")
