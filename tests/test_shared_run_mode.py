@@ -17,12 +17,11 @@ from typing import Any
 from pytest_recall.reporting.document import (
     SCHEMA_VERSION,
     STEP_DEFAULTS,
-    build_report,
     load_report,
     step_order,
     write_report,
 )
-from pytest_recall.reporting.merge import close_files, merge_report_files
+from pytest_recall.reporting.merge import close_files, merge_report_files, report_of_rows
 from pytest_recall.reporting.report_file import streamed_report
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 
@@ -31,7 +30,7 @@ OTHER = {**MODE, "sandbox": "bwrap"}
 
 
 def write(path: Path, records: list[dict[str, Any]], *, run_mode: dict[str, Any] | None) -> Path:
-    report = build_report(records, threshold=0.5, command=COMMAND, run_mode=run_mode)
+    report = report_of_rows(records, threshold=0.5, command=COMMAND, run_mode=run_mode)
     write_report(path, report)
     return path
 

@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import pytest
 from pytest_recall import __version__
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.plugin.config import RunConfig
-from pytest_recall.reporting import build_protocol, content_hashes, data_entry, scoring_entry
+from pytest_recall.reporting import CaseSummary, build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.suites.public_import import IMPORT_NOTE
 
 # A CLI that takes longer than this to print its version is reported as unknown; the run does not wait on it.
@@ -57,9 +57,9 @@ class ProtocolFacts:
             else None,
         }
 
-    def block(self, case_scalars: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-        """The protocol block of a run whose cases' scalars are ``case_scalars``."""
-        hashes = content_hashes(case_scalars)
+    def block(self, summaries: Iterable[CaseSummary]) -> dict[str, Any]:
+        """The protocol block of a run whose cases' scalars are ``summaries``."""
+        hashes = content_hashes(summaries)
         data = [data_entry(suite, self.notes.get(suite), found) for suite, found in hashes.items()]
         scale_out, mode = self.run.scale_out, self.run.run_mode()
         return build_protocol(

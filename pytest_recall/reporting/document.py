@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from pytest_recall.reporting.judge_section import judge_section
 from pytest_recall.reporting.schema import report_problem, report_schema
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.figures import control_figures, run_figures
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
@@ -108,13 +109,18 @@ def write_report(path: Path, report: Mapping[str, Any]) -> None:
     write_json_atomic(path, report, line_each="cases", compact=case_compactor(report))
 
 
-def sort_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def report_order(summaries: Iterable[CaseSummary]) -> list[CaseSummary]:
     """A stable order that does not depend on which worker finished first."""
-    return sorted(records, key=lambda r: (str(r.get("nodeid") or ""), int(r.get("epoch") or 1)))
+    return sorted(summaries, key=report_key)
+
+
+def report_key(summary: CaseSummary) -> tuple[str, int]:
+    """A case run's place in the report: by node id, then epoch."""
+    return (str(summary.nodeid or ""), int(summary.epoch or 1))
 
 
 def build_report(
-    records: Sequence[Mapping[str, Any]],
+    summaries: Sequence[CaseSummary],
     *,
     threshold: float,
     command: str | None,
@@ -128,8 +134,9 @@ def build_report(
     differs (a merge of different runs) keeps its own. So are the values a
     step has unless it says otherwise (``step_defaults``). ``protocol``, what the
     number depends on (:mod:`pytest_recall.reporting.protocol`), comes right after the version.
+    ``cases`` holds the summaries in report order, for the caller to put each case's record in its place.
     """
-    ordered = sort_records(records)
+    ordered = report_order(summaries)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if protocol is not None:
         report["protocol"] = dict(protocol)
@@ -150,7 +157,7 @@ def build_report(
     if run_mode is not None:
         report["run_mode"] = dict(run_mode)
     report[STEP_DEFAULTS_KEY] = dict(STEP_DEFAULTS)
-    report["cases"] = list(ordered)
+    report["cases"] = ordered
     return report
 
 
