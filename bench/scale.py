@@ -383,7 +383,7 @@ class PassingCases(LazyRecords[dict[str, Any]]):
     def __len__(self) -> int:
         return self.length
 
-    def record(self, index: int) -> dict[str, Any]:
+    def row(self, index: int) -> dict[str, Any]:
         record = self.pool[index % len(self.pool)]
         return {**record, "nodeid": f"{record['nodeid']}-{index}"}
 

@@ -179,6 +179,8 @@ def record_params_typed_as_mappings(files: Iterable[Path]) -> list[str]:
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
+            if path.name in PUBLIC_HOOK_FILES and node.name.startswith("pytest_recall_"):
+                continue  # a hook's argument names are its public API
             args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
             for arg in args:
                 if arg.arg in RECORD_NAMES and _mapping_typed(arg.annotation):
@@ -188,15 +190,15 @@ def record_params_typed_as_mappings(files: Iterable[Path]) -> list[str]:
 
 # The modules a record crosses in one process, from the item to the spool: it is the object all the way.
 IN_PROCESS_PATH = ("items", "recorder", "junit", "xdist_handoff", "executor", "task_graders", "records", "spool")
-# What is left elsewhere: the report, the log and the HTML still read records as JSON data. May only shrink.
-STILL_MAPPINGS = 20
 
 
 def test_no_record_is_a_bare_mapping_on_its_way_from_the_item_to_the_spool() -> None:
     on_the_path = [path for path in PACKAGE.rglob("*.py") if path.stem in IN_PROCESS_PATH]
     assert len(on_the_path) == len(IN_PROCESS_PATH)
     assert record_params_typed_as_mappings(on_the_path) == []
-    assert len(record_params_typed_as_mappings(PACKAGE.rglob("*.py"))) <= STILL_MAPPINGS
+    # Elsewhere too: where a function reads a record's JSON (a report file, the log, a schema migration), its
+    # parameter says so (``row``, ``case_rows``); the hooks that hand a plugin the record's JSON keep their names.
+    assert record_params_typed_as_mappings(PACKAGE.rglob("*.py")) == []
 
 
 def test_the_summary_is_a_slotted_frozen_dataclass_that_both_edges_make_alike() -> None:

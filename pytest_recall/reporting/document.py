@@ -47,7 +47,7 @@ def step_order() -> tuple[str, ...]:
     return tuple(report_schema()["$defs"]["step"]["properties"])
 
 
-def with_shared(record: dict[str, Any], header: Mapping[str, Any], *, ordered: bool = True) -> dict[str, Any]:
+def with_shared(row: dict[str, Any], header: Mapping[str, Any], *, ordered: bool = True) -> dict[str, Any]:
     """A case record as it was recorded: what it shares with its report put back (version 2 on).
 
     A step's fields go back to their places; where only the values matter
@@ -55,19 +55,19 @@ def with_shared(record: dict[str, Any], header: Mapping[str, Any], *, ordered: b
     appends them, which costs a third as much.
     """
     for key in SHARED_KEYS:
-        if key not in record and key in header:
-            record[key] = header[key]
+        if key not in row and key in header:
+            row[key] = header[key]
     defaults = header.get(STEP_DEFAULTS_KEY)
-    steps = record.get("steps")
+    steps = row.get("steps")
     if isinstance(defaults, Mapping) and defaults and isinstance(steps, list):
         if ordered:
-            record["steps"] = [_step_with_defaults(step, defaults) for step in steps]
+            row["steps"] = [_step_with_defaults(step, defaults) for step in steps]
         else:
             for step in steps:
                 if isinstance(step, dict):
                     for key, value in defaults.items():
                         step.setdefault(key, value)
-    return record
+    return row
 
 
 def _step_with_defaults(step: Any, defaults: Mapping[str, Any]) -> Any:
@@ -89,9 +89,9 @@ def case_compactor(report: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], M
     tops = {key: report[key] for key in SHARED_KEYS if key in report}
     defaults = report.get(STEP_DEFAULTS_KEY) or {}
 
-    def compact(record: Mapping[str, Any]) -> Mapping[str, Any]:
-        kept = {key: value for key, value in record.items() if key not in tops or value != tops[key]}
-        steps = record.get("steps")
+    def compact(row: Mapping[str, Any]) -> Mapping[str, Any]:
+        kept = {key: value for key, value in row.items() if key not in tops or value != tops[key]}
+        steps = row.get("steps")
         if defaults and isinstance(steps, list):
             kept["steps"] = [
                 {key: value for key, value in step.items() if key not in defaults or not _same(value, defaults[key])}

@@ -196,7 +196,7 @@ class FileCases(LazyRecords[Mapping[str, Any]]):
     def __len__(self) -> int:
         return len(self.entries)
 
-    def record(self, index: int) -> Mapping[str, Any]:
+    def row(self, index: int) -> Mapping[str, Any]:
         file, offset = self.entries[index]
         return self.files[file].read(offset)
 

@@ -147,6 +147,6 @@ class StreamedCases(LazyRecords[Mapping[str, Any]]):
     def __len__(self) -> int:
         return len(self.entries)
 
-    def record(self, index: int) -> Mapping[str, Any]:
+    def row(self, index: int) -> Mapping[str, Any]:
         entry = self.entries[index]
         return self.view(self.spool.read(entry) if isinstance(entry, str) else entry.as_json())

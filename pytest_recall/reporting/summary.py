@@ -133,16 +133,16 @@ def failure_lines(summaries: Sequence[CaseSummary]) -> list[str]:
 FAILURE_OUTCOMES_SHOWN = ("agent_failed", "timed_out")
 
 
-def failure_text(record: Mapping[str, Any]) -> str:
+def failure_text(row: Mapping[str, Any]) -> str:
     """Where and how a run's agent failed, with the last line it wrote on stderr."""
-    steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
+    steps = [s for s in row.get("steps") or [] if isinstance(s, Mapping)]
     failed = next(
         (s for s in steps if s.get("timed_out") or s.get("signal") is not None or s.get("exit_code") not in (0, None)),
         None,
     )
-    if failed is None and record.get("reason"):
+    if failed is None and row.get("reason"):
         # No step failed: what the agent left failed the case (a FIFO as its cost file, an uncopyable ingest).
-        return str(record["reason"])[:160]
+        return str(row["reason"])[:160]
     failed = failed or (steps[-1] if steps else {})
     number = failed.get("step", "?")
     if failed.get("timed_out"):

@@ -83,7 +83,7 @@ class SyntheticCases(LazyRecords[dict[str, Any]]):
     def __len__(self) -> int:
         return self.size
 
-    def record(self, index: int) -> dict[str, Any]:
+    def row(self, index: int) -> dict[str, Any]:
         return synthetic_record(self.start + index)
 
 
