@@ -101,6 +101,25 @@ def test_resume_from_a_version_2_report_finds_its_cases_with_their_mode_and_comm
         assert taken.run_mode == MODE and taken.command == COMMAND
 
 
+def test_resume_from_a_version_1_report_finds_its_cases_with_their_own_mode_and_command(tmp_path: Path) -> None:
+    from pytest_recall.plugin.runlog import ResumeIndex
+
+    records = [{**synthetic_record(i), "run_mode": MODE, "command": COMMAND} for i in range(1, 4)]
+    path = write(tmp_path / "report.json", records, run_mode=None)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["schema_version"] = 1  # as an older harness wrote it: mode and command in every case, none at the top
+    for key in ("run_mode", "command"):
+        document.pop(key, None)
+    for case in document["cases"]:
+        case["command"] = COMMAND
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert "run_mode" in raw_cases(path)[0] and "command" in raw_cases(path)[0]
+    index = ResumeIndex.load(path)
+    assert len(index) == 3
+    taken = index.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
+    assert taken is not None and taken.run_mode == MODE and taken.command == COMMAND
+
+
 def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in_place(tmp_path: Path) -> None:
     from pytest_recall.plugin.runlog import ResumeIndex
 
