@@ -7,7 +7,7 @@
 - judging: the plugin's path for one final stdout (terminal cleaning, then
   ``judge_steps`` with the built-in judge) over realistic outputs, against a
   naive "last line equals the answer" check;
-- report: ``build_report`` and ``write_json_atomic`` over N realistic records
+- report: ``report_of_rows`` and ``write_json_atomic`` over N realistic records
   (two steps, the real ledger prompts, transcripts), against ``json.dump`` of
   the same records to a file;
 - start: how long resume (``ResumeIndex.load``) and merge (its read-and-check
@@ -60,9 +60,10 @@ from _common import (
 sys.path.insert(0, str(ROOT))
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
-from pytest_recall.reporting.document import build_report, write_report
+from pytest_recall.reporting.document import write_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.lazy_records import LazyRecords
+from pytest_recall.reporting.merge import report_of_rows
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, transcripts_view
 from pytest_recall.scoring.judge import judge_answer, judge_steps
@@ -234,7 +235,7 @@ def report_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
 
         def harness(n: int) -> float:
             def write() -> None:
-                report = build_report(records[:n], threshold=0.5, command="my-agent")
+                report = report_of_rows(records[:n], threshold=0.5, command="my-agent")
                 report["cases"] = [view(record) for record in report["cases"]]
                 write_json_atomic(root / f"report-{n}.json", report, line_each="cases")
 
@@ -382,7 +383,7 @@ class PassingCases(LazyRecords[dict[str, Any]]):
     def __len__(self) -> int:
         return self.length
 
-    def record(self, index: int) -> dict[str, Any]:
+    def row(self, index: int) -> dict[str, Any]:
         record = self.pool[index % len(self.pool)]
         return {**record, "nodeid": f"{record['nodeid']}-{index}"}
 
@@ -393,7 +394,7 @@ def report_size_row(count: int) -> Row:
     passing = [dict(view(record)) for record in realistic_records(1_000) if record["score"] == 1.0]
     with scratch("report-size") as root:
         path = root / "report.json"
-        report = build_report(passing, threshold=0.5, command="my-agent --model x", run_mode=RUN_MODE)
+        report = report_of_rows(passing, threshold=0.5, command="my-agent --model x", run_mode=RUN_MODE)
         report["cases"] = PassingCases(passing, count)
         spent = timed(lambda: write_report(path, report))
         size_mb = path.stat().st_size / 1e6

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.document import build_report
+from pytest_recall.reporting.merge import case_scalars, report_of_rows
+from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.reporting.summary import format_summary
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.judge import judge_answer, judge_steps
@@ -80,13 +81,13 @@ def _record(kind: str, reported: str, score: float | None = 0.0, control: bool =
 def test_false_abstention_rate_counts_not_given_where_a_value_was_due(
     records: list[dict[str, Any]], rate: float | None
 ) -> None:
-    assert false_abstention_rate(records) == rate
+    assert false_abstention_rate([summary_of_row(r) for r in records]) == rate
 
 
 def test_report_and_summary_show_false_abstentions_only_when_there_are_some() -> None:
-    some = build_report([_record("money", "NOT GIVEN"), _record("money", "1234.56", 1.0)], threshold=0.5, command="x")
+    some = report_of_rows([_record("money", "NOT GIVEN"), _record("money", "1234.56", 1.0)], threshold=0.5, command="x")
     assert some["false_abstention_rate"] == 0.5
-    assert any("false abstentions: 0.500" in line for line in format_summary(some))
-    none = build_report([_record("money", "1234.56", 1.0)], threshold=0.5, command="x")
+    assert any("false abstentions: 0.500" in line for line in format_summary(some, case_scalars(some)))
+    none = report_of_rows([_record("money", "1234.56", 1.0)], threshold=0.5, command="x")
     assert none["false_abstention_rate"] == 0.0
-    assert not any("false abstentions" in line for line in format_summary(none))
+    assert not any("false abstentions" in line for line in format_summary(none, case_scalars(none)))

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.merge import report_of_rows
 
 
 def saved_report(folder: Path, name: str, scores: Sequence[float | None], **fields: Any) -> Path:
@@ -35,7 +35,7 @@ def saved_report(folder: Path, name: str, scores: Sequence[float | None], **fiel
         }
         for i, score in enumerate(scores)
     ]
-    report = build_report(records, threshold=0.5, command="my-agent")
+    report = report_of_rows(records, threshold=0.5, command="my-agent")
     report.update(fields)
     path = folder / name
     write_json_atomic(path, report)

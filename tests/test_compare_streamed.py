@@ -7,14 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.reporting.compare import compare_reports
-from pytest_recall.reporting.document import build_report, load_report, write_report
+from pytest_recall.reporting.document import load_report, write_report
+from pytest_recall.reporting.merge import report_of_rows
 from pytest_recall.reporting.report_file import summarized_report
 from pytest_recall.reporting.spool import CaseSummary
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 
 
 def write(path: Path, records: list[dict[str, Any]], *, one_a_line: bool = True) -> Path:
-    report = build_report(records, threshold=0.5, command=COMMAND, run_mode={"home": "case"})
+    report = report_of_rows(records, threshold=0.5, command=COMMAND, run_mode={"home": "case"})
     if one_a_line:
         write_report(path, report)
     else:  # as another tool might write it: read whole, then summarized

@@ -1,11 +1,11 @@
-"""The grader as a plain function over case records, with tables."""
+"""The grader as a plain function over case summaries, with tables."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from pytest_recall.reporting.spool import summary_of_row
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD, aggregate, main_records
 
 
@@ -17,15 +17,17 @@ def record(
     cost_usd: float | None = None,
     error: str | None = None,
     control: bool = False,
-) -> dict[str, Any]:
-    return {
-        "score": score,
-        "category": category,
-        "duration_s": duration_s,
-        "cost_usd": cost_usd,
-        "error": error,
-        "control": control,
-    }
+) -> CaseSummary:
+    return summary_of_row(
+        {
+            "score": score,
+            "category": category,
+            "duration_s": duration_s,
+            "cost_usd": cost_usd,
+            "error": error,
+            "control": control,
+        }
+    )
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,9 @@ from test_html_report import section_rows
 
 from conftest import RecallSuite
 from pytest_recall.cases.model import write_case_folders
-from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.html import render_html
+from pytest_recall.reporting.merge import case_scalars, report_of_rows
+from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.reporting.summary import format_summary
 from pytest_recall.scoring.help_harm import help_and_harm
 from pytest_recall.suites.coding import iter_cases
@@ -35,7 +36,7 @@ RECORDS = [
 
 
 def test_helped_and_harmed_cases_are_named_per_category_with_the_exact_p() -> None:
-    effect = help_and_harm(RECORDS)
+    effect = help_and_harm([summary_of_row(r) for r in RECORDS])
     assert effect is not None
     assert (effect["helped"], effect["harmed"], effect["n"]) == (["s/a", "s/b"], ["s/d"], 5)
     assert effect["p_value"] == 1.0
@@ -44,13 +45,13 @@ def test_helped_and_harmed_cases_are_named_per_category_with_the_exact_p() -> No
 
 
 def test_a_run_without_a_control_has_no_help_and_harm() -> None:
-    assert help_and_harm([r for r in RECORDS if not r["control"]]) is None
+    assert help_and_harm([summary_of_row(r) for r in RECORDS if not r["control"]]) is None
 
 
 def test_the_summary_names_harmed_cases_and_the_page_lists_both() -> None:
     records = [{**r, "duration_s": 1.0} for r in RECORDS]
-    report = build_report(records, threshold=0.5, command="agent")
-    lines = format_summary(report)
+    report = report_of_rows(records, threshold=0.5, command="agent")
+    lines = format_summary(report, case_scalars(report))
     assert any("memory helped 2 cases" in line and "harmed 1 case" in line for line in lines)
     assert "  harmed in scoped: s/d" in lines
     page = render_html(report)

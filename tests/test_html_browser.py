@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks, render_html
+from pytest_recall.reporting.merge import report_of_rows
 from pytest_recall.testing.chromium import AFTER_FIRST_PAINT, CHROMIUM, Chromium, evaluate, headless_chromium
 from pytest_recall.testing.synthetic import synthetic_record, synthetic_report
 
@@ -189,7 +189,7 @@ def showcase_report() -> dict[str, Any]:
                 score = None  # one error, so the page shows its ERROR row and its warning
             records.append(record(case, epoch, score))
             records.append(record(case, epoch, 1.0 if case == 2 else 0.0, control=True))
-    return build_report(records, threshold=0.7, command="pytest cases --recall-cmd=recall-notebook")
+    return report_of_rows(records, threshold=0.7, command="pytest cases --recall-cmd=recall-notebook")
 
 
 def screenshot_dir(tmp_path: Path) -> Path:
@@ -433,7 +433,7 @@ def test_the_epochs_table_and_the_helped_and_harmed_lists_are_drawn_from_data(
         for epoch in (1, 2):
             records.append(record(case, epoch, 0.0 if harmed else (0.5 if case == 7 and epoch == 2 else 1.0)))
             records.append(record(case, epoch, 1.0 if harmed else 0.0, control=True))
-    report = build_report(records, threshold=0.7, command="pytest cases --recall-cmd=recall-notebook")
+    report = report_of_rows(records, threshold=0.7, command="pytest cases --recall-cmd=recall-notebook")
     page = tmp_path / "epochs.html"
     html = render_html(report)
     assert html.count("<code>") == 1 and "<b>case_07" not in html, "no list or row is markup, only the command"

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.reporting.html import html_chunks, render_html
+from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.stats import summarize
 
 HOSTILE = "ok <script>alert(1)</script>\x00\x1b[31mred\x1b[0m bell\x07 \ud800\U0001fffe \U0001f600 done\r\nnext line\r"
@@ -247,13 +248,13 @@ class CountedCases(Sequence[Mapping[str, Any]]):
 def test_the_page_streams_its_records_in_two_passes() -> None:
     report = make_report(epochs=2)
     streamed = CountedCases(report["cases"])
-    chunks = html_chunks({**report, **summarize(report["cases"]), "cases": streamed})
+    chunks = html_chunks({**report, **summarize([summary_of_row(row) for row in report["cases"]]), "cases": streamed})
     first = next(chunks)
     assert first.startswith("<!DOCTYPE html>") and "<h2>Cases (12)</h2>" in first
     assert streamed.passes == 1, "the summary's scalars take one pass"
     rest = "".join(chunks)
     assert streamed.passes == 2, "the rows and their evidence take one more"
-    assert first + rest == render_html({**report, **summarize(report["cases"])})
+    assert first + rest == render_html({**report, **summarize([summary_of_row(row) for row in report["cases"]])})
 
 
 def test_memory_lift_is_shown_only_when_there_was_a_control_run() -> None:
@@ -288,7 +289,7 @@ def test_the_same_report_renders_the_same_bytes() -> None:
 
 def test_a_report_without_statistics_gets_them_computed() -> None:
     report = make_report(epochs=2)
-    with_statistics = {**report, **summarize(report["cases"])}
+    with_statistics = {**report, **summarize([summary_of_row(row) for row in report["cases"]])}
     assert render_html(report) == render_html(with_statistics)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.judge import score_case
 
@@ -242,5 +243,5 @@ def test_our_grader_agrees_with_the_seed_grader_on_random_record_sets(seed_grade
     for index in range(RECORD_SETS):
         records = [random_record(rng) for _ in range(rng.choice([0, 1, 2, 3, rng.randrange(4, 60)]))]
         theirs = run_seed_grader(seed_grader, [seed_manifest_entry(r, rng) for r in records], monkeypatch)
-        ours = aggregate(records, threshold=seed_grader.PASS_THRESHOLD)
+        ours = aggregate([summary_of_row(r) for r in records], threshold=seed_grader.PASS_THRESHOLD)
         assert {key: ours[key] for key in theirs} == theirs, f"record set {index}: {records}"

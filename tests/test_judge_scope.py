@@ -11,6 +11,7 @@ import pytest
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, LlmJudgement, SessionResult, StepRun
 from pytest_recall.reporting.judge_section import judge_section, judge_summary_lines
+from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.judge_scope import judge_cache_key, judge_request, judged_by_llm, llm_decides
 from pytest_recall.scoring.llm_verdict import settle
 from pytest_recall.scoring.verdict import Verdict
@@ -132,7 +133,7 @@ def test_the_report_section_counts_errors_apart_and_lists_each_disagreement() ->
         judged("e", "free", None, 1.0, decides=True),
         {"suite": "s", "id": "f", "answer_kind": "money", "score": 1.0},
     ]
-    section = judge_section(records)["llm_judge"]
+    section = judge_section([summary_of_row(r) for r in records])["llm_judge"]
     assert (section["n_judged"], section["n_errors"], section["n_cached"], section["n_decided"]) == (5, 1, 1, 1)
     assert section["cost_usd"] == 0.02 and section["tokens_in"] == 10 and section["tokens_out"] is None
     assert section["agreement"]["n"] == 3 and section["agreement"]["agreed"] == 2
@@ -142,7 +143,7 @@ def test_the_report_section_counts_errors_apart_and_lists_each_disagreement() ->
     lines = judge_summary_lines({"llm_judge": section})
     assert "5 answers judged (1 cached), 1 judge errors (not agent failures); cost $0.0200" in lines[0]
     assert lines[-1] == "    disagree: s/b (money): built-in judge fail, LLM judge pass"
-    assert judge_section([records[-1]]) == {}
+    assert judge_section([summary_of_row(records[-1])]) == {}
 
 
 # Says yes to Paris and something unreadable (a judge error) to anything else, slowly enough to be asked twice at once.

@@ -13,6 +13,7 @@ import pytest
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import CaseError, load_case_dir
 from pytest_recall.plugin.checks import resolve_command_paths
+from pytest_recall.reporting.merge import case_scalars
 from pytest_recall.reporting.summary import format_summary
 from pytest_recall.suites.suite_file import family_cases
 
@@ -216,7 +217,7 @@ def test_one_case_is_not_one_cases() -> None:
         "latency_ms_total": 0.0,
         "confidence": {"level": 0.95, "low": 0.2, "high": 1.0, "method": "wilson", "n": 1},
     }
-    text = "\n".join(format_summary(report))
+    text = "\n".join(format_summary(report, case_scalars(report)))
     assert "1/1 case passed" in text
     assert "(wilson, 1 case)" in text
     assert " 1 cases" not in text

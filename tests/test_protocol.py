@@ -104,8 +104,8 @@ def test_two_runs_of_one_import_give_one_block_and_another_file_is_refused_by_co
 
 def saved(folder: Path, name: str, **changes: Any) -> Path:
     """A report with a protocol block, as a run of a LoCoMo import writes it, with ``changes`` laid over it."""
-    from pytest_recall.reporting.document import build_report
     from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.reporting.merge import report_of_rows
 
     records = [
         {"id": f"q{i}", "suite": "loc", "nodeid": f"loc/q{i}::recall", "category": "temporal", "score": 1.0,
@@ -127,7 +127,7 @@ def saved(folder: Path, name: str, **changes: Any) -> Path:
         for key in parents:
             place = place[key]
         place[leaf] = value
-    report = build_report(records, threshold=0.5, command="agent", protocol=block)
+    report = report_of_rows(records, threshold=0.5, command="agent", protocol=block)
     write_json_atomic(folder / name, report)
     return folder / name
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.grader import aggregate
 
 NOTEBOOK = "pytest_recall.agents.notebook"
@@ -26,7 +27,7 @@ TOP_LEVEL_FROM_GRADER = (
 
 
 def assert_report_matches_grader(report):
-    graded = aggregate(report["cases"], report["threshold"])
+    graded = aggregate([summary_of_row(row) for row in report["cases"]], report["threshold"])
     assert {key: report[key] for key in TOP_LEVEL_FROM_GRADER} == {key: graded[key] for key in TOP_LEVEL_FROM_GRADER}
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from pytest_recall.plugin.junit import parse_figures_block
-from pytest_recall.reporting.document import SHARED_KEYS, build_report, load_report, step_order
+from pytest_recall.reporting.document import SHARED_KEYS, load_report, step_order
 from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.merge import report_of_rows
 
 REPORT_KEYS = [
     "schema_version",
@@ -118,7 +119,7 @@ def test_build_report_orders_keys_and_cases_stably():
         {"nodeid": "cases/s/a::recall[epoch2]", "epoch": 2, "score": 0.0, "category": "x", "duration_s": 1.0},
         {"nodeid": "cases/s/a::recall[epoch1]", "epoch": 1, "score": 1.0, "category": "x", "duration_s": 1.0},
     ]
-    report = build_report(records, threshold=0.5, command="agent")
+    report = report_of_rows(records, threshold=0.5, command="agent")
     assert_documented_order(list(report), REPORT_KEYS)
     assert (next(iter(report)), list(report)[-1]) == ("schema_version", "cases")
     assert [case["nodeid"] for case in report["cases"]] == [
@@ -126,7 +127,7 @@ def test_build_report_orders_keys_and_cases_stably():
         "cases/s/a::recall[epoch2]",
         "cases/s/b::recall",
     ]
-    assert build_report(list(reversed(records)), threshold=0.5, command="agent") == report
+    assert report_of_rows(list(reversed(records)), threshold=0.5, command="agent") == report
 
 
 def test_load_report_refuses_a_document_that_is_no_report(tmp_path):

@@ -16,8 +16,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS, build_report, write_report
+from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS, write_report
 from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.merge import report_of_rows
 
 
 def schema() -> dict[str, Any]:
@@ -49,7 +50,7 @@ def records(scores: Sequence[float | None], *, prefix: str = "case") -> list[dic
 
 def saved(folder: Path, name: str, scores: Sequence[float | None], **options: Any) -> Path:
     path = folder / name
-    write_json_atomic(path, build_report(records(scores, **options), threshold=0.5, command="my-agent"))
+    write_json_atomic(path, report_of_rows(records(scores, **options), threshold=0.5, command="my-agent"))
     return path
 
 
@@ -93,7 +94,7 @@ def test_the_record_and_step_schemas_check_each_field_on_its_own() -> None:
 
 
 def broken_reports() -> list[Any]:
-    good = build_report(records([1.0, 0.0]), threshold=0.5, command="x")
+    good = report_of_rows(records([1.0, 0.0]), threshold=0.5, command="x")
 
     def edited(**changes: Any) -> str:
         return json.dumps({**good, **changes})
@@ -148,7 +149,7 @@ def test_a_structurally_bad_report_is_one_line_and_exit_two(
 def test_a_one_case_a_line_report_with_a_default_no_step_could_hold_is_one_line(tmp_path: Path, command: str) -> None:
     """Its cases are checked as written, so the default is caught with the report's top, and named there."""
     good = tmp_path / "good.json"
-    write_report(good, build_report(records([1.0, 0.0]), threshold=0.5, command="my-agent"))
+    write_report(good, report_of_rows(records([1.0, 0.0]), threshold=0.5, command="my-agent"))
     text = good.read_text(encoding="utf-8")
     bad = tmp_path / "bad.json"
     bad.write_text(text.replace('"memory": null,', '"memory": ["notes.txt"],', 1), encoding="utf-8")
@@ -210,7 +211,7 @@ def test_merge_prints_the_merged_verdict_and_exits_by_it_under_the_gate(
 def test_merge_of_an_interrupted_shard_says_so_and_exits_two(tmp_path: Path) -> None:
     first = saved(tmp_path, "a.json", [1.0], prefix="a")
     second = tmp_path / "b.json"
-    write_json_atomic(second, build_report(records([1.0], prefix="b"), threshold=0.5, command="x", interrupted=True))
+    write_json_atomic(second, report_of_rows(records([1.0], prefix="b"), threshold=0.5, command="x", interrupted=True))
     result = pytest_recall("merge", first, second, "-o", tmp_path / "out.json")
     assert result.returncode == 2
     assert "interrupted" in result.stdout

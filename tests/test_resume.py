@@ -20,8 +20,8 @@ import pytest
 from processes import start_killable_run, wait_for
 
 from pytest_recall.plugin.runlog import ResumeIndex, RunLog, load_records
-from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.files import write_json_atomic
+from pytest_recall.reporting.merge import report_of_rows
 from pytest_recall.reporting.transcripts import prompt_reference
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 
@@ -323,7 +323,7 @@ def test_the_index_holds_where_each_record_is_and_reads_it_back_when_the_case_is
     run_log.close()
     report = tmp_path / "report.json"
     write_json_atomic(
-        report, {**build_report(records, threshold=0.5, command=COMMAND), "cases": records}, line_each="cases"
+        report, {**report_of_rows(records, threshold=0.5, command=COMMAND), "cases": records}, line_each="cases"
     )
 
     for source in (log, report):

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.document import load_report
 from pytest_recall.reporting.files import write_json_atomic
-from pytest_recall.reporting.merge import close_files, merge_report_files, merge_reports
+from pytest_recall.reporting.merge import close_files, merge_report_files, merge_reports, report_of_rows
 from pytest_recall.reporting.report_file import FileCases
 from pytest_recall.reporting.shard import ShardError, assign_shards, durations_by_nodeid, parse_shard, shard_members
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
@@ -81,14 +81,14 @@ def test_merge_recomputes_medians_from_raw_durations_not_from_the_shards_figures
     def record(name: str, duration: float, score: float) -> dict[str, Any]:
         return {"nodeid": f"s/{name}::recall", "category": "c", "score": score, "duration_s": duration}
 
-    first = build_report(
+    first = report_of_rows(
         [record("a", 1.0, 1.0), record("b", 1.0, 1.0), record("c", 1.0, 0.0)], threshold=0.5, command="x"
     )
-    second = build_report([record("d", 10.0, 1.0)], threshold=0.5, command="x")
+    second = report_of_rows([record("d", 10.0, 1.0)], threshold=0.5, command="x")
 
     merged = merge_reports([first, second])
 
-    assert merged == build_report([*first["cases"], *second["cases"]], threshold=0.5, command="x")
+    assert merged == report_of_rows([*first["cases"], *second["cases"]], threshold=0.5, command="x")
     assert merged["latency_ms_median"] == 1000.0
     assert (merged["score"], merged["n_total"]) == (0.75, 4)
 
@@ -183,7 +183,7 @@ def test_merging_report_files_streams_their_cases_and_equals_merging_them_whole(
     paths = []
     for name, part in (("a", records[:25]), ("b", [*records[20:], {**records[3], "score": 0.0}])):
         path = tmp_path / f"{name}.json"
-        write_json_atomic(path, build_report(part, threshold=0.5, command=COMMAND), line_each="cases")
+        write_json_atomic(path, report_of_rows(part, threshold=0.5, command=COMMAND), line_each="cases")
         paths.append(path)
 
     streamed = merge_report_files(paths)

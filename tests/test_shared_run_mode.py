@@ -17,12 +17,11 @@ from typing import Any
 from pytest_recall.reporting.document import (
     SCHEMA_VERSION,
     STEP_DEFAULTS,
-    build_report,
     load_report,
     step_order,
     write_report,
 )
-from pytest_recall.reporting.merge import close_files, merge_report_files
+from pytest_recall.reporting.merge import close_files, merge_report_files, report_of_rows
 from pytest_recall.reporting.report_file import streamed_report
 from pytest_recall.testing.synthetic import COMMAND, synthetic_record
 
@@ -31,7 +30,7 @@ OTHER = {**MODE, "sandbox": "bwrap"}
 
 
 def write(path: Path, records: list[dict[str, Any]], *, run_mode: dict[str, Any] | None) -> Path:
-    report = build_report(records, threshold=0.5, command=COMMAND, run_mode=run_mode)
+    report = report_of_rows(records, threshold=0.5, command=COMMAND, run_mode=run_mode)
     write_report(path, report)
     return path
 
@@ -100,6 +99,25 @@ def test_resume_from_a_version_2_report_finds_its_cases_with_their_mode_and_comm
         taken = resumed.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
         assert taken is not None
         assert taken.run_mode == MODE and taken.command == COMMAND
+
+
+def test_resume_from_a_version_1_report_finds_its_cases_with_their_own_mode_and_command(tmp_path: Path) -> None:
+    from pytest_recall.plugin.runlog import ResumeIndex
+
+    records = [{**synthetic_record(i), "run_mode": MODE, "command": COMMAND} for i in range(1, 4)]
+    path = write(tmp_path / "report.json", records, run_mode=None)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["schema_version"] = 1  # as an older harness wrote it: mode and command in every case, none at the top
+    for key in ("run_mode", "command"):
+        document.pop(key, None)
+    for case in document["cases"]:
+        case["command"] = COMMAND
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert "run_mode" in raw_cases(path)[0] and "command" in raw_cases(path)[0]
+    index = ResumeIndex.load(path)
+    assert len(index) == 3
+    taken = index.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
+    assert taken is not None and taken.run_mode == MODE and taken.command == COMMAND
 
 
 def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in_place(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.spool import summary_of_row
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.stats import (
     bootstrap_mean_interval,
     fold_cases,
@@ -23,19 +25,21 @@ from pytest_recall.scoring.stats import (
 
 def record(
     case: int, score: float | None, *, epoch: int = 1, control: bool = False, category: str = "recall"
-) -> dict[str, Any]:
-    return {
-        "id": f"case_{case:02d}",
-        "suite": "s",
-        "category": category,
-        "epoch": epoch,
-        "control": control,
-        "score": score,
-        "error": None,
-    }
+) -> CaseSummary:
+    return summary_of_row(
+        {
+            "id": f"case_{case:02d}",
+            "suite": "s",
+            "category": category,
+            "epoch": epoch,
+            "control": control,
+            "score": score,
+            "error": None,
+        }
+    )
 
 
-def run(scores: Iterable[float | None], **kwargs: Any) -> list[dict[str, Any]]:
+def run(scores: Iterable[float | None], **kwargs: Any) -> list[CaseSummary]:
     return [record(i, s, **kwargs) for i, s in enumerate(scores)]
 
 

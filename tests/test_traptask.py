@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_script
 
@@ -385,7 +386,7 @@ def test_the_seed_tasks_own_judge_and_grader_agree_with_ours_on_the_seed_suite(r
         assert (theirs["score"], ours["score"]) == (score, score), (case_id, theirs["reason"], ours["reason"])
     for task in ("seed-judged", "seed-native"):
         graded = report["task_grader"][task]
-        ours = aggregate([record for record in report["cases"] if record["suite"] == task], graded["threshold"])
+        ours = aggregate([summary_of_row(row) for row in report["cases"] if row["suite"] == task], graded["threshold"])
         assert {key: ours[key] for key in graded} == graded, task
 
 

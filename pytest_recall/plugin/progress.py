@@ -101,9 +101,9 @@ class ProgressLine:
         return bool(getattr(reporter, "isatty", False))
 
     def line(self) -> str:
-        records = [r for r in self.recorder.records.values() if not r.get("control")]
-        scored = [float(r["score"]) for r in records if r.get("score") is not None]
-        failed = sum(1 for r in records if r.get("score") is None or float(r["score"]) < 1.0)
+        main = [r for r in self.recorder.records.values() if not r.control]
+        scored = [float(r.score) for r in main if r.score is not None]
+        failed = sum(1 for r in main if r.score is None or float(r.score) < 1.0)
         done = len(self.finished)
         running = sum(self.in_flight.values())
         elapsed = time.monotonic() - self.start

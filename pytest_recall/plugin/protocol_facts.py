@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.cases.model import CaseError, read_toml
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.items import order_seed
-from pytest_recall.reporting import build_protocol, content_hashes, data_entry, scoring_entry
+from pytest_recall.reporting import CaseSummary, build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.sessions import Judge
 from pytest_recall.suites.public_import import IMPORT_NOTE
 from pytest_recall.suites.suite_file import SUITE_FILE
@@ -74,9 +74,9 @@ class ProtocolFacts:
             else None,
         }
 
-    def block(self, case_scalars: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-        """The protocol block of a run whose cases' scalars are ``case_scalars``."""
-        hashes = content_hashes(case_scalars)
+    def block(self, summaries: Iterable[CaseSummary]) -> dict[str, Any]:
+        """The protocol block of a run whose cases' scalars are ``summaries``."""
+        hashes = content_hashes(summaries)
         data = [data_entry(suite, self.notes.get(suite), found) for suite, found in hashes.items()]
         scale_out, mode = self.run.scale_out, self.run.run_mode()
         return build_protocol(

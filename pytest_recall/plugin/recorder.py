@@ -35,7 +35,6 @@ from pytest_recall.reporting import (
     error_lines,
     format_summary,
     html_chunks,
-    sort_records,
     summary_of,
     transcripts_view,
     warning_lines,
@@ -139,7 +138,7 @@ class Recorder:
             protocol=self.protocol.block(summaries) if self.protocol else None,
         )
         lost_by_node = {record.nodeid: record for record in lost}
-        order = (str(summary["nodeid"]) for summary in sort_records(summaries))
+        order = (str(summary.nodeid) for summary in report["cases"])
         entries: list[str | CaseRecord] = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
         report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.outputs.transcripts))
         if interrupted and self.planned_runs:

@@ -77,12 +77,12 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def resume_key(record: Mapping[str, Any]) -> ResumeKey | None:
+def resume_key(row: Mapping[str, Any]) -> ResumeKey | None:
     """What decides whether a stored record still holds: the case, its content, the command, and the run mode."""
-    nodeid, content_hash, command = record.get("nodeid"), record.get("content_hash"), record.get("command")
+    nodeid, content_hash, command = row.get("nodeid"), row.get("content_hash"), row.get("command")
     if not (isinstance(nodeid, str) and isinstance(content_hash, str) and isinstance(command, str)):
         return None
-    return nodeid, content_hash, command, mode_key(record.get("run_mode"))
+    return nodeid, content_hash, command, mode_key(row.get("run_mode"))
 
 
 def mode_key(run_mode: Any) -> str:
@@ -106,7 +106,7 @@ class ResumeIndex:
     100,000 parsed records.
     """
 
-    def __init__(self, records: Iterable[Mapping[str, Any]], source: Path | None = None) -> None:
+    def __init__(self, case_rows: Iterable[Mapping[str, Any]], source: Path | None = None) -> None:
         self.source = source
         # What a report (schema version 2) holds once at its top for its cases: put back in each read.
         self.shared: dict[str, Any] = {}
@@ -114,14 +114,14 @@ class ResumeIndex:
         # One line per stored record that does not fit the report's schema; its case runs again.
         self.refused: list[str] = []
         self._fd: int | None = None
-        for record in records:
-            self._consider(record, json_line(record))
+        for row in case_rows:
+            self._consider(row, json_line(row))
 
-    def _consider(self, record: Mapping[str, Any], place: int | str) -> None:
-        key = resume_key(record)
-        if key is None or record.get("score") is None or record.get("error"):
+    def _consider(self, row: Mapping[str, Any], place: int | str) -> None:
+        key = resume_key(row)
+        if key is None or row.get("score") is None or row.get("error"):
             return
-        problem = record_problem(record)
+        problem = record_problem(row)
         if problem is not None:
             self.refused.append(f"resume refused the record of {key[0]}: {problem}; the case runs again")
             return
@@ -193,9 +193,9 @@ class ResumeIndex:
         stored = self._stored((nodeid, content_hash, command, mode_key(run_mode)))
         return None if stored is None else CaseRecord.from_json(stored)
 
-    def holds(self, record: Mapping[str, Any]) -> bool:
-        key = resume_key(record)
-        return key is not None and key in self._done and self._stored(key) == dict(record)
+    def holds(self, row: Mapping[str, Any]) -> bool:
+        key = resume_key(row)
+        return key is not None and key in self._done and self._stored(key) == dict(row)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -263,7 +263,7 @@ class RunLog:
         except OSError as exc:
             raise pytest.UsageError(f"--recall-log: cannot open {path} for appending: {exc.strerror or exc}") from None
 
-    def append(self, record: Mapping[str, Any]) -> None:
+    def append(self, row: Mapping[str, Any]) -> None:
         """One line, one write, on disk before this returns.
 
         A line always starts on a fresh line, so a torn tail left by a crash
@@ -272,7 +272,7 @@ class RunLog:
         """
         if self._fd is None:
             return
-        line = (json_line(record) + "\n").encode("utf-8")
+        line = (json_line(row) + "\n").encode("utf-8")
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         try:
             start = os.lseek(self._fd, 0, os.SEEK_END)

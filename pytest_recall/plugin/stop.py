@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.plugin.xdist_handoff import STOP_FILE_INPUT
+from pytest_recall.reporting import CaseSummary
 from pytest_recall.scoring import ScoreGate, score_interval
 from pytest_recall.sessions import made_folder
 
@@ -76,7 +77,7 @@ class StopGate:
         self,
         config: pytest.Config,
         threshold: float,
-        case_scalars: Mapping[str, Mapping[str, Any]],
+        case_scalars: Mapping[str, CaseSummary],
         *,
         under_xdist: bool,
     ) -> None:
@@ -120,7 +121,8 @@ class StopGate:
             self._drawn.pop(report.nodeid, None)
         if report.when != "teardown" or report.nodeid not in self._drawn:
             return
-        score = (self.case_scalars.get(report.nodeid) or {}).get("score")
+        summary = self.case_scalars.get(report.nodeid)
+        score = summary.score if summary is not None else None
         # A case with no score (its agent could not start) counts as 0: failing to answer never helps pass.
         self._held[self._drawn.pop(report.nodeid)] = float(score) if score is not None else 0.0
         self._feed()

@@ -6,12 +6,18 @@ uses, imported from here and not from the modules.
 
 from __future__ import annotations
 
-from pytest_recall.reporting.document import SHARED_KEYS, build_report, sort_records, with_shared, write_report
+from pytest_recall.reporting.document import (
+    SHARED_KEYS,
+    build_report,
+    report_order,
+    with_shared,
+    write_report,
+)
 from pytest_recall.reporting.failure import CaseFailed, fold_repeated_stderr, verdict_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
-from pytest_recall.reporting.merge import Gate
+from pytest_recall.reporting.merge import Gate, report_of_rows
 from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.reporting.records import ENTRY_PROPERTY, JUNIT_CASE_FIELDS, CaseRecord, property_text, task_entry
 from pytest_recall.reporting.report_file import check_report_tail, line_at, parse_line, report_shared_values
@@ -24,7 +30,7 @@ from pytest_recall.reporting.shard import (
     shard_from_environment,
     shard_members,
 )
-from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of
+from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of, summary_of_row
 from pytest_recall.reporting.summary import error_lines, format_summary, shared_home_warning, stop_line, warning_lines
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode, transcripts_view
 
@@ -60,14 +66,16 @@ __all__ = [
     "parse_shard",
     "property_text",
     "record_problem",
+    "report_of_rows",
+    "report_order",
     "report_shared_values",
     "scoring_entry",
     "shard_from_environment",
     "shard_members",
     "shared_home_warning",
-    "sort_records",
     "stop_line",
     "summary_of",
+    "summary_of_row",
     "task_entry",
     "transcripts_view",
     "verdict_report",

@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
 from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
+from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.scoring.stats import (
     CaseFold,
     PairedTest,
@@ -41,8 +42,8 @@ def compare_reports(
     overall test decides ``regression``: per-category tests are reported but,
     being many tests at once, one of them will look significant by chance.
     """
-    base_folds = fold_cases(_records(base))
-    new_folds = fold_cases(_records(new))
+    base_folds = fold_cases(_summaries(base))
+    new_folds = fold_cases(_summaries(new))
     pairs = pair_folds(base_folds, new_folds)
     exact = is_binary_single_epoch([fold for pair in pairs for fold in pair])
     overall, per_category = paired_by_category(pairs, exact=exact, alpha=alpha, seed=seed)
@@ -75,7 +76,7 @@ def nothing_to_compare(new: Mapping[str, Any], result: Mapping[str, Any], *, new
 
     A gate that passes on such a comparison would pass a run that never ran.
     """
-    scored = [r for r in _records(new) if not r.get("control") and r.get("score") is not None]
+    scored = [r for r in _summaries(new) if not r.control and r.score is not None]
     if not scored:
         return f"{new_name} scored no case (every case errored, or none ran); nothing to compare"
     if not result.get("n_paired"):
@@ -83,9 +84,16 @@ def nothing_to_compare(new: Mapping[str, Any], result: Mapping[str, Any], *, new
     return None
 
 
-def _records(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _summaries(report: Mapping[str, Any]) -> list[CaseSummary]:
+    """Each case as its summary: a report read by ``summarized_report`` has them; one read whole, its rows."""
     cases = report.get("cases")
-    return [c for c in cases if isinstance(c, Mapping)] if isinstance(cases, list) else []
+    if not isinstance(cases, list):
+        return []
+    return [
+        summary_of_row(case) if isinstance(case, Mapping) else case
+        for case in cases
+        if isinstance(case, (CaseSummary, Mapping))
+    ]
 
 
 def _epochs(folds: Sequence[CaseFold]) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from pytest_recall.reporting.judges_block import judges_block
 from pytest_recall.reporting.schema import report_problem, report_schema
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.figures import control_figures, run_figures
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
@@ -47,7 +48,7 @@ def step_order() -> tuple[str, ...]:
     return tuple(report_schema()["$defs"]["step"]["properties"])
 
 
-def with_shared(record: dict[str, Any], header: Mapping[str, Any], *, ordered: bool = True) -> dict[str, Any]:
+def with_shared(row: dict[str, Any], header: Mapping[str, Any], *, ordered: bool = True) -> dict[str, Any]:
     """A case record as it was recorded: what it shares with its report put back (version 2 on).
 
     A step's fields go back to their places; where only the values matter
@@ -55,19 +56,19 @@ def with_shared(record: dict[str, Any], header: Mapping[str, Any], *, ordered: b
     appends them, which costs a third as much.
     """
     for key in SHARED_KEYS:
-        if key not in record and key in header:
-            record[key] = header[key]
+        if key not in row and key in header:
+            row[key] = header[key]
     defaults = header.get(STEP_DEFAULTS_KEY)
-    steps = record.get("steps")
+    steps = row.get("steps")
     if isinstance(defaults, Mapping) and defaults and isinstance(steps, list):
         if ordered:
-            record["steps"] = [_step_with_defaults(step, defaults) for step in steps]
+            row["steps"] = [_step_with_defaults(step, defaults) for step in steps]
         else:
             for step in steps:
                 if isinstance(step, dict):
                     for key, value in defaults.items():
                         step.setdefault(key, value)
-    return record
+    return row
 
 
 def _step_with_defaults(step: Any, defaults: Mapping[str, Any]) -> Any:
@@ -89,9 +90,9 @@ def case_compactor(report: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], M
     tops = {key: report[key] for key in SHARED_KEYS if key in report}
     defaults = report.get(STEP_DEFAULTS_KEY) or {}
 
-    def compact(record: Mapping[str, Any]) -> Mapping[str, Any]:
-        kept = {key: value for key, value in record.items() if key not in tops or value != tops[key]}
-        steps = record.get("steps")
+    def compact(row: Mapping[str, Any]) -> Mapping[str, Any]:
+        kept = {key: value for key, value in row.items() if key not in tops or value != tops[key]}
+        steps = row.get("steps")
         if defaults and isinstance(steps, list):
             kept["steps"] = [
                 {key: value for key, value in step.items() if key not in defaults or not _same(value, defaults[key])}
@@ -109,13 +110,18 @@ def write_report(path: Path, report: Mapping[str, Any]) -> None:
     write_json_atomic(path, report, line_each="cases", compact=case_compactor(report))
 
 
-def sort_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def report_order(summaries: Iterable[CaseSummary]) -> list[CaseSummary]:
     """A stable order that does not depend on which worker finished first."""
-    return sorted(records, key=lambda r: (str(r.get("nodeid") or ""), int(r.get("epoch") or 1)))
+    return sorted(summaries, key=report_key)
+
+
+def report_key(summary: CaseSummary) -> tuple[str, int]:
+    """A case run's place in the report: by node id, then epoch."""
+    return (str(summary.nodeid or ""), int(summary.epoch or 1))
 
 
 def build_report(
-    records: Sequence[Mapping[str, Any]],
+    summaries: Sequence[CaseSummary],
     *,
     threshold: float,
     command: str | None,
@@ -129,8 +135,9 @@ def build_report(
     differs (a merge of different runs) keeps its own. So are the values a
     step has unless it says otherwise (``step_defaults``). ``protocol``, what the
     number depends on (:mod:`pytest_recall.reporting.protocol`), comes right after the version.
+    ``cases`` holds the summaries in report order, for the caller to put each case's record in its place.
     """
-    ordered = sort_records(records)
+    ordered = report_order(summaries)
     report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if protocol is not None:
         report["protocol"] = dict(protocol)
@@ -146,13 +153,13 @@ def build_report(
     report["help_harm"] = help_and_harm(ordered)
     report["by_workspace"] = by_workspace(ordered)
     report.update(judge_section(ordered))
-    report.update(judges_block(entry.get("judge_panel") for entry in ordered))
+    report.update(judges_block(entry.judge_panel for entry in ordered))
     report["command"] = command
     report["interrupted"] = interrupted
     if run_mode is not None:
         report["run_mode"] = dict(run_mode)
     report[STEP_DEFAULTS_KEY] = dict(STEP_DEFAULTS)
-    report["cases"] = list(ordered)
+    report["cases"] = ordered
     return report
 
 

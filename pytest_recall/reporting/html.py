@@ -39,6 +39,7 @@ from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import usd as _usd
 from pytest_recall.reporting.protocol import PROTOCOL_KEY
+from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.summary import (
     BENCHMARK_METRICS,
     benchmark_lines,
@@ -105,18 +106,18 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
     yield "</body>\n</html>\n"
 
 
-def _scan(cases: Iterable[Any]) -> tuple[int, int, list[float], list[dict[str, Any]]]:
+def _scan(cases: Iterable[Any]) -> tuple[int, int, list[float], list[CaseSummary]]:
     """One pass for what the summary draws: how many runs and control runs, the runs' durations,
     and the public-benchmark kinds among them with how their haystacks were fed."""
     runs = controls = 0
     durations = []
-    feeds: dict[tuple[Any, Any], dict[str, Any]] = {}
+    feeds: dict[tuple[Any, Any], CaseSummary] = {}
     for record in cases:
         if not isinstance(record, Mapping):
             continue
         if record.get("answer_kind") in BENCHMARK_METRICS and not record.get("control"):
             key = (record.get("answer_kind"), record.get("sessions_per_step"))
-            feeds.setdefault(key, {"answer_kind": key[0], "sessions_per_step": key[1]})
+            feeds.setdefault(key, summary_of_row({"answer_kind": key[0], "sessions_per_step": key[1]}))
         if record.get("control"):
             controls += 1
             continue
@@ -136,7 +137,7 @@ def _summary(report: Mapping[str, Any], cases: Iterable[Any]) -> dict[str, Any]:
     """
     if "confidence" in report:
         return {key: report.get(key) for key in SUMMARY_KEYS}
-    return summarize([record for record in cases if isinstance(record, Mapping)])
+    return summarize([summary_of_row(row) for row in cases if isinstance(row, Mapping)])
 
 
 def _points(value: float | None) -> str:

@@ -93,34 +93,34 @@ def data_block(rows: Any) -> Markup:
     return Markup('<script type="application/json" class="rows">{}</script>').format(Markup(data_json(rows)))
 
 
-def case_row(record: Mapping[str, Any]) -> list[Any]:
+def case_row(row: Mapping[str, Any]) -> list[Any]:
     """One row as the script reads it, by position (the constants at the top of ``html_script.SCRIPT``)."""
-    score = number(record.get("score"))
-    label = status(score, record.get("error"))[0]
-    steps = record.get("steps")
+    score = number(row.get("score"))
+    label = status(score, row.get("error"))[0]
+    steps = row.get("steps")
     return [
         STATUS_LABELS.index(label),
         label + ("" if score is None else f" {score:.2f}"),
         score,
-        clean_text(record.get("id")),
-        clean_text(record.get("suite")),
-        clean_text(record.get("category")),
-        clean_text(record.get("epoch", "")),
-        clean_text(record.get("expected")),
-        clean_text(record.get("reported")),
-        clean_text(record.get("error") or record.get("reason") or ""),
-        byte_size(record.get("memory_bytes")),
-        seconds(number(record.get("duration_s"))),
-        usd(number(record.get("cost_usd")), "–"),
-        1 if record.get("control") else 0,
+        clean_text(row.get("id")),
+        clean_text(row.get("suite")),
+        clean_text(row.get("category")),
+        clean_text(row.get("epoch", "")),
+        clean_text(row.get("expected")),
+        clean_text(row.get("reported")),
+        clean_text(row.get("error") or row.get("reason") or ""),
+        byte_size(row.get("memory_bytes")),
+        seconds(number(row.get("duration_s"))),
+        usd(number(row.get("cost_usd")), "–"),
+        1 if row.get("control") else 0,
         sum(1 for step in steps if isinstance(step, Mapping)) if isinstance(steps, list) else 0,
     ]
 
 
-def evidence_line(record: Mapping[str, Any]) -> list[Any]:
+def evidence_line(row: Mapping[str, Any]) -> list[Any]:
     """What a row unfolds to: where the case ran, then each step's prompt, output tails and memory."""
-    where = f"{record.get('nodeid') or ''} · content hash {record.get('content_hash') or '–'}"
-    steps = [step for step in record.get("steps") or [] if isinstance(step, Mapping)]
+    where = f"{row.get('nodeid') or ''} · content hash {row.get('content_hash') or '–'}"
+    steps = [step for step in row.get("steps") or [] if isinstance(step, Mapping)]
     return [clean_text(where), [_step(step) for step in steps]]
 
 
@@ -152,7 +152,7 @@ def _memory(step: Mapping[str, Any]) -> list[Any] | None:
     return [heading, listing]
 
 
-def data_blocks(records: Iterable[Mapping[str, Any]], script: str) -> Iterator[str]:
+def data_blocks(case_rows: Iterable[Mapping[str, Any]], script: str) -> Iterator[str]:
     """The rows block, ``script``, then the evidence block, from one pass over the records.
 
     The script runs before the browser has parsed the evidence, the bulk of
@@ -160,9 +160,9 @@ def data_blocks(records: Iterable[Mapping[str, Any]], script: str) -> Iterator[s
     """
     with tempfile.TemporaryFile("w+", encoding="utf-8") as evidence:
         yield '<script type="application/json" id="recall-rows">['
-        for position, record in enumerate(records):
-            yield ("\n" if position == 0 else ",\n") + data_json(case_row(record))
-            evidence.write(("" if position == 0 else "\n") + data_json(evidence_line(record)))
+        for position, row in enumerate(case_rows):
+            yield ("\n" if position == 0 else ",\n") + data_json(case_row(row))
+            evidence.write(("" if position == 0 else "\n") + data_json(evidence_line(row)))
         yield "]</script>\n"
         yield f"<script>{script}</script>\n"
         yield '<script type="application/x-ndjson" id="recall-evidence">'

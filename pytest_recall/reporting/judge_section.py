@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.cases.runs import LlmJudgement
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.judge_agreement import agreement_report, judged_twice_from
 from pytest_recall.scoring.verdict import Verdict, scored_a_pass
 
@@ -79,10 +80,10 @@ def llm_judge_summary(value: Any) -> dict[str, Any] | None:
     return {name: value.get(name) for name in SUMMARY_FIELDS}
 
 
-def judge_section(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def judge_section(summaries: Iterable[CaseSummary]) -> dict[str, Any]:
     """The report's ``llm_judge`` section, or nothing for a run without a judge command."""
-    listed = list(records)
-    judged = [record["llm_judge"] for record in listed if isinstance(record.get("llm_judge"), Mapping)]
+    listed = list(summaries)
+    judged = [summary.llm_judge for summary in listed if isinstance(summary.llm_judge, Mapping)]
     if not judged:
         return {}
     errors = [verdict for verdict in judged if verdict.get("score") is None]

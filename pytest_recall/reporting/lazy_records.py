@@ -16,13 +16,13 @@ Record = TypeVar("Record", bound=Mapping[str, Any])
 
 
 class LazyRecords(Sequence[Record]):
-    """A sequence whose item ``i`` is :meth:`record` ``(i)``, made when read; a slice is a list."""
+    """A sequence whose item ``i`` is :meth:`row` ``(i)``, a record's JSON row made when read; a slice is a list."""
 
     def __len__(self) -> int:
         raise NotImplementedError
 
-    def record(self, index: int) -> Record:
-        """Record ``index``, from 0 to ``len(self) - 1``."""
+    def row(self, index: int) -> Record:
+        """The JSON row of record ``index``, from 0 to ``len(self) - 1``."""
         raise NotImplementedError
 
     @overload
@@ -34,10 +34,10 @@ class LazyRecords(Sequence[Record]):
     def __getitem__(self, index: int | slice) -> Record | list[Record]:
         size = len(self)
         if isinstance(index, slice):
-            return [self.record(i) for i in range(*index.indices(size))]
+            return [self.row(i) for i in range(*index.indices(size))]
         if not -size <= index < size:
             raise IndexError(index)
-        return self.record(index % size)
+        return self.row(index % size)
 
     def __iter__(self) -> Iterator[Record]:
-        return (self.record(i) for i in range(len(self)))
+        return (self.row(i) for i in range(len(self)))

@@ -6,10 +6,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_recall.reporting.document import build_report, load_report
+from pytest_recall.reporting.document import build_report, load_report, report_key
 from pytest_recall.reporting.protocol import PROTOCOL_KEY, protocol_differences, rehashed, without_cases_hash
 from pytest_recall.reporting.report_file import FileCases, ReportFile, open_report
-from pytest_recall.reporting.spool import CaseSummary
+from pytest_recall.reporting.spool import summary_of_row
+from pytest_recall.scoring.case_summary import CaseSummary
 
 CaseKey = tuple[Any, Any, Any]
 
@@ -33,15 +34,27 @@ def merge_reports(
             by_node[(record.get("nodeid"), record.get("epoch"), record.get("control"))] = record
     commands = {report.get("command") for report in reports}
     pass_mark = threshold if threshold is not None else float(reports[0].get("threshold", 0.5))
-    records = list(by_node.values())
-    return build_report(
-        records,
+    case_rows = list(by_node.values())
+    return report_of_rows(
+        case_rows,
         threshold=pass_mark,
         command=commands.pop() if len(commands) == 1 else None,
         interrupted=any(bool(report.get("interrupted")) for report in reports),
-        run_mode=_first_run_mode(reports[0], records[:1]),
-        protocol=rehashed(first_protocol, records) if first_protocol else None,
+        run_mode=_first_run_mode(reports[0], case_rows[:1]),
+        protocol=rehashed(first_protocol, map(summary_of_row, case_rows)) if first_protocol else None,
     )
+
+
+def report_of_rows(
+    case_rows: Sequence[Mapping[str, Any]], *, threshold: float, command: str | None, **options: Any
+) -> dict[str, Any]:
+    """:func:`build_report` over records as JSON rows (a report read whole, a benchmark's): each row is read once
+    as its summary, and ``cases`` holds the rows, in report order."""
+    summaries = [summary_of_row(row) for row in case_rows]
+    report = build_report(summaries, threshold=threshold, command=command, **options)
+    order = sorted(range(len(summaries)), key=lambda index: report_key(summaries[index]))
+    report["cases"] = [case_rows[index] for index in order]
+    return report
 
 
 def merged_protocol(headers: Sequence[Mapping[str, Any]], allow_protocol_diff: bool) -> Mapping[str, Any] | None:
@@ -102,7 +115,7 @@ def merge_report_files(
                     first_mode = _first_run_mode(file.header, [record])
                 key = (record.get("nodeid"), record.get("epoch"), record.get("control"))
                 latest.pop(key, None)  # a later shard's record wins
-                latest[key] = ((len(opened), offset), CaseSummary(record))
+                latest[key] = ((len(opened), offset), summary_of_row(record))
             opened.append(file)
         except (OSError, ValueError) as exc:
             problems.append(str(exc))
@@ -126,7 +139,7 @@ def merge_report_files(
         run_mode=first_mode,
         protocol=rehashed(protocol, summaries) if protocol else None,
     )
-    ordered = sorted(latest.values(), key=lambda entry: (str(entry[1]["nodeid"] or ""), int(entry[1]["epoch"] or 1)))
+    ordered = sorted(latest.values(), key=lambda entry: report_key(entry[1]))
     merged["cases"] = FileCases(opened, [place for place, _ in ordered], [summary for _, summary in ordered])
     return merged
 
@@ -143,10 +156,13 @@ def _protocol_or_close(
         raise
 
 
-def case_scalars(report: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
-    """What the terminal summary and the exit status read of each case: the scalars, when the cases are on disk."""
+def case_scalars(report: Mapping[str, Any]) -> Sequence[CaseSummary]:
+    """What the terminal summary and the exit status read of each case: its summary, kept when the cases are on
+    disk, else made from each record's JSON row."""
     cases = report.get("cases") or []
-    return cases.summaries if isinstance(cases, FileCases) and cases.summaries else cases
+    if isinstance(cases, FileCases) and cases.summaries:
+        return cases.summaries
+    return [summary_of_row(row) for row in cases]
 
 
 def close_files(report: Mapping[str, Any]) -> None:
@@ -173,5 +189,5 @@ def merged_exit_status(merged: Mapping[str, Any], gate: Gate) -> int:
         return 2
     if gate == "score":
         return 0 if merged["passed"] else 1
-    failed = any(not r.get("control") and (r.get("score") is None or r["score"] < 1.0) for r in case_scalars(merged))
+    failed = any(not r.control and (r.score is None or r.score < 1.0) for r in case_scalars(merged))
     return 1 if failed else 0

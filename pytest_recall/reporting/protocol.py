@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.scoring import beam_rubric, lexical_judge, locomo_f1
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.suites import memoryagentbench
 from pytest_recall.suites.locomo import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
 
@@ -52,16 +53,13 @@ _METRICS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
-def content_hashes(case_rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Each suite's case content hashes, as hex, from records' JSON rows or their summaries (which hold them as
-    bytes)."""
+def content_hashes(summaries: Iterable[CaseSummary]) -> dict[str, list[str]]:
+    """Each suite's case content hashes, as hex, from the cases' summaries."""
     hashes: dict[str, list[str]] = {}
-    for record in case_rows:
-        if record.get("suite") is None:
+    for summary in summaries:
+        if summary.suite is None:
             continue  # a case lost before it was read: no suite, no content to pin
-        content = record.get("content_hash")
-        text = content.hex() if isinstance(content, bytes) else str(content)
-        hashes.setdefault(str(record["suite"]), []).append(text)
+        hashes.setdefault(summary.suite, []).append(str(summary.content_hash))
     return hashes
 
 
@@ -99,9 +97,9 @@ def without_cases_hash(block: Any) -> Any:
     return {**block, DATA_FIELD: data}
 
 
-def rehashed(block: Mapping[str, Any], case_rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def rehashed(block: Mapping[str, Any], summaries: Iterable[CaseSummary]) -> dict[str, Any]:
     """The block of merged shards: each case-folder suite hashed over every case merged, as one run would have."""
-    hashes = content_hashes(case_rows)
+    hashes = content_hashes(summaries)
     data = [
         {**entry, "cases_sha256": _cases_sha256(hashes.get(str(entry.get("suite")), []))}
         if "cases_sha256" in entry

@@ -23,7 +23,7 @@ from pytest_recall.cases import strict_json
 from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS_KEY, load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.schema import record_problem, report_problem
-from pytest_recall.reporting.spool import CaseSummary
+from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 
 # The line that opens the case list, as dump_streaming writes it.
 _CASES_OPEN = b'  "cases": ['
@@ -186,7 +186,7 @@ class FileCases(LazyRecords[Mapping[str, Any]]):
         self,
         files: Sequence[ReportFile],
         entries: Sequence[tuple[int, int]],
-        summaries: Sequence[Mapping[str, Any]] = (),
+        summaries: Sequence[CaseSummary] = (),
     ) -> None:
         self.files = files
         self.entries = entries
@@ -196,7 +196,7 @@ class FileCases(LazyRecords[Mapping[str, Any]]):
     def __len__(self) -> int:
         return len(self.entries)
 
-    def record(self, index: int) -> Mapping[str, Any]:
+    def row(self, index: int) -> Mapping[str, Any]:
         file, offset = self.entries[index]
         return self.files[file].read(offset)
 
@@ -213,7 +213,7 @@ def streamed_report(path: Path) -> dict[str, Any] | None:
     entries, summaries = [], []
     for offset, record in file.records():
         entries.append((0, offset))
-        summaries.append(CaseSummary(record))
+        summaries.append(summary_of_row(record))
     return {**file.header, "cases": FileCases([file], entries, summaries)}
 
 
@@ -226,9 +226,9 @@ def summarized_report(path: Path) -> dict[str, Any]:
     file = open_report(path)
     if file is None:
         report = load_report(path)
-        return {**report, "cases": [CaseSummary(record) for record in report["cases"]]}
+        return {**report, "cases": [summary_of_row(row) for row in report["cases"]]}
     try:
-        return {**file.header, "cases": [CaseSummary(record) for _, record in file.records()]}
+        return {**file.header, "cases": [summary_of_row(row) for _, row in file.records()]}
     finally:
         file.close()
 

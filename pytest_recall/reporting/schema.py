@@ -112,9 +112,9 @@ def without_non_finite(value: Any) -> Any:
     return value
 
 
-def json_line(record: Mapping[str, Any]) -> str:
+def json_line(row: Mapping[str, Any]) -> str:
     """A record as one line of strict JSON; a NaN (an agent's cost, a judge's score) becomes null."""
     try:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:
-        return json.dumps(without_non_finite(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return json.dumps(without_non_finite(row), ensure_ascii=False, separators=(",", ":"), allow_nan=False)

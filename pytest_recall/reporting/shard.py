@@ -39,11 +39,11 @@ def stable_hash(nodeid: str) -> int:
     return int.from_bytes(hashlib.sha256(nodeid.encode("utf-8")).digest()[:8], "big")
 
 
-def durations_by_nodeid(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+def durations_by_nodeid(case_rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """Each case's last known duration, from report or log records."""
     durations: dict[str, float] = {}
-    for record in records:
-        nodeid, duration = record.get("nodeid"), record.get("duration_s")
+    for row in case_rows:
+        nodeid, duration = row.get("nodeid"), row.get("duration_s")
         if isinstance(nodeid, str) and isinstance(duration, (int, float)) and not isinstance(duration, bool):
             durations[nodeid] = max(float(duration), 0.0)
     return durations

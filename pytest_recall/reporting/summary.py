@@ -7,14 +7,13 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
 
 
-def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
+def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
-    # The recorder passes its per-case summaries; a report read from a file has its records.
-    listed = list(records if records is not None else report.get("cases") or [])
-    lines = [verdict_line(report), *warning_lines(report, listed)]
+    lines = [verdict_line(report), *warning_lines(report, summaries)]
     lines += _trust_lines(report)
     if (stopped := stop_line(report)) is not None:
         lines.append(f"  {stopped}")
@@ -26,7 +25,7 @@ def format_summary(report: Mapping[str, Any], records: Iterable[Mapping[str, Any
         )
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
-    lines += benchmark_lines(listed, (report.get("run_mode") or {}).get("answer_judge", "answer"))
+    lines += benchmark_lines(summaries, (report.get("run_mode") or {}).get("answer_judge", "answer"))
     lines += judge_summary_lines(report)
     lines += judges_summary_lines(report)
     lines += memory_lines(report)
@@ -66,15 +65,15 @@ RETRIEVAL_SCORED = {
 }
 
 
-def benchmark_lines(records: Iterable[Mapping[str, Any]], answer_judge: Any = "answer") -> list[str]:
+def benchmark_lines(summaries: Iterable[CaseSummary], answer_judge: Any = "answer") -> list[str]:
     """For imported public-benchmark cases: the metric, and how many haystack sessions each step was told."""
     feeds: dict[str, set[Any]] = {}
     by_llm: set[str] = set()
-    for record in records:
-        kind = record.get("answer_kind")
-        if kind in BENCHMARK_METRICS and not record.get("control"):
-            feeds.setdefault(str(kind), set()).add(record.get("sessions_per_step"))
-            if isinstance(record.get("llm_judge"), Mapping) and record["llm_judge"].get("decides"):
+    for summary in summaries:
+        kind = summary.answer_kind
+        if kind in BENCHMARK_METRICS and not summary.control:
+            feeds.setdefault(str(kind), set()).add(summary.sessions_per_step)
+            if isinstance(summary.llm_judge, Mapping) and summary.llm_judge.get("decides"):
                 by_llm.add(str(kind))
     lines = []
     for kind, per_step in sorted(feeds.items()):
@@ -88,17 +87,15 @@ def benchmark_lines(records: Iterable[Mapping[str, Any]], answer_judge: Any = "a
     return lines
 
 
-def warning_lines(report: Mapping[str, Any], records: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
+def warning_lines(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
     """What no summary may drop, ``-q`` included: a shared HOME, memory leaked to the control around an MCP
     server's scope, and agent failures that are no memory result."""
-    # The recorder passes its per-case summaries; a report read from a file has its records.
-    listed = list(records if records is not None else report.get("cases") or [])
-    shared = [record for record in listed if _home_of(record) == "user"]
-    lines = [f"  {shared_home_warning(_sandbox_of(shared[0]) == 'bwrap')}"] if shared else []
+    shared = any(summary.run_home == "user" for summary in summaries)
+    lines = [f"  {shared_home_warning(_sandbox_of(report) == 'bwrap')}"] if shared else []
     control = report.get("control")
     if isinstance(control, Mapping) and control.get("mcp_leaked"):
         lines.append(f"  {MCP_LEAK_WARNING.format(score=control.get('score') or 0)}")
-    return lines + failure_lines(listed)
+    return lines + failure_lines(summaries)
 
 
 # Said when the no-memory control of a --recall-mcp run scored above 0: it cannot have remembered anything.
@@ -121,26 +118,21 @@ def shared_home_warning(sandboxed: bool) -> str:
     )
 
 
-def _home_of(record: Mapping[str, Any]) -> Any:
-    mode = record.get("run_mode")
-    return mode.get("home") if isinstance(mode, Mapping) else record.get("run_home")
-
-
-def _sandbox_of(record: Mapping[str, Any]) -> Any:
-    mode = record.get("run_mode")
+def _sandbox_of(report: Mapping[str, Any]) -> Any:
+    mode = report.get("run_mode")
     return mode.get("sandbox") if isinstance(mode, Mapping) else None
 
 
-def failure_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+def failure_lines(summaries: Sequence[CaseSummary]) -> list[str]:
     """Identical agent failures on one line each: they are no memory result, and must never read as one.
 
     ``8 cases: agent failed in step 1 (exit 1): Error: 'Unknown model: fake'``
     """
     groups: dict[str, int] = {}
-    for record in records:
-        if record.get("control") or record.get("outcome") not in FAILURE_OUTCOMES_SHOWN:
+    for summary in summaries:
+        if summary.control or summary.outcome not in FAILURE_OUTCOMES_SHOWN or summary.failure_text is None:
             continue
-        key = record.get("failure_text") or failure_text(record)
+        key = summary.failure_text
         groups[key] = groups.get(key, 0) + 1
     if not groups:
         return []
@@ -152,16 +144,16 @@ def failure_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
 FAILURE_OUTCOMES_SHOWN = ("agent_failed", "timed_out")
 
 
-def failure_text(record: Mapping[str, Any]) -> str:
+def failure_text(row: Mapping[str, Any]) -> str:
     """Where and how a run's agent failed, with the last line it wrote on stderr."""
-    steps = [s for s in record.get("steps") or [] if isinstance(s, Mapping)]
+    steps = [s for s in row.get("steps") or [] if isinstance(s, Mapping)]
     failed = next(
         (s for s in steps if s.get("timed_out") or s.get("signal") is not None or s.get("exit_code") not in (0, None)),
         None,
     )
-    if failed is None and record.get("reason"):
+    if failed is None and row.get("reason"):
         # No step failed: what the agent left failed the case (a FIFO as its cost file, an uncopyable ingest).
-        return str(record["reason"])[:160]
+        return str(row["reason"])[:160]
     failed = failed or (steps[-1] if steps else {})
     number = failed.get("step", "?")
     if failed.get("timed_out"):
@@ -205,16 +197,16 @@ def verdict_line(report: Mapping[str, Any]) -> str:
     )
 
 
-def error_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+def error_lines(summaries: Sequence[CaseSummary]) -> list[str]:
     """Each distinct reason cases could not run, once, with how many it stopped.
 
     An agent that cannot start fails the same way in every case; one line
     says so better than a screenful of copies.
     """
     counts: dict[str, int] = {}
-    for record in records:
-        if record.get("error"):
-            counts[str(record["error"])] = counts.get(str(record["error"]), 0) + 1
+    for summary in summaries:
+        if summary.error:
+            counts[summary.error] = counts.get(summary.error, 0) + 1
     return [
         f"  {counted(count, 'case')} {_what_stopped(reason)}: {reason}"
         for reason, count in sorted(counts.items(), key=lambda item: -item[1])

@@ -62,13 +62,13 @@ def prompt_text(value: Any) -> str:
 def transcripts_view(mode: TranscriptMode) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
     """What the report keeps of a record under ``--recall-transcripts=mode``."""
 
-    def view(record: Mapping[str, Any]) -> Mapping[str, Any]:
-        if mode == "all" or (mode == "failed" and not scored_a_pass(record.get("score"), record.get("error"))):
-            return record
-        steps = record.get("steps")
+    def view(row: Mapping[str, Any]) -> Mapping[str, Any]:
+        if mode == "all" or (mode == "failed" and not scored_a_pass(row.get("score"), row.get("error"))):
+            return row
+        steps = row.get("steps")
         if not isinstance(steps, list):
-            return record
-        kept = dict(record)
+            return row
+        kept = dict(row)
         kept["steps"] = [
             {key: value for key, value in step.items() if key not in _TRANSCRIPT_KEYS}
             if isinstance(step, Mapping)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_recall.cases.answer_forms import KIND_ABSTAIN
+from pytest_recall.scoring.case_summary import CaseSummary
 
 NOT_GIVEN = "NOT GIVEN"
 
@@ -43,14 +44,10 @@ def false_abstention(tail: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     return {"score": 0.0, "reason": reason, "category": expected.get("category"), "reported": NOT_GIVEN}
 
 
-def false_abstention_rate(records: Sequence[Mapping[str, Any]]) -> float | None:
+def false_abstention_rate(summaries: Sequence[CaseSummary]) -> float | None:
     """Of the scored, non-control cases that were due a value, the share answered NOT GIVEN; None if none."""
-    due = [
-        r
-        for r in records
-        if not r.get("control") and r.get("score") is not None and r.get("answer_kind") != KIND_ABSTAIN
-    ]
+    due = [r for r in summaries if not r.control and r.score is not None and r.answer_kind != KIND_ABSTAIN]
     if not due:
         return None
-    abstained = sum(1 for r in due if says_not_given(str(r.get("reported") or "")))
+    abstained = sum(1 for r in due if says_not_given(str(r.reported or "")))
     return round(abstained / len(due), 4)

@@ -7,21 +7,22 @@ are left out; a run without any gives an empty mapping.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.stats import record_score, rounded
 
 
-def by_workspace(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def by_workspace(summaries: Sequence[CaseSummary]) -> dict[str, Any]:
     """Mode -> mean score, scored records and the mean per category, for the main (non-control) records."""
     scores: dict[str, dict[str, list[float]]] = {}
-    for record in records:
-        mode = record.get("workspace")
+    for record in summaries:
+        mode = record.workspace
         score = record_score(record)
-        if mode is None or record.get("control") or score is None:
+        if mode is None or record.control or score is None:
             continue
-        scores.setdefault(str(mode), {}).setdefault(str(record.get("category")), []).append(score)
+        scores.setdefault(str(mode), {}).setdefault(str(record.category), []).append(score)
     figures: dict[str, Any] = {}
     for mode in sorted(scores):
         every = [s for category in scores[mode].values() for s in category]

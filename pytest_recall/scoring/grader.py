@@ -14,17 +14,18 @@ Control records (no-memory baselines) are left out of the main verdict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.verdict import scored_a_pass
 
 DEFAULT_THRESHOLD = 0.5
 
 
-def main_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The records that count toward the verdict: everything but control runs."""
-    return [r for r in records if not r.get("control")]
+def main_records(summaries: Sequence[CaseSummary]) -> list[CaseSummary]:
+    """The case runs that count toward the verdict: everything but control runs."""
+    return [r for r in summaries if not r.control]
 
 
 def _latency_ms(durations: list[float]) -> tuple[float, float, float]:
@@ -36,32 +37,32 @@ def _latency_ms(durations: list[float]) -> tuple[float, float, float]:
     return median, p95, round(sum(ordered) * 1000, 1)
 
 
-def _by_category(scored: list[Mapping[str, Any]]) -> dict[str, float]:
+def _by_category(scored: list[CaseSummary]) -> dict[str, float]:
     totals: dict[str, float] = {}
     counts: dict[str, int] = {}
     for record in scored:
-        category = record.get("category")
+        category = record.category
         if category:
-            totals[category] = totals.get(category, 0.0) + float(record["score"])
+            totals[category] = totals.get(category, 0.0) + float(record.score)
             counts[category] = counts.get(category, 0) + 1
     return {category: round(totals[category] / counts[category], 3) for category in counts}
 
 
-def aggregate(records: Sequence[Mapping[str, Any]], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """Fold case records into the run verdict."""
-    counted = main_records(records)
-    scored = [r for r in counted if r.get("score") is not None]
-    mean = sum(float(r["score"]) for r in scored) / len(scored) if scored else 0.0
-    median, p95, total = _latency_ms([float(r["duration_s"]) for r in counted if r.get("duration_s") is not None])
-    costs = [float(r["cost_usd"]) for r in counted if r.get("cost_usd") is not None]
+def aggregate(summaries: Sequence[CaseSummary], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    """Fold case runs into the run verdict."""
+    counted = main_records(summaries)
+    scored = [r for r in counted if r.score is not None]
+    mean = sum(float(r.score) for r in scored) / len(scored) if scored else 0.0
+    median, p95, total = _latency_ms([float(r.duration_s) for r in counted if r.duration_s is not None])
+    costs = [float(r.cost_usd) for r in counted if r.cost_usd is not None]
     return {
         "passed": bool(scored) and mean >= threshold,
         "score": round(mean, 3),
-        "n_passed": sum(1 for r in scored if scored_a_pass(r["score"], r.get("error"))),
+        "n_passed": sum(1 for r in scored if scored_a_pass(r.score, r.error)),
         "n_total": len(counted),
         "n_scored": len(scored),
         "n_skipped_no_gold": len(counted) - len(scored),
-        "n_errors": sum(1 for r in counted if r.get("error")),
+        "n_errors": sum(1 for r in counted if r.error),
         "threshold": threshold,
         "by_category": _by_category(scored),
         "latency_ms_median": median,

@@ -9,19 +9,20 @@ two counts, per category and overall. Pure: records in, a JSON-ready mapping out
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.stats import CaseFold, fold_cases, mcnemar_exact, pair_folds, rounded
 from pytest_recall.scoring.verdict import scored_a_pass
 
 
-def help_and_harm(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def help_and_harm(summaries: Sequence[CaseSummary]) -> dict[str, Any] | None:
     """The helped and harmed cases of a run with a control; None when the run had none."""
-    control = fold_cases(records, control=True)
+    control = fold_cases(summaries, control=True)
     if not control:
         return None
-    pairs = pair_folds(control, fold_cases(records))
+    pairs = pair_folds(control, fold_cases(summaries))
     categories: dict[str, list[tuple[CaseFold, CaseFold]]] = {}
     for base, new in pairs:
         categories.setdefault(new.category, []).append((base, new))

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_recall.scoring.case_summary import CaseSummary
+
 
 @dataclass(frozen=True, slots=True)
 class JudgedTwice:
@@ -81,7 +83,7 @@ def agreement_report(judged: Sequence[JudgedTwice]) -> dict[str, Any]:
     }
 
 
-def judged_twice_from(records: Iterable[Mapping[str, Any]]) -> list[JudgedTwice]:
+def judged_twice_from(summaries: Iterable[CaseSummary]) -> list[JudgedTwice]:
     """The records whose last answer both judges scored: the built-in judge's score and the LLM judge's.
 
     A record's ``llm_judge`` carries the built-in score as ``deterministic_score``
@@ -90,20 +92,20 @@ def judged_twice_from(records: Iterable[Mapping[str, Any]]) -> list[JudgedTwice]
     are named as such, since each is an answer of its own.
     """
     judged = []
-    for record in records:
-        llm = record.get("llm_judge")
+    for record in summaries:
+        llm = record.llm_judge
         if not isinstance(llm, Mapping) or llm.get("score") is None:
             continue
-        deterministic = llm["deterministic_score"] if "deterministic_score" in llm else record.get("score")
+        deterministic = llm.get("deterministic_score", record.score)
         if deterministic is None:
             continue
-        name = f"{record.get('suite')}/{record.get('id')}"
-        if int(record.get("epoch") or 1) > 1:
-            name += f"[epoch{record.get('epoch')}]"
+        name = f"{record.suite}/{record.id}"
+        if int(record.epoch or 1) > 1:
+            name += f"[epoch{record.epoch}]"
         judged.append(
             JudgedTwice(
-                case=name + (" (control)" if record.get("control") else ""),
-                kind=str(record.get("answer_kind") or "unknown"),
+                case=name + (" (control)" if record.control else ""),
+                kind=str(record.answer_kind or "unknown"),
                 deterministic=float(deterministic) >= 1.0,
                 llm=float(llm["score"]) >= 1.0,
             )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.cases.runs import MemoryCall, StepRun
+from pytest_recall.scoring.case_summary import CaseSummary
 
 # A token estimate for text a model reads: about four bytes a token for English text.
 BYTES_PER_TOKEN = 4
@@ -240,13 +241,13 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def memory_section(case_rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The report's ``memory`` block from the ``memory_use`` groups of its cases as the report holds them (JSON
-    rows); None on a run with no tapped server."""
+def memory_section(summaries: Iterable[CaseSummary]) -> dict[str, Any] | None:
+    """The report's ``memory`` block from the ``memory_use`` groups of its cases as the report holds them (as
+    JSON); None on a run with no tapped server."""
     cases = [
-        (MemoryUse.from_json(use), _score(row.get("score")), row.get("control") is True, row.get("category"))
-        for row in case_rows
-        if isinstance(use := row.get("memory_use"), Mapping)
+        (MemoryUse.from_json(use), _score(summary.score), summary.control is True, summary.category)
+        for summary in summaries
+        if isinstance(use := summary.memory_use, Mapping)
     ]
     return memory_figures(cases) if cases else None
 

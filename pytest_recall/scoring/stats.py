@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.verdict import scored_a_pass
 
 LEVEL = 0.95
@@ -140,9 +141,9 @@ def rounded(value: float | None) -> float | None:
     return None if value is None else round(value, ROUND_DIGITS) + 0.0
 
 
-def record_score(record: Mapping[str, Any]) -> float | None:
-    """The record's score, or None for an error or a case without gold."""
-    score = record.get("score")
+def record_score(summary: CaseSummary) -> float | None:
+    """The case run's score, or None for an error or a case without gold."""
+    score = summary.score
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         return None
     return float(score)
@@ -185,25 +186,25 @@ class CaseFold:
         return max(self.scores) - min(self.scores) if self.scores else None
 
 
-def fold_cases(records: Iterable[Mapping[str, Any]], *, control: bool = False) -> list[CaseFold]:
-    """Group records by (suite, id), main or control only, sorted so output is stable."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for record in records:
-        if bool(record.get("control", False)) is control:
-            groups.setdefault((str(record.get("suite")), str(record.get("id"))), []).append(record)
+def fold_cases(summaries: Iterable[CaseSummary], *, control: bool = False) -> list[CaseFold]:
+    """Group case runs by (suite, id), main or control only, sorted so output is stable."""
+    groups: dict[tuple[str, str], list[CaseSummary]] = {}
+    for summary in summaries:
+        if bool(summary.control) is control:
+            groups.setdefault((str(summary.suite), str(summary.id)), []).append(summary)
     return [_fold(key, groups[key]) for key in sorted(groups)]
 
 
-def _fold(key: tuple[str, str], records: list[Mapping[str, Any]]) -> CaseFold:
-    ordered = sorted(records, key=_epoch)
+def _fold(key: tuple[str, str], runs: list[CaseSummary]) -> CaseFold:
+    ordered = sorted(runs, key=_epoch)
     scores = tuple(s for s in map(record_score, ordered) if s is not None)
-    category = next((str(r["category"]) for r in ordered if r.get("category") is not None), UNCATEGORIZED)
-    content_hash = next((str(r["content_hash"]) for r in ordered if r.get("content_hash")), None)
+    category = next((str(r.category) for r in ordered if r.category is not None), UNCATEGORIZED)
+    content_hash = next((r.content_hash for r in ordered if r.content_hash), None)
     return CaseFold(key[0], key[1], category, scores, len(ordered), content_hash)
 
 
-def _epoch(record: Mapping[str, Any]) -> int:
-    epoch = record.get("epoch")
+def _epoch(summary: CaseSummary) -> int:
+    epoch = summary.epoch
     return epoch if isinstance(epoch, int) else 0
 
 
@@ -364,9 +365,9 @@ def _means_pair(base: CaseFold, new: CaseFold) -> tuple[float, float]:
     return (base.mean, new.mean)
 
 
-def summarize(records: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[str, Any]:
+def summarize(summaries: Sequence[CaseSummary], *, seed: int = 0) -> dict[str, Any]:
     """The report keys this module owns, JSON-ready and identical for identical input."""
-    main = fold_cases(records)
+    main = fold_cases(summaries)
     epochs = max((f.n_records for f in main), default=0)
     exact = is_binary_single_epoch(main)
     scored = [f for f in main if f.scores]
@@ -382,7 +383,7 @@ def summarize(records: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[st
         "pass_at_k": _rate([bool(f.pass_at_k) for f in scored]) if epochs > 1 else None,
         "pass_all_k": _rate([bool(f.pass_all_k) for f in scored]) if epochs > 1 else None,
         "per_case": [_per_case(f) for f in main] if epochs > 1 else None,
-        "control": _control_section(main, records, seed=seed),
+        "control": _control_section(main, summaries, seed=seed),
     }
 
 
@@ -404,9 +405,9 @@ def _per_case(fold: CaseFold) -> dict[str, Any]:
     }
 
 
-def _control_section(main: list[CaseFold], records: Sequence[Mapping[str, Any]], *, seed: int) -> dict[str, Any] | None:
+def _control_section(main: list[CaseFold], summaries: Sequence[CaseSummary], *, seed: int) -> dict[str, Any] | None:
     """The no-memory baseline and the lift over it; None when the run had no control records."""
-    control = fold_cases(records, control=True)
+    control = fold_cases(summaries, control=True)
     if not control:
         return None
     exact = is_binary_single_epoch(main + control)

@@ -340,8 +340,8 @@ def _close_spooled(record: Any) -> None:
             value.close()
 
 
-def _fields(buffer: _Buffer, path: Path, index: int, long_key: str, record: dict[str, Any]) -> None:
-    """The fields of the object whose ``{`` was just consumed, into ``record``, up to and with its ``}``."""
+def _fields(buffer: _Buffer, path: Path, index: int, long_key: str, row: dict[str, Any]) -> None:
+    """The fields of the object whose ``{`` was just consumed, into ``row``, up to and with its ``}``."""
     mark = buffer.skip_space()
     while mark != "}":
         if mark != '"':
@@ -350,12 +350,12 @@ def _fields(buffer: _Buffer, path: Path, index: int, long_key: str, record: dict
         if buffer.skip_space() != ":":
             raise StreamError(f"{path}: record {index}: expected ':' after the field name {key!r}")
         buffer.pos += 1
-        if isinstance(record.get(key), SpooledText):
-            record[key].close()  # a field given twice: the last one counts, as in json.loads
+        if isinstance(row.get(key), SpooledText):
+            row[key].close()  # a field given twice: the last one counts, as in json.loads
         if buffer.skip_space() == '"' and key == long_key:
-            record[key] = _long_string(buffer, path, index)
+            row[key] = _long_string(buffer, path, index)
         else:
-            record[key] = _decode(buffer, path, index)
+            row[key] = _decode(buffer, path, index)
         mark = buffer.skip_space()
         if mark == ",":
             buffer.pos += 1

@@ -25,21 +25,21 @@ def shown(value: Any) -> str:
     return _SHOWN.repr(value)
 
 
-def require(record: Mapping[str, Any], field: str, where: str) -> Any:
-    if field not in record:
+def require(row: Mapping[str, Any], field: str, where: str) -> Any:
+    if field not in row:
         raise RecordError(f"{where}: field {field!r} is missing")
-    return record[field]
+    return row[field]
 
 
-def require_text(record: Mapping[str, Any], field: str, where: str) -> str:
-    value = require(record, field, where)
+def require_text(row: Mapping[str, Any], field: str, where: str) -> str:
+    value = require(row, field, where)
     if not isinstance(value, str) or not value.strip():
         raise RecordError(f"{where}: field {field!r} must be a non-empty string, not {shown(value)}")
     return value
 
 
-def require_list(record: Mapping[str, Any], field: str, where: str) -> list[Any]:
-    value = require(record, field, where)
+def require_list(row: Mapping[str, Any], field: str, where: str) -> list[Any]:
+    value = require(row, field, where)
     if not isinstance(value, list):
         raise RecordError(f"{where}: field {field!r} must be a list, not {type(value).__name__}")
     return value

@@ -204,14 +204,18 @@ class FakeModelHandler(BaseHTTPRequestHandler):
                 "body": body,
             }
         )
-        if request.api == "gemini":
+        self._send(request.api, reply, model, tokens_in, stream)
+
+    def _send(self, api: str, reply: Reply, model: str, tokens_in: int, stream: bool) -> None:
+        """The reply in the wire format of the API that asked, streamed when it asked so."""
+        if api == "gemini":
             self._gemini(reply, model, tokens_in, stream)
-        elif request.api == "anthropic":
+        elif api == "anthropic":
             if stream:
                 self._sse(anthropic_events(reply, model, tokens_in))
             else:
                 self._json(200, anthropic_message(reply, model, tokens_in))
-        elif request.api == "responses":
+        elif api == "responses":
             self._sse(responses_events(reply, model, tokens_in))
         elif stream:
             self._sse(chat_chunks(reply, model, tokens_in), done=True)

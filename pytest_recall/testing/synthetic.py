@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.lazy_records import LazyRecords
+from pytest_recall.reporting.spool import summary_of_row
 
 CATEGORIES = ("closing_balance", "vendor_names", "due_dates", "largest_payment")
 COMMAND = "recall-notebook"
@@ -82,13 +83,13 @@ class SyntheticCases(LazyRecords[dict[str, Any]]):
     def __len__(self) -> int:
         return self.size
 
-    def record(self, index: int) -> dict[str, Any]:
+    def row(self, index: int) -> dict[str, Any]:
         return synthetic_record(self.start + index)
 
 
 def synthetic_report(count: int, *, threshold: float = 0.5) -> dict[str, Any]:
     """A report as the plugin builds it: statistics from the scalars, the cases streamed when read."""
-    scalars = [synthetic_record(i, steps=False) for i in range(count)]
+    scalars = [summary_of_row(synthetic_record(i, steps=False)) for i in range(count)]
     report = build_report(scalars, threshold=threshold, command=COMMAND)
     del scalars
     report["cases"] = SyntheticCases(count)
