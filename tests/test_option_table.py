@@ -15,7 +15,7 @@ from pytest_recall.plugin.options import OPTION_BY_NAME, OPTIONS, TOPICS
 from pytest_recall.reporting.merge import Gate
 from pytest_recall.reporting.transcripts import TranscriptMode
 from pytest_recall.scoring.judge_scope import FreeFormJudge
-from pytest_recall.scoring.retrieval_judge import AnswerJudge
+from pytest_recall.scoring.retrieval_judge import AnswerJudgeName
 from pytest_recall.sessions.network import Network
 from pytest_recall.sessions.rooms import HomeMode, ScopeMode, WorkdirMode
 from pytest_recall.sessions.sandbox import SandboxMode
@@ -33,7 +33,7 @@ MODES = {
     "recall_sandbox_net": Network,
     "recall_session": SessionMode,
     "recall_paste": PasteMode,
-    "recall_answer_judge": AnswerJudge,
+    "recall_answer_judge": AnswerJudgeName,
     "recall_free_form_judge": FreeFormJudge,
     "recall_stop": StopMode,
 }

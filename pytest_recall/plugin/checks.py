@@ -80,13 +80,13 @@ def check_writable(flag: str, path: Path | None, here: Path) -> str | None:
     return None
 
 
-def check_suite_scope(config: pytest.Config, run: RunConfig) -> None:
+def check_suite_scope(config: pytest.Config, run_config: RunConfig) -> None:
     """One memory for the whole run holds only when cases run one at a time, all of them, once."""
     __tracebackhide__ = True
-    if run.isolation.scope != "suite":
+    if run_config.isolation.scope != "suite":
         return
     workers = config.getoption("numprocesses", None)
-    spread = run.scale_out
+    spread = run_config.scale_out
     conflicts = (
         (spread.concurrency > 1, f"--recall-concurrency={spread.concurrency}", "cases would run at once"),
         (workers not in (None, 0), "-n (xdist)", "each worker would keep a memory of its own"),

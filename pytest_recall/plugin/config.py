@@ -21,7 +21,7 @@ import pytest
 
 from pytest_recall.cases.live_protocol import READINESS_FIELDS
 from pytest_recall.reporting import DEFAULT_TRANSCRIPTS, Gate, TranscriptMode
-from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudge
+from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudgeName
 from pytest_recall.sessions import (
     AgentCommand,
     Isolation,
@@ -74,7 +74,7 @@ class Outputs:
     # With --collect-only: an earlier report whose median cost and time per session price this run.
     estimate_from: Path | None = None
     # ``--recall-answer-judge``: each case's last answer judged as an answer, or only searched for the gold.
-    answer_judge: AnswerJudge = "answer"
+    answer_judge: AnswerJudgeName = "answer"
     created_outside: tuple[str, ...] = ()
 
 

@@ -77,7 +77,7 @@ class CaseExecutor:
     def __init__(
         self,
         config: pytest.Config,
-        run: RunConfig,
+        run_config: RunConfig,
         sessions: SessionSettings,
         *,
         concurrency: int,
@@ -85,19 +85,19 @@ class CaseExecutor:
         shared_verdicts: SharedVerdicts | None = None,
     ) -> None:
         self.config = config
-        self.spread = run.scale_out
+        self.spread = run_config.scale_out
         # --recall-max-cost: no case starts once this process's reported spend reaches it.
-        self.max_cost_usd = run.scale_out.max_cost_usd
+        self.max_cost_usd = run_config.scale_out.max_cost_usd
         self.spent_usd = 0.0
         # This process's folders are named for it from here on; a killed run's are removed now, before any case.
         run_id()
         # --recall-transcripts=all: records carry each prompt whole, not by reference.
-        self.full_prompts = run.outputs.transcripts == "all"
-        if run.isolation.scope == "suite":
+        self.full_prompts = run_config.outputs.transcripts == "all"
+        if run_config.isolation.scope == "suite":
             sessions = replace(sessions, shared_scope=open_shared_scope(sessions))
         self.sessions = sessions
-        self.command = run.command.text or ""
-        self.run_mode = run.run_mode()
+        self.command = run_config.command.text or ""
+        self.run_mode = run_config.run_mode()
         # Under xdist, what this worker was dealt decides how far it may look ahead; see hooks._planned_here.
         self.concurrency = concurrency
         self.resume = resume
@@ -105,13 +105,13 @@ class CaseExecutor:
         self.ingests = GroupIngests()
         self.judging = (
             LlmJudging(
-                run.llm_judge,
-                retries=run.scale_out.retries,
-                retry_delay_s=run.scale_out.retry_delay_s,
+                run_config.llm_judge,
+                retries=run_config.scale_out.retries,
+                retry_delay_s=run_config.scale_out.retry_delay_s,
                 workers=concurrency,
                 shared=shared_verdicts,
             )
-            if run.llm_judge.on
+            if run_config.llm_judge.on
             else None
         )
         self._queue: list[RunnableItem] = []
@@ -302,6 +302,6 @@ def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float, pause: H
         number += 1
 
 
-def session_settings(config: pytest.Config, run: RunConfig, case_folders: Iterable[Path]) -> SessionSettings:
+def session_settings(config: pytest.Config, run_config: RunConfig, case_folders: Iterable[Path]) -> SessionSettings:
     """How this run starts each agent session; cases and the preflight both run with exactly this."""
-    return run.sessions(agent_environment(os.environ), session_sandbox(config, run, case_folders))
+    return run_config.sessions(agent_environment(os.environ), session_sandbox(config, run_config, case_folders))

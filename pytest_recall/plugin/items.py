@@ -343,10 +343,10 @@ class MalformedCaseCounter:
 SUITE_ORDER_SEED = "pytest-recall suite scope 1"
 
 
-def order_seed(run: RunConfig) -> str | None:
+def order_seed(run_config: RunConfig) -> str | None:
     """The seed the cases are shuffled by, when they are: --recall-scope=suite mixes them, and --recall-stop=decided
     needs them drawn at random for the gate's guarantee; else None (folder order)."""
-    return SUITE_ORDER_SEED if run.isolation.scope == "suite" or run.scale_out.stop == "decided" else None
+    return SUITE_ORDER_SEED if run_config.isolation.scope == "suite" or run_config.scale_out.stop == "decided" else None
 
 
 def seeded_order(items: Iterable[pytest.Item]) -> list[pytest.Item]:

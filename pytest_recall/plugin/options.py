@@ -27,7 +27,7 @@ from pytest_recall.cases.live_protocol import PasteMode
 from pytest_recall.cases.model import SessionMode
 from pytest_recall.plugin.config import DEFAULT_RETRY_DELAY_S, StopMode
 from pytest_recall.reporting import Gate, TranscriptMode
-from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudge, FreeFormJudge
+from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudgeName, FreeFormJudge
 from pytest_recall.sessions import (
     DEFAULT_GRACE_S,
     DEFAULT_JUDGE_TIMEOUT_S,
@@ -337,7 +337,7 @@ JUDGING_OPTIONS = (
         "gives the bytes returned, since returning everything finds everything. 'evidence' is the same for the "
         "case's evidence (an import's evidence turns, else its answer): the score is then a memory's evidence "
         "recall, per category.",
-        choices=AnswerJudge,
+        choices=AnswerJudgeName,
     ),
     Option(
         "recall_judge_cmd",

@@ -79,17 +79,17 @@ def failure(run: CaseRun) -> str | None:
     return None
 
 
-def preflight(config: pytest.Config, run: RunConfig) -> str | None:
+def preflight(config: pytest.Config, run_config: RunConfig) -> str | None:
     """With ``--recall-preflight``, on the controller: a header line, or a usage error that stops the run.
 
     Nothing runs for ``--collect-only``, without an agent command, or inside an xdist worker.
     """
     __tracebackhide__ = True
-    if not run.preflight or not run.command.argv or is_worker(config):
+    if not run_config.preflight or not run_config.command.argv or is_worker(config):
         return None
     if config.getoption("collectonly"):
         return None
-    return check_agent_answers(session_settings(config, run, ()), sandboxed=run.sandbox.on)
+    return check_agent_answers(session_settings(config, run_config, ()), sandboxed=run_config.sandbox.on)
 
 
 def check_agent_answers(settings: SessionSettings, *, sandboxed: bool) -> str:

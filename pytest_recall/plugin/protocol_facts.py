@@ -49,20 +49,20 @@ def _panel_facts(panel: Sequence[Judge], score_by: str, here: Path) -> dict[str,
 class ProtocolFacts:
     """The start-up half of the protocol block; :meth:`block` adds the cases' hashes at the end."""
 
-    def __init__(self, config: pytest.Config, run: RunConfig) -> None:
+    def __init__(self, config: pytest.Config, run_config: RunConfig) -> None:
         here = Path(config.invocation_params.dir)
         folders = _suite_folders(here / arg.split("::")[0] for arg in config.args)
         self.notes = _import_notes(folders)
         self.generator_seeds = _generator_seeds(folders)
-        self.run = run
+        self.run_config = run_config
         self.agent = {
-            "command": run.command.text,
-            "adapter": _adapter(run.command.argv),
-            "cli_version": _cli_version(run.command.argv),
+            "command": run_config.command.text,
+            "adapter": _adapter(run_config.command.argv),
+            "cli_version": _cli_version(run_config.command.argv),
         }
-        judge = run.llm_judge
+        judge = run_config.llm_judge
         self.judges = {
-            "answer_judge": run.outputs.answer_judge,
+            "answer_judge": run_config.outputs.answer_judge,
             "llm_judge": {
                 "command": judge.text,
                 "files_sha256": _files_sha256(judge.argv, here),
@@ -78,10 +78,12 @@ class ProtocolFacts:
         """The protocol block of a run whose cases' scalars are ``summaries``."""
         hashes = content_hashes(summaries)
         data = [data_entry(suite, self.notes.get(suite), found) for suite, found in hashes.items()]
-        scale_out, mode = self.run.scale_out, self.run.run_mode()
+        scale_out, mode = self.run_config.scale_out, self.run_config.run_mode()
         return build_protocol(
             data=data,
-            scoring=scoring_entry({suite: self.notes.get(suite) for suite in hashes}, self.run.outputs.answer_judge),
+            scoring=scoring_entry(
+                {suite: self.notes.get(suite) for suite in hashes}, self.run_config.outputs.answer_judge
+            ),
             judges=self.judges,
             agent=self.agent,
             run={
@@ -106,7 +108,7 @@ class ProtocolFacts:
         return {
             "import": {suite: options.get("seed") for suite, options in imports.items()},
             "generator": {suite: self.generator_seeds[suite] for suite in ran if suite in self.generator_seeds},
-            "case_order": order_seed(self.run),
+            "case_order": order_seed(self.run_config),
         }
 
 

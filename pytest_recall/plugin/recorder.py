@@ -44,15 +44,15 @@ from pytest_recall.reporting import (
 
 
 class Recorder:
-    def __init__(self, config: pytest.Config, run: RunConfig) -> None:
+    def __init__(self, config: pytest.Config, run_config: RunConfig) -> None:
         self.config = config
-        self.outputs = run.outputs
-        self.max_cost_usd = run.scale_out.max_cost_usd
-        self.command = run.command
+        self.outputs = run_config.outputs
+        self.max_cost_usd = run_config.scale_out.max_cost_usd
+        self.command = run_config.command
         # Written once at the top of the report; a case whose own differs keeps its own.
-        self.run_mode = run.run_mode()
+        self.run_mode = run_config.run_mode()
         # What the protocol block needs from this machine (import notes, the CLI's version), asked once now.
-        self.protocol = ProtocolFacts(config, run) if run.command.argv else None
+        self.protocol = ProtocolFacts(config, run_config) if run_config.command.argv else None
         self.spool = RecordSpool()
         config.add_cleanup(self.spool.close)
         # Per case only the scalars the aggregates read; the full records wait in the spool.

@@ -74,18 +74,20 @@ class SessionSandbox:
             raise AgentStartError(f"sandbox setup failed: {exc}") from None
 
 
-def session_sandbox(config: pytest.Config, run: RunConfig, case_folders: Iterable[Path]) -> SessionSandbox | None:
+def session_sandbox(
+    config: pytest.Config, run_config: RunConfig, case_folders: Iterable[Path]
+) -> SessionSandbox | None:
     """The wrapper for this run's sessions, or None without a sandbox.
 
     Every collected case folder is hidden by name, besides the paths pytest was
     given: a case may sit anywhere under a directory argument, including inside a bind.
     """
     __tracebackhide__ = True
-    if run.sandbox.mode != "bwrap":
+    if run_config.sandbox.mode != "bwrap":
         return None
     folders = unique([absolute_path(folder) for folder in case_folders])
     repositories = unique(git_dir for folder in folders for git_dir in repository_dirs(folder))
-    for bind in run.sandbox.binds:
+    for bind in run_config.sandbox.binds:
         real_bind = Path(os.path.realpath(bind))
         for folder in folders:
             if _within(real_bind, Path(os.path.realpath(folder))):
@@ -99,8 +101,8 @@ def session_sandbox(config: pytest.Config, run: RunConfig, case_folders: Iterabl
                     f"--recall-sandbox-bind: {bind} lies in {git_dir}, the git repository that holds the cases "
                     "(its objects hold the answers); bind only the agent's own folder"
                 )
-    hide = [*folders, *repositories, *hidden_paths(config, run)]
-    return SessionSandbox(binds=run.sandbox.binds, hide=unique(hide), network=run.sandbox.network)
+    hide = [*folders, *repositories, *hidden_paths(config, run_config)]
+    return SessionSandbox(binds=run_config.sandbox.binds, hide=unique(hide), network=run_config.sandbox.network)
 
 
 def repository_dirs(folder: Path) -> tuple[Path, ...]:
@@ -132,12 +134,12 @@ def _within(path: Path, ancestor: Path) -> bool:
     return path == ancestor or ancestor in path.parents
 
 
-def hidden_paths(config: pytest.Config, run: RunConfig) -> tuple[Path, ...]:
+def hidden_paths(config: pytest.Config, run_config: RunConfig) -> tuple[Path, ...]:
     """The paths given to pytest, basetemp, the harness's temporary root, and the folders of the run's files."""
     invocation = config.invocation_params.dir
     hidden = [absolute_path(invocation / arg.split("::", 1)[0]) for arg in config.args if arg.split("::", 1)[0]]
     hidden += [config.rootpath / "cases", _basetemp(config), absolute_path(Path(tempfile.gettempdir()))]
-    files = list(run.named_files())
+    files = list(run_config.named_files())
     xml_path = config.getoption("xmlpath", None)
     if xml_path:
         files.append(absolute_path(Path(str(xml_path))))
@@ -145,10 +147,10 @@ def hidden_paths(config: pytest.Config, run: RunConfig) -> tuple[Path, ...]:
     return unique(hidden)
 
 
-def check_sandbox(config: pytest.Config, run: RunConfig) -> None:
+def check_sandbox(config: pytest.Config, run_config: RunConfig) -> None:
     """One usage line, at configure time, for anything that would make every sandboxed case fail or leak."""
     __tracebackhide__ = True
-    sandbox, argv = run.sandbox, run.command.argv
+    sandbox, argv = run_config.sandbox, run_config.command.argv
     if sandbox.mode != "bwrap" or not argv:
         return  # no agent will run, so a run of ordinary tests never needs bwrap
     problem = check_bwrap()
@@ -159,7 +161,7 @@ def check_sandbox(config: pytest.Config, run: RunConfig) -> None:
             f"--recall-sandbox-net=private: {problem}; or pass --recall-sandbox-net=host to share the network "
             "(concurrent sessions can then reach each other) or =none for no network"
         )
-    hidden = {Path(os.path.realpath(path)) for path in hidden_paths(config, run)}
+    hidden = {Path(os.path.realpath(path)) for path in hidden_paths(config, run_config)}
     for bind in sandbox.binds:
         if Path(os.path.realpath(bind)) in hidden:
             # Hiding a path covers whatever is bound at that same path, so the two cannot both hold.

@@ -10,13 +10,13 @@ from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.judge_scope import FreeFormJudge
-from pytest_recall.scoring.retrieval_judge import AnswerJudge, score_contains, score_evidence
+from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
 from pytest_recall.scoring.sequential import ScoreGate, score_interval
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 
 __all__ = [
     "DEFAULT_THRESHOLD",
-    "AnswerJudge",
+    "AnswerJudgeName",
     "FreeFormJudge",
     "ScoreGate",
     "TaskJudgeFailure",

@@ -19,7 +19,7 @@ from pytest_recall.cases.model import Case, changed_files
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
 from pytest_recall.scoring.llm_verdict import settle
-from pytest_recall.scoring.verdict import AnswerJudge, Verdict, decide
+from pytest_recall.scoring.verdict import AnswerScorer, Verdict, decide
 
 # Runs a trap task's own judge on (case, last stdout, last exit code); returns what it printed as
 # JSON, or a TaskJudgeFailure when it crashed, hung or printed no JSON.
@@ -29,7 +29,7 @@ TaskJudgeRunner = Callable[[Case, str, "int | None"], Any]
 def case_verdict(
     run: CaseRun,
     *,
-    answer_judge: AnswerJudge,
+    answer_judge: AnswerScorer,
     task_judge_runner: TaskJudgeRunner,
     case_folder: Path | None = None,
     collected_digests: Mapping[str, str] | None = None,

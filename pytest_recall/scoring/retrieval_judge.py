@@ -26,7 +26,7 @@ from pytest_recall.scoring.judge import MONEY_PATTERN, normalise_money
 from pytest_recall.scoring.memory_use import evidence_of, holds_evidence
 
 # How a case's last answer is judged (``--recall-answer-judge``): the answer judge, or this one.
-AnswerJudge = Literal["answer", "contains", "evidence"]
+AnswerJudgeName = Literal["answer", "contains", "evidence"]
 _SPACE = re.compile(r"\s+")
 # What a search returns is often JSON, where a line break inside a string is the two characters \n:
 # read as a break, so an amount at the start of a line is still an amount.

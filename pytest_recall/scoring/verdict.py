@@ -42,7 +42,7 @@ from pytest_recall.cases.answer_forms import KIND_FILES
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_answer, judge_steps, step_failure
 
-AnswerJudge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+AnswerScorer = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
 TASK_JUDGE_NAME = "judge.py"
 OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out", "error")
@@ -74,7 +74,7 @@ class Verdict:
 def decide(
     run: CaseRun,
     *,
-    answer_judge: AnswerJudge,
+    answer_judge: AnswerScorer,
     changed_on_disk: Sequence[str] = (),
     task_judge: TaskJudge | None = None,
 ) -> Verdict:

@@ -82,7 +82,7 @@ class RunningSession:
                 spec.argv,
                 cwd=str(spec.cwd),
                 env=env,
-                live=bool(spec.turns),
+                typed=bool(spec.turns),  # live turns are typed to its terminal
                 stdin_pipe=spec.stdin is not None,
                 cgroup=self.cgroup,
             )

@@ -85,14 +85,14 @@ class AgentProcess:
         stdin_fd: int | None = None,
         *,
         eof_byte: bytes = DEFAULT_EOF_BYTE,
-        live: bool = False,
+        typed: bool = False,
     ) -> None:
         self.pid = pid
         # The write end of the stdin pipe, while the prompt is still going in.
         self.stdin_fd = stdin_fd
         # A live session's turns are typed through pexpect; a fresh session is only read (directly, see
         # session.py) and sent one end-of-file byte, so it does without the wrapper's set-up.
-        self.terminal = pexpect.fdpexpect.fdspawn(terminal_fd) if live else None
+        self.terminal = pexpect.fdpexpect.fdspawn(terminal_fd) if typed else None
         self.terminal_fd = terminal_fd
         self.stderr_fd = stderr_fd
         self.pidfd = _pidfd(pid)
@@ -175,7 +175,7 @@ def spawn_agent(
     *,
     cwd: str,
     env: Mapping[str, str],
-    live: bool,
+    typed: bool,
     stdin_pipe: bool = False,
     cgroup: SessionCgroup | None = None,
 ) -> AgentProcess:
@@ -200,11 +200,11 @@ def spawn_agent(
     try:
         if POSIX_SPAWN_GIVES_A_TERMINAL:
             pid, terminal_fd, eof_byte = run_confined(
-                lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, live, stdin_read, cgroup)
+                lambda: _posix_spawn_on_terminal(program, argv, cwd, env, stderr_write, typed, stdin_read, cgroup)
             )
         else:
             with cgroup.entered() if cgroup is not None else contextlib.nullcontext():
-                pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, live, stdin_read)
+                pid, terminal_fd = _ptyprocess_spawn(program, argv, cwd, env, stderr_write, typed, stdin_read)
             eof_byte = _eof_byte(terminal_fd)
     except BaseException as exc:
         for fd in (stderr_read, stdin_write):
@@ -218,9 +218,9 @@ def spawn_agent(
         for fd in (stderr_write, stdin_read):
             if fd is not None:
                 os.close(fd)
-    process = AgentProcess(pid, terminal_fd, stderr_read, stdin_write, eof_byte=eof_byte, live=live)
+    process = AgentProcess(pid, terminal_fd, stderr_read, stdin_write, eof_byte=eof_byte, typed=typed)
     process.keyring = keyring
-    if not live:
+    if not typed:
         # stdin is /dev/null, but an agent that finds a terminal may read /dev/tty
         # ("press enter"); end of file there too, or it waits for a person until the timeout.
         process.send(process.eof_byte)
@@ -250,7 +250,7 @@ def _posix_spawn_on_terminal(
     cwd: str,
     env: Mapping[str, str],
     stderr_fd: int,
-    live: bool,
+    typed: bool,
     stdin_fd: int | None,
     cgroup: SessionCgroup | None,
 ) -> tuple[int, int, bytes]:
@@ -264,7 +264,7 @@ def _posix_spawn_on_terminal(
             actions: list[tuple[Any, ...]] = [
                 (os.POSIX_SPAWN_OPEN, 1, terminal, os.O_RDWR, 0),
                 (os.POSIX_SPAWN_OPEN, 0, terminal, os.O_RDWR, 0)
-                if live
+                if typed
                 else (os.POSIX_SPAWN_DUP2, stdin_fd, 0)
                 if stdin_fd is not None
                 else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -324,7 +324,7 @@ def _ptyprocess_spawn(
     cwd: str,
     env: Mapping[str, str],
     stderr_fd: int,
-    live: bool,
+    typed: bool,
     stdin_fd: int | None,
 ) -> tuple[int, int]:
     """The portable start: ptyprocess forks, and the child sets up its descriptors before exec."""
@@ -334,7 +334,7 @@ def _ptyprocess_spawn(
         env=dict(env),
         echo=False,
         dimensions=TERMINAL_SIZE,
-        preexec_fn=_child_setup(stderr_fd, live, stdin_fd),
+        preexec_fn=_child_setup(stderr_fd, typed, stdin_fd),
         pass_fds=(stderr_fd,) if stdin_fd is None else (stderr_fd, stdin_fd),
     )
     # The session owns the terminal from here on: keep a copy, and let ptyprocess let go of its own.
@@ -344,12 +344,12 @@ def _ptyprocess_spawn(
     return int(process.pid), terminal_fd
 
 
-def _child_setup(stderr_fd: int, live: bool, stdin_fd: int | None) -> Callable[[], None]:
+def _child_setup(stderr_fd: int, typed: bool, stdin_fd: int | None) -> Callable[[], None]:
     def setup() -> None:
         os.dup2(stderr_fd, 2)
         if stdin_fd is not None:
             os.dup2(stdin_fd, 0)
-        elif not live:
+        elif not typed:
             null_fd = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null_fd, 0)
             os.close(null_fd)
