@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pytest_recall.scoring.sequential import ScoreGate, score_interval
+from pytest_recall.scoring.sequential import LiftTest, ScoreGate, lift_sign, score_interval
 
 
 def test_enough_passes_settle_the_gate_outright() -> None:
@@ -74,3 +74,44 @@ def test_the_interval_covers_the_suite_mean_and_closes_on_it() -> None:
     narrower = score_interval(outcomes[:400], len(outcomes))
     assert narrower[1] - narrower[0] < high - low
     assert score_interval(outcomes, len(outcomes)) == (mean, mean)
+
+
+def test_a_lift_is_about_the_agents_so_no_count_of_these_pairs_makes_it_certain() -> None:
+    # Two of 40 up and none down: the sign of these outcomes, but no evidence of a lift.
+    assert lift_sign([1.0, 1.0] + [0.0] * 38, 40).decision is None
+
+
+def test_a_clear_lift_is_called_by_the_test_long_before_the_end_and_a_clear_harm_the_other_way() -> None:
+    up = lift_sign([1.0] * 40, 40)
+    down = lift_sign([-1.0, 0.0] * 20, 40)
+    assert up.decision == "positive" and up.seen < 10
+    assert down.decision == "negative" and down.seen < 40
+    # A fractional difference (partial credit) is bet on the same way.
+    assert lift_sign([0.5] * 200, 200).decision == "positive"
+
+
+@pytest.mark.parametrize("bad", [-1.5, 1.01])
+def test_a_difference_outside_minus_one_to_one_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match=r"in \[-1, 1\]"):
+        LiftTest(10).add(bad)
+
+
+def test_at_zero_lift_a_sign_is_called_at_most_alpha_of_the_time() -> None:
+    """The promise, on 300 runs of a population with exactly as many pairs up as down: any call is wrong."""
+    generator = random.Random(2026)
+    called = 0
+    for _ in range(300):
+        differences = [1.0] * 60 + [-1.0] * 60 + [0.0] * 280
+        generator.shuffle(differences)
+        called += lift_sign(differences, len(differences)).decision is not None
+    assert called / 300 <= 0.05
+
+
+def test_a_lift_is_wrong_signed_at_most_alpha_of_the_time_when_it_is_small_and_the_other_way() -> None:
+    generator = random.Random(7)
+    wrong = 0
+    for _ in range(300):
+        differences = [1.0] * 50 + [-1.0] * 56 + [0.0] * 294
+        generator.shuffle(differences)
+        wrong += lift_sign(differences, len(differences)).decision == "positive"
+    assert wrong / 300 <= 0.05
