@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -96,22 +97,32 @@ def test_a_difference_outside_minus_one_to_one_is_refused(bad: float) -> None:
         LiftTest(10).add(bad)
 
 
-def test_at_zero_lift_a_sign_is_called_at_most_alpha_of_the_time() -> None:
-    """The promise, on 300 runs of a population with exactly as many pairs up as down: any call is wrong."""
-    generator = random.Random(2026)
-    called = 0
-    for _ in range(300):
-        differences = [1.0] * 60 + [-1.0] * 60 + [0.0] * 280
+def _share_of_runs_calling(sign: str | None, draw: Callable[[random.Random], list[float]], seed: int) -> float:
+    """Of 300 runs of ``draw``'s differences, the share the test called ``sign`` in (any sign when None)."""
+    generator = random.Random(seed)
+    calls = [lift_sign(differences, len(differences)).decision for differences in (draw(generator) for _ in range(300))]
+    return sum(1 for call in calls if call is not None and sign in (None, call)) / len(calls)
+
+
+def _shuffled(ups: int, downs: int, zeros: int) -> Callable[[random.Random], list[float]]:
+    def draw(generator: random.Random) -> list[float]:
+        differences = [1.0] * ups + [-1.0] * downs + [0.0] * zeros
         generator.shuffle(differences)
-        called += lift_sign(differences, len(differences)).decision is not None
-    assert called / 300 <= 0.05
+        return differences
+
+    return draw
+
+
+def _no_lift(generator: random.Random) -> list[float]:
+    """Memory and control each pass at 0.4 on their own: a zero true lift."""
+    return [float(generator.random() < 0.4) - float(generator.random() < 0.4) for _ in range(400)]
+
+
+def test_at_zero_lift_a_sign_is_called_at_most_alpha_of_the_time() -> None:
+    """The promise, where any call is wrong: pairs drawn at no lift, or a suite with as many pairs up as down."""
+    assert _share_of_runs_calling(None, _no_lift, 2026) <= 0.05
+    assert _share_of_runs_calling(None, _shuffled(60, 60, 280), 2026) <= 0.05
 
 
 def test_a_lift_is_wrong_signed_at_most_alpha_of_the_time_when_it_is_small_and_the_other_way() -> None:
-    generator = random.Random(7)
-    wrong = 0
-    for _ in range(300):
-        differences = [1.0] * 50 + [-1.0] * 56 + [0.0] * 294
-        generator.shuffle(differences)
-        wrong += lift_sign(differences, len(differences)).decision == "positive"
-    assert wrong / 300 <= 0.05
+    assert _share_of_runs_calling("positive", _shuffled(50, 56, 294), 7) <= 0.05
