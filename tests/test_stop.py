@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -170,3 +173,28 @@ def test_no_case_stops_the_run_until_the_lift_is_decided_too_and_a_pair_counts_o
     block = gate.block()
     assert block is not None and block["lift"]["decision"] == "positive" and gate.signal.reason() is not None
     assert block["lift"]["decided_after"] < 20 and block["lift"]["estimate"] == 1.0
+
+
+@pytest.mark.slow
+def test_compare_of_two_real_runs_says_which_is_better_and_when_or_undecided(recall_suite: Any) -> None:
+    """An agent that forgets against one that remembers, on 40 cases; then a run against itself."""
+    _suite(recall_suite, 40, MEMORY)
+    forgets = recall_suite.agent("ignores_memory", sys.executable, str(recall_suite.pytester.path / "none.py"))
+    (recall_suite.pytester.path / "none.py").write_text("", encoding="utf-8")
+    recall_suite.run(command=forgets)
+    base = recall_suite.pytester.path / "base.json"
+    recall_suite.report_path.rename(base)
+    recall_suite.run()
+    new = recall_suite.report_path
+    better = _compare(base, new)
+    assert better.returncode == 0
+    decided = [line for line in better.stdout.splitlines() if line.startswith("Sequential:")]
+    assert len(decided) == 1 and decided[0].startswith("Sequential: new better than base, decided after ")
+    assert int(decided[0].split("decided after ")[1].split()[0]) < 40 and "case-id order" in decided[0]
+    same = _compare(new, new)
+    assert "Sequential: undecided after 40 pairs (always-valid test, pairs in case-id order)." in same.stdout
+
+
+def _compare(base: Path, new: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest_recall.cli", "compare", str(base), str(new)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
