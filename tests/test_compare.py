@@ -139,3 +139,47 @@ def test_terminal_table_has_one_line_per_category_and_a_verdict() -> None:
     assert lines[3].split()[:5] == ["overall", "12", "0.0%", "100.0%", "+100.0"]
     assert lines[4].split()[0] == "recall"
     assert lines[-1].startswith("Verdict: improvement")
+
+
+def test_the_always_valid_test_calls_a_clear_change_early_in_case_id_order() -> None:
+    result = compare_reports(report([0.0] * 40), report([1.0] * 40))
+    sequential = result["sequential"]
+    assert (sequential["order"], sequential["better"], sequential["n_pairs"]) == ("case-id", "new", 40)
+    assert sequential["decided_after"] < 40
+    assert f"Sequential: new better than base, decided after {sequential['decided_after']} of 40 pairs" in (
+        format_comparison(result)
+    )
+    worse = compare_reports(report([1.0] * 40), report([0.0] * 40))["sequential"]
+    assert worse["better"] == "base" and worse["decided_after"] < 40
+
+
+def test_no_change_or_a_small_one_is_undecided() -> None:
+    scores = [1.0, 0.0] * 20
+    assert compare_reports(report(scores), report(scores))["sequential"]["better"] is None
+    # 3 cases of 40 better: the fixed-sample test sees no significance and the always-valid one no sign.
+    result = compare_reports(report([0.0] * 3 + scores[3:]), report(scores))
+    assert result["sequential"]["better"] is None and result["sequential"]["decided_after"] is None
+    assert "Sequential: undecided after 40 pairs (always-valid test, pairs in case-id order)." in (
+        format_comparison(result)
+    )
+
+
+def test_a_report_that_drew_its_cases_is_tested_in_the_drawn_order() -> None:
+    """The ten cases that went up are the first ten drawn: the drawn order decides sooner than case-id order."""
+    from pytest_recall.scoring import draw_key
+
+    def with_nodeids(loaded: dict[str, Any]) -> dict[str, Any]:
+        for row in loaded["cases"]:
+            row["nodeid"] = f"cases/s/{row['id']}::recall"
+        return loaded
+
+    ids = sorted((f"case_{i:02d}" for i in range(30)), key=lambda case_id: draw_key(f"cases/s/{case_id}::recall"))
+    first_drawn = {int(case_id.removeprefix("case_")) for case_id in ids[:10]}
+    base = with_nodeids(report([0.0] * 30))
+    new = with_nodeids(report([1.0 if i in first_drawn else 0.0 for i in range(30)]))
+    undrawn = compare_reports(base, new)["sequential"]
+    new["stop"] = {"mode": "decided"}
+    drawn = compare_reports(base, new)["sequential"]
+    assert drawn["order"] == "drawn" and undrawn["order"] == "case-id"
+    assert drawn["better"] == "new" and drawn["decided_after"] <= 10
+    assert undrawn["decided_after"] is None or undrawn["decided_after"] > drawn["decided_after"]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
-from pytest_recall.scoring.sequential import ScoreGate, score_interval
+from pytest_recall.scoring.sequential import LiftTest, ScoreGate, lift_sign, score_interval
 
 
 def test_enough_passes_settle_the_gate_outright() -> None:
@@ -74,3 +75,54 @@ def test_the_interval_covers_the_suite_mean_and_closes_on_it() -> None:
     narrower = score_interval(outcomes[:400], len(outcomes))
     assert narrower[1] - narrower[0] < high - low
     assert score_interval(outcomes, len(outcomes)) == (mean, mean)
+
+
+def test_a_lift_is_about_the_agents_so_no_count_of_these_pairs_makes_it_certain() -> None:
+    # Two of 40 up and none down: the sign of these outcomes, but no evidence of a lift.
+    assert lift_sign([1.0, 1.0] + [0.0] * 38, 40).decision is None
+
+
+def test_a_clear_lift_is_called_by_the_test_long_before_the_end_and_a_clear_harm_the_other_way() -> None:
+    up = lift_sign([1.0] * 40, 40)
+    down = lift_sign([-1.0, 0.0] * 20, 40)
+    assert up.decision == "positive" and up.seen < 10
+    assert down.decision == "negative" and down.seen < 40
+    # A fractional difference (partial credit) is bet on the same way.
+    assert lift_sign([0.5] * 200, 200).decision == "positive"
+
+
+@pytest.mark.parametrize("bad", [-1.5, 1.01])
+def test_a_difference_outside_minus_one_to_one_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match=r"in \[-1, 1\]"):
+        LiftTest(10).add(bad)
+
+
+def _share_of_runs_calling(sign: str | None, draw: Callable[[random.Random], list[float]], seed: int) -> float:
+    """Of 300 runs of ``draw``'s differences, the share the test called ``sign`` in (any sign when None)."""
+    generator = random.Random(seed)
+    calls = [lift_sign(differences, len(differences)).decision for differences in (draw(generator) for _ in range(300))]
+    return sum(1 for call in calls if call is not None and sign in (None, call)) / len(calls)
+
+
+def _shuffled(ups: int, downs: int, zeros: int) -> Callable[[random.Random], list[float]]:
+    def draw(generator: random.Random) -> list[float]:
+        differences = [1.0] * ups + [-1.0] * downs + [0.0] * zeros
+        generator.shuffle(differences)
+        return differences
+
+    return draw
+
+
+def _no_lift(generator: random.Random) -> list[float]:
+    """Memory and control each pass at 0.4 on their own: a zero true lift."""
+    return [float(generator.random() < 0.4) - float(generator.random() < 0.4) for _ in range(400)]
+
+
+def test_at_zero_lift_a_sign_is_called_at_most_alpha_of_the_time() -> None:
+    """The promise, where any call is wrong: pairs drawn at no lift, or a suite with as many pairs up as down."""
+    assert _share_of_runs_calling(None, _no_lift, 2026) <= 0.05
+    assert _share_of_runs_calling(None, _shuffled(60, 60, 280), 2026) <= 0.05
+
+
+def test_a_lift_is_wrong_signed_at_most_alpha_of_the_time_when_it_is_small_and_the_other_way() -> None:
+    assert _share_of_runs_calling("positive", _shuffled(50, 56, 294), 7) <= 0.05

@@ -7,7 +7,6 @@ a *failure*). Either way the user sees a readable verdict, not a traceback.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -27,7 +26,7 @@ from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, judge_only_refusal
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
 from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
-from pytest_recall.scoring import Verdict
+from pytest_recall.scoring import DRAW_SEED, Verdict, draw_key
 from pytest_recall.sessions import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
 
@@ -340,7 +339,7 @@ class MalformedCaseCounter:
 
 # The order --recall-scope=suite runs cases in: fixed for every run and machine, and mixed, so that
 # a case's notes sit among those of every kind of case before it, not only its neighbours'.
-SUITE_ORDER_SEED = "pytest-recall suite scope 1"
+SUITE_ORDER_SEED = DRAW_SEED
 
 
 def order_seed(run_config: RunConfig) -> str | None:
@@ -351,4 +350,4 @@ def order_seed(run_config: RunConfig) -> str | None:
 
 def seeded_order(items: Iterable[pytest.Item]) -> list[pytest.Item]:
     """The items sorted by a hash of the seed and their node id: a shuffle no run can vary."""
-    return sorted(items, key=lambda item: hashlib.sha256(f"{SUITE_ORDER_SEED}:{item.nodeid}".encode()).hexdigest())
+    return sorted(items, key=lambda item: draw_key(item.nodeid))

@@ -11,6 +11,17 @@ before each case starts, so no new case starts, and those in flight finish
 and count. Cases that never started are pytest skips with the decision as
 their reason: they have no record, so they count neither in the score nor
 as failures or errors.
+
+With ``--recall-control`` the run also asks whether memory helps: each case
+(and epoch) paired with its control is one difference, memory minus
+control, fed to :class:`~pytest_recall.scoring.sequential.LiftTest` in the
+order the pairs were drawn. A pair is drawn when the later of its two items
+is (the items are shuffled one by one, so that order is as random as the
+cases'), and it counts only once both have finished. No new case starts once
+the gate and the lift's sign are both decided. A pair whose other item is
+still in flight then finishes and counts; a pair whose other item had not
+started never counts, and the pairs drawn after it wait on it (the stop
+block's ``n_fed`` says how far the test was fed).
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import pytest
 
 from pytest_recall.plugin.xdist_handoff import STOP_FILE_INPUT
 from pytest_recall.reporting import CaseSummary
-from pytest_recall.scoring import ScoreGate, score_interval
+from pytest_recall.scoring import LiftTest, ScoreGate, score_interval
 from pytest_recall.sessions import made_folder
 
 # The level of the gate's decision and of the interval the report gives; as the run's intervals, 95%.
@@ -35,6 +46,7 @@ STOP_NEEDS_SCORE_GATE = (
     "which only running every case can rule out"
 )
 _MAIN_RUN = "recall"
+_CONTROL_RUN = "control"
 
 
 class StopSignal:
@@ -96,11 +108,13 @@ class StopGate:
         self._gate: ScoreGate | None = None
         self.decided_after: int | None = None
         self.not_run = 0
+        self.lift = LiftPairs()
 
     def _plan(self, nodeids: list[str]) -> None:
         main = [nodeid for nodeid in nodeids if nodeid.rsplit("::", 1)[-1].startswith(_MAIN_RUN)]
         self._drawn = {nodeid: index for index, nodeid in enumerate(main)}
         self._gate = ScoreGate(len(main), self.threshold, STOP_ALPHA) if main else None
+        self.lift.plan(nodeids)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._plan([item.nodeid for item in session.items])
@@ -119,10 +133,15 @@ class StopGate:
             # Not run (this gate, or --recall-max-cost): no score to feed; a gap stalls the gate, never biases it.
             self.not_run += NOT_RUN_REASON in str(report.longrepr)
             self._drawn.pop(report.nodeid, None)
-        if report.when != "teardown" or report.nodeid not in self._drawn:
+            self.lift.drop(report.nodeid)
+        if report.when != "teardown":
             return
         summary = self.case_scalars.get(report.nodeid)
         score = summary.score if summary is not None else None
+        if self.lift.finished(report.nodeid, None if score is None else float(score)):
+            self._decide_when_both()
+        if report.nodeid not in self._drawn:
+            return
         # A case with no score (its agent could not start) counts as 0: failing to answer never helps pass.
         self._held[self._drawn.pop(report.nodeid)] = float(score) if score is not None else 0.0
         self._feed()
@@ -134,7 +153,15 @@ class StopGate:
             state = self._gate.add(self._fed[-1])
             if state.decision is not None and self.decided_after is None and state.seen < state.population:
                 self.decided_after = state.seen
-                self.signal.decide(f"{NOT_RUN_REASON} {state.decision} {self.threshold:g} after {state.seen} cases")
+                self._decide_when_both()
+
+    def _decide_when_both(self) -> None:
+        """Stop starting cases once the gate is decided and, with a control, so is the lift's sign."""
+        if self.decided_after is None or self.signal.reason() is not None or not self.lift.settled():
+            return
+        assert self._gate is not None  # decided_after is only set by a gate
+        decision = self._gate.state.decision
+        self.signal.decide(f"{NOT_RUN_REASON} {decision} {self.threshold:g} after {self.decided_after} cases")
 
     def block(self) -> dict[str, Any] | None:
         """The report's ``stop`` block, or None when no case was planned."""
@@ -154,6 +181,7 @@ class StopGate:
             "interval": [round(low, 4), round(high, 4)],
             "alpha": STOP_ALPHA,
             "interval_level": 1 - 2 * STOP_ALPHA,
+            "lift": self.lift.block(),
         }
 
     def pytest_recall_modify_report(self, report: dict[str, Any], config: pytest.Config) -> None:
@@ -164,3 +192,84 @@ class StopGate:
         if block["decision"] is not None and not report.get("n_collection_errors"):
             # The cases not run are what the gate's guarantee is about; the mean of those run alone is not the verdict.
             report["passed"] = block["decision"] == "above"
+
+
+def _is_control(nodeid: str) -> bool:
+    return nodeid.rsplit("::", 1)[-1].startswith(_CONTROL_RUN)
+
+
+def _pair_key(nodeid: str) -> str:
+    """A case's run and its control share this: the node id with the control's name read as the run's."""
+    base, name = nodeid.rsplit("::", 1)
+    return f"{base}::{_MAIN_RUN}{name.removeprefix(_CONTROL_RUN)}" if name.startswith(_CONTROL_RUN) else nodeid
+
+
+class LiftPairs:
+    """With ``--recall-control``: each case's run paired with its control, fed to the lift test in drawn order."""
+
+    def __init__(self) -> None:
+        self._drawn: dict[str, int] = {}  # pair key -> its place in drawn order
+        self._scores: dict[str, dict[bool, float | None]] = {}  # pair key -> {is control: score}
+        self._held: dict[int, float] = {}
+        self._fed: list[float] = []
+        self._test: LiftTest | None = None
+        self.decided_after: int | None = None
+
+    def plan(self, nodeids: list[str]) -> None:
+        runs = {nodeid for nodeid in nodeids if not _is_control(nodeid)}
+        # A pair is drawn where its later item is: the items are shuffled one by one, so pairs are too.
+        later: dict[str, int] = {}
+        for index, nodeid in enumerate(nodeids):
+            if _is_control(nodeid) and _pair_key(nodeid) in runs:
+                later[_pair_key(nodeid)] = index
+            elif nodeid in runs and nodeid in later:
+                later[nodeid] = index
+        ordered = sorted(later, key=later.__getitem__)
+        self._drawn = {key: place for place, key in enumerate(ordered)}
+        self._test = LiftTest(len(ordered), STOP_ALPHA) if ordered else None
+
+    def drop(self, nodeid: str) -> None:
+        """A pair with an item not run never counts: a gap after the call is made, a stall before it."""
+        self._drawn.pop(_pair_key(nodeid), None)
+
+    def finished(self, nodeid: str, score: float | None) -> bool:
+        """Take an item's score; whether the lift was decided by it."""
+        key = _pair_key(nodeid)
+        if key not in self._drawn:
+            return False
+        sides = self._scores.setdefault(key, {})
+        sides[_is_control(nodeid)] = score
+        if len(sides) < 2:
+            return False
+        memory, control = sides[False], sides[True]
+        # A side with no score (it could not start) makes the pair a 0: it neither helps nor harms memory.
+        self._held[self._drawn.pop(key)] = 0.0 if memory is None or control is None else memory - control
+        del self._scores[key]
+        return self._feed()
+
+    def _feed(self) -> bool:
+        decided = False
+        while self._test is not None and len(self._fed) in self._held:
+            self._fed.append(max(-1.0, min(1.0, self._held.pop(len(self._fed)))))
+            state = self._test.add(self._fed[-1])
+            if state.decision is not None and self.decided_after is None:
+                self.decided_after = state.seen
+                decided = True
+        return decided
+
+    def settled(self) -> bool:
+        """True without a control, or once the lift's sign is decided."""
+        return self._test is None or self.decided_after is not None
+
+    def block(self) -> dict[str, Any] | None:
+        """The stop block's ``lift``: null without a control."""
+        if self._test is None:
+            return None
+        return {
+            "decided_after": self.decided_after,
+            "decision": self._test.state.decision,
+            "n_pairs": self._test.population,
+            "n_fed": len(self._fed),
+            "estimate": round(sum(self._fed) / len(self._fed), 4) if self._fed else None,
+            "alpha": STOP_ALPHA,
+        }

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
 from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
+from pytest_recall.scoring.sequential import draw_key, lift_sign
 from pytest_recall.scoring.stats import (
     CaseFold,
     PairedTest,
@@ -67,7 +68,47 @@ def compare_reports(
         "changed": _listing(
             b.key for b, n in pairs if b.content_hash and n.content_hash and b.content_hash != n.content_hash
         ),
+        "sequential": sequential_verdict(pairs, base, new, alpha=alpha),
         **judge_comparison(base, new),
+    }
+
+
+def sequential_verdict(
+    pairs: Sequence[tuple[CaseFold, CaseFold]],
+    base: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    alpha: float = 0.05,
+) -> dict[str, Any] | None:
+    """The always-valid test of the sign of new − base on the paired cases, beside the fixed-sample one.
+
+    It is the one ``--recall-stop=decided`` runs against a control: valid at
+    whatever pair it is read, so "decided after N of M pairs" says how few
+    paired cases the answer needed. A report from a run that drew its cases
+    (it has a ``stop`` block) gives the order they ran in, drawn again from
+    its node ids; otherwise the pairs go in case-id order, which is only as
+    random as the ids are.
+    """
+    if not pairs:
+        return None
+    drawn = next((report for report in (new, base) if report.get("stop")), None)
+    ordered = list(pairs)
+    if drawn is not None:
+        keys: dict[tuple[str, str], str] = {}
+        for summary in _summaries(drawn):
+            if not summary.control and summary.nodeid:
+                key = (str(summary.suite), str(summary.id))
+                keys[key] = min(keys.get(key, "g"), draw_key(summary.nodeid))  # "g" sorts after every hex key
+        ordered.sort(key=lambda pair: keys.get(pair[1].key, "g"))
+    differences = [max(-1.0, min(1.0, (n.mean or 0.0) - (b.mean or 0.0))) for b, n in ordered]
+    state = lift_sign(differences, len(differences), alpha)
+    better = {"positive": "new", "negative": "base"}.get(state.decision or "")
+    return {
+        "order": "drawn" if drawn is not None else "case-id",
+        "better": better,
+        "decided_after": state.seen if better else None,
+        "n_pairs": len(differences),
+        "alpha": alpha,
     }
 
 
@@ -151,6 +192,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
         *(_row(name, entry, width) for name, entry in rows),
         *_unpaired_lines(result),
         *judge_comparison_lines(result),
+        *_sequential_lines(result.get("sequential")),
         _verdict(result),
     ]
     return "\n".join(lines)
@@ -191,6 +233,19 @@ def _verdict(result: Mapping[str, Any]) -> str:
     if result.get("improvement"):
         return f"Verdict: improvement ({evidence})."
     return f"Verdict: no significant change ({evidence})."
+
+
+def _sequential_lines(sequential: Mapping[str, Any] | None) -> list[str]:
+    if not sequential:
+        return []
+    how = f"always-valid test, pairs in {sequential['order']} order"
+    if sequential["better"] is None:
+        return [f"Sequential: undecided after {sequential['n_pairs']} pairs ({how})."]
+    worse = "base" if sequential["better"] == "new" else "new"
+    return [
+        f"Sequential: {sequential['better']} better than {worse}, decided after {sequential['decided_after']} "
+        f"of {sequential['n_pairs']} pairs ({how})."
+    ]
 
 
 def _percent(score: float) -> str:

@@ -232,12 +232,26 @@ def stop_line(report: Mapping[str, Any]) -> str | None:
     estimate = "-" if stop["estimate"] is None else f"{stop['estimate']:.3f}"
     both_sides = round(100 * stop.get("interval_level", 1 - 2 * stop["alpha"]))
     sure = f"estimate {estimate}, {both_sides}% anytime-valid interval [{low:.3f}, {high:.3f}]"
+    lift = _lift_words(stop.get("lift"), level)
     if stop["decided_after"] is None:
-        return f"not decided early: all {stop['n_cases']} cases ran ({sure})"
+        return f"not decided early: all {stop['n_cases']} cases ran ({sure}){lift}"
     side = "at or above" if stop["decision"] == "above" else "below"
     return (
         f"decided after {stop['decided_after']} of {stop['n_cases']} cases: score {side} the threshold at "
-        f"{level}% ({sure}); {counted(int(stop['n_not_run']), 'case')} not run"
+        f"{level}% ({sure}); {counted(int(stop['n_not_run']), 'case')} not run{lift}"
+    )
+
+
+def _lift_words(lift: Mapping[str, Any] | None, level: int) -> str:
+    """With a control: where the always-valid test of the lift's sign stands, appended to the stop line."""
+    if not lift:
+        return ""
+    if lift["decided_after"] is None:
+        return f"; lift undecided after {lift['n_fed']} of {lift['n_pairs']} pairs"
+    side = "better" if lift["decision"] == "positive" else "worse"
+    return (
+        f"; lift decided after {lift['decided_after']} of {lift['n_pairs']} pairs: memory {side} than its "
+        f"control at {level}% (mean difference {lift['estimate']:+.3f} over {lift['n_fed']} pairs)"
     )
 
 

@@ -11,18 +11,31 @@ from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.judge_scope import FreeFormJudge
 from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
-from pytest_recall.scoring.sequential import ScoreGate, score_interval
+from pytest_recall.scoring.sequential import (
+    DRAW_SEED,
+    LiftState,
+    LiftTest,
+    ScoreGate,
+    draw_key,
+    lift_sign,
+    score_interval,
+)
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "DRAW_SEED",
     "AnswerJudgeName",
     "FreeFormJudge",
+    "LiftState",
+    "LiftTest",
     "ScoreGate",
     "TaskJudgeFailure",
     "Verdict",
     "case_verdict",
+    "draw_key",
     "judge_answer",
+    "lift_sign",
     "score_contains",
     "score_evidence",
     "score_interval",

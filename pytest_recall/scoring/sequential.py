@@ -40,12 +40,16 @@ as they finish would bias what has been seen towards the quick passes.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 Decision = Literal["above", "below"]
+# The seed of the random order cases are drawn in (--recall-stop=decided, --recall-scope=suite): fixed, so the
+# order is the same on every run and machine, and a report's order can be drawn again from its node ids.
+DRAW_SEED = "pytest-recall suite scope 1"
 # The largest share of wealth staked on one case: betting it all would let one case end a gambler.
 _STAKE_CAP = 0.75
 # Pseudo-observations the bet's running estimates start from, so the first bets are small.
@@ -120,10 +124,7 @@ class ScoreGate:
         return self._state
 
     def _estimates(self) -> tuple[float, float]:
-        weight = _PRIOR_WEIGHT + self._seen
-        mean = (0.5 * _PRIOR_WEIGHT + self._total) / weight
-        variance = (0.25 * _PRIOR_WEIGHT + self._squares - 2 * mean * self._total + self._seen * mean * mean) / weight
-        return mean, max(variance, 1e-4)
+        return _running_estimates(self._total, self._squares, self._seen)
 
     def _decide(self) -> GateState:
         needed = self.population * self.threshold
@@ -138,6 +139,19 @@ class ScoreGate:
         if self._below.log_wealth >= bar:
             return GateState("below", self._seen, self.population, "test")
         return GateState(None, self._seen, self.population)
+
+
+def draw_key(nodeid: str) -> str:
+    """Where a run item falls in the drawn order: sorting by this key is a shuffle no run can vary."""
+    return hashlib.sha256(f"{DRAW_SEED}:{nodeid}".encode()).hexdigest()
+
+
+def _running_estimates(total: float, squares: float, seen: int) -> tuple[float, float]:
+    """The bet's mean and variance of the scores so far, shrunk towards 0.5 and 0.25 so the first bets are small."""
+    weight = _PRIOR_WEIGHT + seen
+    mean = (0.5 * _PRIOR_WEIGHT + total) / weight
+    variance = (0.25 * _PRIOR_WEIGHT + squares - 2 * mean * total + seen * mean * mean) / weight
+    return mean, max(variance, 1e-4)
 
 
 def _conditional_mean(population: int, mean: float, total: float, seen: int) -> float:
@@ -174,9 +188,7 @@ def _survives(scores: Iterable[float], population: int, mean: float, bar: float)
         expected = _conditional_mean(population, mean, total, seen)
         if not 0 <= expected <= 1:
             return False  # the cases seen already rule this mean out
-        weight = _PRIOR_WEIGHT + seen
-        estimate = (0.5 * _PRIOR_WEIGHT + total) / weight
-        variance = max((0.25 * _PRIOR_WEIGHT + squares - 2 * estimate * total + seen * estimate**2) / weight, 1e-4)
+        estimate, variance = _running_estimates(total, squares, seen)
         above.bet(score, expected, estimate, variance)
         below.bet(score, expected, estimate, variance)
         if max(above.log_wealth, below.log_wealth) >= bar:
@@ -186,3 +198,87 @@ def _survives(scores: Iterable[float], population: int, mean: float, bar: float)
         seen += 1
     left = population - seen
     return total <= population * mean + 1e-9 and total + left >= population * mean - 1e-9
+
+
+Sign = Literal["positive", "negative"]
+
+
+@dataclass(frozen=True, slots=True)
+class LiftState:
+    """Where a lift's sign stands after some pairs: decided or not, on how many of how many, and the mean so far."""
+
+    decision: Sign | None
+    seen: int
+    population: int
+    estimate: float | None
+
+
+class LiftTest:
+    """An anytime-valid test of the sign of a lift, fed paired differences one by one (at most ``population``).
+
+    A lift is a mean of per-case differences in [-1, 1] (memory minus its
+    control, or one agent minus another on the same case). Mapped to
+    ``(d + 1) / 2`` in [0, 1], "no lift" is a mean of 0.5, and two gamblers
+    like the score gate's bet against it, one on each sign. Unlike the gate,
+    the hypothesis is about the agents, not about this suite's realised
+    outcomes: once every pair is seen, two cases up and none down is a sign
+    of these outcomes but no evidence of a lift, and a finite-population test
+    would call it certain. So each bet is against a fixed 0.5, never the
+    mean left in the suite, and nothing is certain from counting.
+
+    Where no case's expected difference is above 0 (no lift, or a harm), the
+    "positive" gambler's wealth is a supermartingale whatever order the pairs
+    come in; the same for "negative" below. A call is wrong on either side
+    at a zero lift, so each gambler stops at ``2/alpha``: by Ville's
+    inequality a wrong sign comes at most ``alpha`` of the time, however
+    often the test is read. The gamblers only bet on the side the pairs seen
+    lean to, so drawing a suite whose differences sum to 0 without
+    replacement keeps that bound too (the pairs left then lean the other way).
+    """
+
+    def __init__(self, population: int, alpha: float = 0.05) -> None:
+        if population < 1 or not 0 < alpha < 1:
+            raise ValueError("a lift test needs at least one pair and alpha in (0, 1)")
+        self.population = population
+        self.alpha = alpha
+        self._total = 0.0  # of the mapped differences, in [0, 1]
+        self._squares = 0.0
+        self._seen = 0
+        self._positive = _Gambler(+1)
+        self._negative = _Gambler(-1)
+        self._state = LiftState(None, 0, population, None)
+
+    @property
+    def state(self) -> LiftState:
+        return self._state
+
+    def add(self, difference: float) -> LiftState:
+        """Take the next pair's difference (in [-1, 1]); the state after it. A decided sign stays decided."""
+        if not -1 <= difference <= 1 or self._seen >= self.population:
+            raise ValueError(f"a difference in [-1, 1], at most {self.population} of them (got {difference!r})")
+        mapped = (difference + 1) / 2
+        decision = self._state.decision
+        if decision is None:
+            estimate, variance = _running_estimates(self._total, self._squares, self._seen)
+            self._positive.bet(mapped, 0.5, estimate, variance)
+            self._negative.bet(mapped, 0.5, estimate, variance)
+            bar = math.log(2 / self.alpha)
+            if self._positive.log_wealth >= bar:
+                decision = "positive"
+            elif self._negative.log_wealth >= bar:
+                decision = "negative"
+        self._total += mapped
+        self._squares += mapped * mapped
+        self._seen += 1
+        lift = round((2 * self._total - self._seen) / self._seen, 6)
+        self._state = LiftState(decision, self._seen, self.population, lift)
+        return self._state
+
+
+def lift_sign(differences: Iterable[float], population: int, alpha: float = 0.05) -> LiftState:
+    """The lift test fed ``differences`` in order up to its first decision: where a finished run's pairs stand."""
+    test = LiftTest(population, alpha)
+    for difference in differences:
+        if test.add(difference).decision is not None:
+            break
+    return test.state
