@@ -75,29 +75,29 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    run = read_run_config(config)
-    config.stash[CONFIG_KEY] = run
+    run_config = read_run_config(config)
+    config.stash[CONFIG_KEY] = run_config
     config.stash[MALFORMED_KEY] = 0
     config.pluginmanager.register(MalformedCaseCounter(config), "recall-malformed-cases")
     declared = config.hook.pytest_recall_answer_kinds(config=config)
     config.stash[KNOWN_KINDS_KEY] = frozenset(BUILTIN_KINDS.union(kind for kinds in declared for kind in kinds))
     if not is_worker(config):
         # Decided once, on the controller; workers take the outcome from workerinput.
-        if run.command.argv:
+        if run_config.command.argv:
             check_suite_arguments(config)
-            check_command_starts(run.command.argv)
-            if run.isolation.mcp_servers:
-                check_mcp_agent(run.command.argv)
-        for judge_argv in {run.llm_judge.argv, *(judge.argv for judge in run.llm_judge.panel)} - {()}:
+            check_command_starts(run_config.command.argv)
+            if run_config.isolation.mcp_servers:
+                check_mcp_agent(run_config.command.argv)
+        for judge_argv in {run_config.llm_judge.argv, *(judge.argv for judge in run_config.llm_judge.panel)} - {()}:
             check_command_starts(judge_argv, "--recall-judge-cmd", "judge command")
-        check_sandbox(config, run)
-        recorder = Recorder(config, run)
+        check_sandbox(config, run_config)
+        recorder = Recorder(config, run_config)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
-        if run.command.argv:
+        if run_config.command.argv:
             config.stash[CONTROLLER_PLUGINS_KEY].append(RatePause(config))
-        if run.scale_out.stop == "decided":
+        if run_config.scale_out.stop == "decided":
             under_xdist = config.pluginmanager.hasplugin("xdist")
-            stop = StopGate(config, run.outputs.threshold, recorder.records, under_xdist=under_xdist)
+            stop = StopGate(config, run_config.outputs.threshold, recorder.records, under_xdist=under_xdist)
             config.stash[STOP_KEY] = stop.signal
             config.stash[CONTROLLER_PLUGINS_KEY].append(stop)
         if config.pluginmanager.hasplugin("xdist"):
@@ -107,8 +107,8 @@ def pytest_configure(config: pytest.Config) -> None:
         for plugin in config.stash[CONTROLLER_PLUGINS_KEY]:
             config.pluginmanager.register(plugin)
         register_progress(config, recorder)
-    open_run_log(config, run.outputs.log_path, run.scale_out.resume_path, handed(config, RESUME_INPUT))
-    if run.command.argv:
+    open_run_log(config, run_config.outputs.log_path, run_config.scale_out.resume_path, handed(config, RESUME_INPUT))
+    if run_config.command.argv:
         termination = TerminationSignals(forward_to_children=lambda: config.pluginmanager.has_plugin("dsession"))
         termination.install()
         config.pluginmanager.register(termination, "recall-termination-signals")
@@ -129,8 +129,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    run = config.stash[CONFIG_KEY]
-    resume_path, shard, argv = run.scale_out.resume_path, run.scale_out.shard, run.command.argv
+    run_config = config.stash[CONFIG_KEY]
+    resume_path, shard, argv = run_config.scale_out.resume_path, run_config.scale_out.shard, run_config.command.argv
     lines: list[str] = []
     if PREFLIGHT_NOTE_KEY in config.stash:
         lines.append(f"recall: {config.stash[PREFLIGHT_NOTE_KEY]}")
@@ -141,17 +141,17 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"recall: resuming from {where}: {found} scored case records")
     if shard is not None:
         lines.append(f"recall: shard {shard[0]} of {shard[1]}")
-    lines.extend(f"recall: {note}" for note in run.outputs.created_outside)
-    if run.isolation.home == "user" and argv:
-        lines.append(f"recall: {shared_home_warning(run.sandbox.mode == 'bwrap')}")
-    isolation = run.isolation
+    lines.extend(f"recall: {note}" for note in run_config.outputs.created_outside)
+    if run_config.isolation.home == "user" and argv:
+        lines.append(f"recall: {shared_home_warning(run_config.sandbox.mode == 'bwrap')}")
+    isolation = run_config.isolation
     stores = unscoped_store_lines(isolation.mcp_servers, home_per_case=isolation.home == "case", run_env=isolation.env)
     lines.extend(f"recall: {line}" for line in stores)
     if argv:
         lines.append(f"recall: {tracking_line(verbose=config.get_verbosity() > 0)}")
     if (advice := bare_cli_advice(argv)) is not None:
         lines.append(f"recall: {advice}")
-    for given, resolved in run.command.resolved_paths:
+    for given, resolved in run_config.command.resolved_paths:
         lines.append(f"recall: --recall-cmd names {given!r}; sessions run elsewhere, so it runs as {resolved}")
     return lines
 
@@ -180,10 +180,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """``--recall-shard``: keep this shard's share of whatever else selection left; ``--recall-scope=suite``
     and ``--recall-stop=decided``: order."""
     __tracebackhide__ = True
-    run = config.stash[CONFIG_KEY]
-    if order_seed(run) is not None:
+    run_config = config.stash[CONFIG_KEY]
+    if order_seed(run_config) is not None:
         items[:] = seeded_order(items)
-    shard, durations_path = run.scale_out.shard, run.scale_out.shard_durations_path
+    shard, durations_path = run_config.scale_out.shard, run_config.scale_out.shard_durations_path
     if shard is None:
         return
     durations = None
@@ -225,33 +225,33 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not case_items:
         return
     config = session.config
-    run = config.stash[CONFIG_KEY]
+    run_config = config.stash[CONFIG_KEY]
     if config.getoption("collectonly"):
         # Listing cases runs no agent, so it needs no command either; it says what a run would start.
-        _print_plan(config, run.outputs.estimate_from, case_items)
+        _print_plan(config, run_config.outputs.estimate_from, case_items)
         return
-    if not run.command.argv:
+    if not run_config.command.argv:
         if is_worker(config):
             # A worker cannot stop the run cleanly; each case errors with this line instead.
             return
         raise pytest.UsageError(NO_COMMAND)
     free = next((item for item in case_items if item.outline.answer_kind == KIND_FREE), None)
-    if free is not None and not run.llm_judge.on and not is_worker(config):
+    if free is not None and not run_config.llm_judge.on and not is_worker(config):
         # A worker cannot stop the run cleanly; each free case errors with this line instead (CaseItem.setup).
         raise pytest.UsageError(FREE_NEEDS_JUDGE.format(case=free.reportinfo()[2]))
     judge_only = [
         (str(item.reportinfo()[2]), item.outline.judge_only) for item in case_items if item.outline.judge_only
     ]
-    if judge_only and not run.llm_judge.on and not is_worker(config):
+    if judge_only and not run_config.llm_judge.on and not is_worker(config):
         # Refused, not run and dropped: their sessions would be spent for a score that leaves the benchmark's whole.
         raise pytest.UsageError(judge_only_refusal(judge_only))
-    sessions = session_settings(config, run, (item.path for item in case_items))
-    planned, concurrency = _planned_here(session, case_items, run.scale_out.concurrency)
+    sessions = session_settings(config, run_config, (item.path for item in case_items))
+    planned, concurrency = _planned_here(session, case_items, run_config.scale_out.concurrency)
     resume = config.stash.get(RESUME_KEY, None)
     shared_verdicts = handed(config, JUDGE_CACHE_INPUT)
     executor = CaseExecutor(
         config,
-        run,
+        run_config,
         sessions,
         concurrency=concurrency,
         resume=resume,
@@ -312,10 +312,10 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
 
 @pytest.hookimpl(trylast=True)
 def pytest_recall_judge(stdout: str, expected: dict[str, Any], config: pytest.Config) -> dict[str, Any]:
-    run = config.stash.get(CONFIG_KEY, None)
-    if run is not None and run.outputs.answer_judge == "contains":
+    run_config = config.stash.get(CONFIG_KEY, None)
+    if run_config is not None and run_config.outputs.answer_judge == "contains":
         return score_contains(stdout, expected)
-    if run is not None and run.outputs.answer_judge == "evidence":
+    if run_config is not None and run_config.outputs.answer_judge == "evidence":
         return score_evidence(stdout, expected)
     return judge_answer(stdout, expected)
 

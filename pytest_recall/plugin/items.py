@@ -205,8 +205,8 @@ def case_items(
     on_disk: Mapping[str, str] | None = None,
 ) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked."""
-    run = parent.config.stash[CONFIG_KEY]
-    epochs, control = run.scale_out.epochs, run.scale_out.control
+    run_config = parent.config.stash[CONFIG_KEY]
+    epochs, control = run_config.scale_out.epochs, run_config.scale_out.control
     for epoch in range(1, epochs + 1):
         yield CaseItem.from_parent(
             parent, name=item_name(epoch, epochs, False), outline=outline, loader=loader, epoch=epoch, on_disk=on_disk

@@ -134,15 +134,15 @@ class WorkerHandoff:
         self._judge_cache: SharedVerdicts | None = None
 
     def pytest_configure_node(self, node: Any) -> None:
-        run = self.config.stash[CONFIG_KEY]
+        run_config = self.config.stash[CONFIG_KEY]
         index = self.resume()
         same_host = bool(getattr(getattr(node.gateway, "spec", None), "popen", False))
         node.workerinput[RESUME_INPUT] = index.handoff(same_host=same_host) if index is not None else None
-        node.workerinput[SHARD_INPUT] = run.scale_out.shard
-        node.workerinput[TRANSCRIPTS_INPUT] = run.outputs.transcripts
+        node.workerinput[SHARD_INPUT] = run_config.scale_out.shard
+        node.workerinput[TRANSCRIPTS_INPUT] = run_config.outputs.transcripts
         if self._batch() is not None:
             node.workerinput[BATCH_INPUT] = self._batch()
-        if run.llm_judge.on and same_host:
+        if run_config.llm_judge.on and same_host:
             # A worker on another host cannot see this folder; it keeps a cache of its own.
             node.workerinput[JUDGE_CACHE_INPUT] = self._shared_verdicts().handoff()
 

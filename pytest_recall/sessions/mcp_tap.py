@@ -55,10 +55,9 @@ _CHUNK = 65536
 class Recorder:
     """Pairs requests with their answers and appends what it sees to the log, one line an event."""
 
-    def __init__(self, log: IO[str], server: str, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, log: IO[str], server: str) -> None:
         self._log = log
         self._server = server
-        self._clock = clock
         self._lock = threading.Lock()
         # Request id (as JSON text, so 1 and "1" stay apart) -> (method, tool, argument bytes, start time).
         self._pending: dict[str, tuple[str, str | None, int, float]] = {}
