@@ -198,3 +198,10 @@ def test_compare_of_two_real_runs_says_which_is_better_and_when_or_undecided(rec
 def _compare(base: Path, new: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest_recall.cli", "compare", str(base), str(new)]
     return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_stop_gate_names_a_cases_two_items_as_the_items_do() -> None:
+    # stop.py cannot import them (items -> executor -> stop), so it spells them out; they must agree.
+    from pytest_recall.plugin import items, stop
+
+    assert (stop._MAIN_RUN, stop._CONTROL_RUN) == (items.RUN_NAME, items.CONTROL_NAME)

@@ -45,6 +45,8 @@ STOP_NEEDS_SCORE_GATE = (
     "--recall-stop=decided needs --recall-gate=score: the 'cases' gate fails on any single failed case, "
     "which only running every case can rule out"
 )
+# items.RUN_NAME and items.CONTROL_NAME, the two items of a case; not imported, since items imports the
+# executor, which imports this module.
 _MAIN_RUN = "recall"
 _CONTROL_RUN = "control"
 
