@@ -136,11 +136,14 @@ def test_an_ingest_step_that_fails_scores_the_group_0_as_the_agents_failure(
 
 
 def test_the_group_waits_for_a_retried_ingest(recall_suite: Any, agent_tmp: Path) -> None:
+    """The plain case is deselected: its first step is told too, and run beside the group it could be the one
+    that fails once (seen in CI), leaving the ingest nothing to retry."""
     marker = recall_suite.pytester.path / "failed-once"
-    retry = ("--recall-retries=1", "--recall-retry-delay=0.5", "--recall-concurrency=4")
+    retry = ("--recall-retries=1", "--recall-retry-delay=0.5", "--recall-concurrency=4", "-k", "grp")
     result, records = group_run(recall_suite, agent_tmp, "fail-once", str(marker), args=retry)
     assert marker.exists()
-    for name in (*QUESTIONS, "plain"):
+    assert "plain" not in records
+    for name in QUESTIONS:
         assert (records[name]["error"], records[name]["outcome"]) == (None, "correct"), records[name]
     assert sorted(records[name]["attempts"] for name in QUESTIONS) == [1, 1, 2]
     assert result.ret == pytest.ExitCode.OK
