@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -207,3 +208,52 @@ def test_a_control_ini_value_that_is_no_boolean_is_a_one_line_usage_error(recall
     result = recall_suite.run()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: recall_control in your pytest configuration must be true or false: *'maybe'"])
+
+
+def test_epochs_from_an_earlier_report_repeat_only_the_cases_it_found_unstable(
+    recall_suite: Any, counter_dir: Path
+) -> None:
+    """alpha remembers on odd runs (unstable across two epochs), beta never does (stable): with the baseline's
+    choice, beta runs once and alpha three times, and the score is the mean of each case's own mean."""
+    add_odd_run_cases(recall_suite, ("alpha",))
+    recall_suite.add("beta", ["case beta hello", "case beta recall"])
+    odd_runs = recall_suite.agent("odd_runs")
+    recall_suite.run("--recall-epochs=2", command=odd_runs).assert_outcomes(passed=1, failed=3)
+    baseline = recall_suite.pytester.path / "baseline.json"
+    baseline.write_bytes(recall_suite.report_path.read_bytes())
+
+    result = recall_suite.run("--recall-epochs=3", f"--recall-epochs-from={baseline}", "-v", command=odd_runs)
+
+    result.stdout.fnmatch_lines(["*suite/beta::recall[[]epoch1[]] FAILED*"])
+    result.stdout.no_fnmatch_line("*suite/beta::recall[[]epoch2[]]*")
+    result.assert_outcomes(passed=2, failed=2)
+    report = recall_suite.report()
+    runs = {case["id"]: case["k"] for case in report["per_case"]}
+    assert runs == {"alpha": 3, "beta": 1} and report["epochs"] == 3
+    assert report["score"] == pytest.approx((2 / 3 + 0) / 2, abs=1e-3)
+    assert (counter_dir / "alpha.count").read_text() == "5"
+    chosen = report["protocol"]["run"]["epochs_from"]
+    assert chosen == {"report_sha256": hashlib.sha256(baseline.read_bytes()).hexdigest(), "settled": 1}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--recall-epochs=3", "--recall-epochs-from=missing.json"),
+            "*--recall-epochs-from: cannot read *missing.json: No such file or directory",
+        ),
+        (
+            ("--recall-epochs-from=missing.json",),
+            "*--recall-epochs-from chooses which cases repeat: give --recall-epochs=N*",
+        ),
+    ],
+    ids=["missing-report", "one-epoch"],
+)
+def test_epochs_from_refuses_what_it_cannot_use_in_one_line(
+    recall_suite: Any, args: tuple[str, ...], message: str
+) -> None:
+    recall_suite.add("alpha", list(REMEMBERS))
+    result = recall_suite.run(*args)
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR

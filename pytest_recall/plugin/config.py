@@ -45,6 +45,9 @@ class ScaleOut:
 
     concurrency: int = 1
     epochs: int = 1
+    # --recall-epochs-from: the earlier report, and the (suite, case id) pairs its epochs found stable, run once.
+    epochs_from: Path | None = None
+    settled: frozenset[tuple[str, str]] = frozenset()
     control: bool = False
     retries: int = 0
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
@@ -105,6 +108,7 @@ class RunConfig:
             outputs.log_path,
             scale_out.resume_path,
             scale_out.shard_durations_path,
+            scale_out.epochs_from,
             outputs.estimate_from,
         ):
             if path is not None:

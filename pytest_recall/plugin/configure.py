@@ -214,9 +214,13 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
     durations = read.path("recall_shard_durations")
     if durations is not None and not durations.is_file():
         raise pytest.UsageError(f"--recall-shard-durations: {durations} is not a file; give a report or run log")
+    epochs = read.whole("recall_epochs", minimum=1)
+    epochs_from = read.path("recall_epochs_from")
     return ScaleOut(
         concurrency=read.whole("recall_concurrency", minimum=1),
-        epochs=read.whole("recall_epochs", minimum=1),
+        epochs=epochs,
+        epochs_from=epochs_from,
+        settled=_settled_cases(epochs_from, epochs),
         control=read.switch("recall_control"),
         retries=read.whole("recall_retries", minimum=0),
         retry_delay_s=read.seconds("recall_retry_delay", zero_ok=True),
@@ -226,6 +230,24 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
         resume_path=read.path("recall_resume"),
         stop=read.choice("recall_stop"),
     )
+
+
+def _settled_cases(path: Path | None, epochs: int) -> frozenset[tuple[str, str]]:
+    """The cases an earlier report's epochs found stable, which this run's --recall-epochs then leaves at one."""
+    __tracebackhide__ = True
+    if path is None:
+        return frozenset()
+    if epochs < 2:
+        raise pytest.UsageError("--recall-epochs-from chooses which cases repeat: give --recall-epochs=N above 1 too")
+    from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting.epoch_selection import settled_cases
+
+    try:
+        return settled_cases(load_report(path))
+    except OSError as exc:
+        raise pytest.UsageError(f"--recall-epochs-from: cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise pytest.UsageError(f"--recall-epochs-from: {exc}; give the report of an earlier run") from None
 
 
 def _shard(read: OptionReader) -> tuple[int, int] | None:

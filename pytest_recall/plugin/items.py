@@ -204,15 +204,17 @@ def case_items(
     *,
     on_disk: Mapping[str, str] | None = None,
 ) -> Iterator[CaseItem]:
-    """Every run of a case: one item per epoch, then its control when asked."""
-    run_config = parent.config.stash[CONFIG_KEY]
-    epochs, control = run_config.scale_out.epochs, run_config.scale_out.control
-    for epoch in range(1, epochs + 1):
+    """Every run of a case: one item per epoch, then its control when asked. A case an earlier report found
+    stable (--recall-epochs-from) runs once, named as the first of its epochs."""
+    scale_out = parent.config.stash[CONFIG_KEY].scale_out
+    epochs, control = scale_out.epochs, scale_out.control
+    runs = 1 if (outline.suite, outline.case_id) in scale_out.settled else epochs
+    for epoch in range(1, runs + 1):
         yield CaseItem.from_parent(
             parent, name=item_name(epoch, epochs, False), outline=outline, loader=loader, epoch=epoch, on_disk=on_disk
         )
     if control:
-        for epoch in range(1, epochs + 1):
+        for epoch in range(1, runs + 1):
             yield CaseItem.from_parent(
                 parent,
                 name=item_name(epoch, epochs, True),

@@ -188,6 +188,13 @@ RUN_OPTIONS = (
         metavar="N",
     ),
     Option(
+        "recall_epochs_from",
+        "A report of an earlier run with epochs: a case it ran at least twice with one score every time runs "
+        "once here, every other case --recall-epochs times. Chosen from the earlier run, never from this one's "
+        "outcomes, so the score stays unbiased (docs/report.md).",
+        metavar="PATH",
+    ),
+    Option(
         "recall_control",
         "Also run, for each case, its last step alone in a fresh scope: the no-memory control. The report gives the "
         "control score and the memory lift over it; control items pass whatever they score.",

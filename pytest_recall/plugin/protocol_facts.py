@@ -88,6 +88,7 @@ class ProtocolFacts:
             agent=self.agent,
             run={
                 "epochs": scale_out.epochs,
+                "epochs_from": _epochs_from(scale_out.epochs_from, scale_out.settled),
                 "control": scale_out.control,
                 "sandbox": mode["sandbox"],
                 "sandbox_net": mode["sandbox_net"],
@@ -209,3 +210,10 @@ def _files_sha256(argv: tuple[str, ...], here: Path) -> dict[str, str]:
             # What each verdict's prompt_sha256 is, by question type (see agents/prompt_file.py).
             hashes.update({f"prompt:{name}": digest for name, digest in builtin_prompts_sha256().items()})
     return hashes
+
+
+def _epochs_from(path: Path | None, settled: frozenset[tuple[str, str]]) -> dict[str, Any] | None:
+    """Which earlier report chose the cases run once (by its bytes' hash, not its path), and how many it chose."""
+    if path is None:
+        return None
+    return {"report_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "settled": len(settled)}

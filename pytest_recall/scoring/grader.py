@@ -10,10 +10,17 @@ mean over scored records; a record without a score (an agent that could not
 start, a case without gold) counts in ``n_total`` and ``n_skipped_no_gold``
 but never in the score. ``n_errors`` says how many of those were errors.
 Control records (no-memory baselines) are left out of the main verdict.
+
+Each case weighs the same whatever its number of runs: a record weighs one
+over its case's records. When every case ran equally often (the usual
+epochs) that is exactly the mean over records; when an earlier report chose
+which cases repeat (``--recall-epochs-from``), a repeated case does not
+weigh more than one run once, and the score stays the mean of case means.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,22 +44,33 @@ def _latency_ms(durations: list[float]) -> tuple[float, float, float]:
     return median, p95, round(sum(ordered) * 1000, 1)
 
 
-def _by_category(scored: list[CaseSummary]) -> dict[str, float]:
-    totals: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    for record in scored:
-        category = record.category
-        if category:
-            totals[category] = totals.get(category, 0.0) + float(record.score)
-            counts[category] = counts.get(category, 0) + 1
-    return {category: round(totals[category] / counts[category], 3) for category in counts}
+def case_weights(counted: Sequence[CaseSummary]) -> list[float]:
+    """One over the number of runs of each record's case (by suite and id): every case weighs one in all.
+    A record without an id is a case of its own."""
+    keys = [(r.suite, r.id) if r.id is not None else (None, f"#{index}") for index, r in enumerate(counted)]
+    runs = Counter(keys)
+    return [1.0 / runs[key] for key in keys]
+
+
+def _weighted_mean(pairs: list[tuple[float, float]]) -> float:
+    total = sum(weight for weight, _score in pairs)
+    return sum(weight * score for weight, score in pairs) / total if total else 0.0
+
+
+def _by_category(scored: list[tuple[float, CaseSummary]]) -> dict[str, float]:
+    pairs: dict[str, list[tuple[float, float]]] = {}
+    for weight, record in scored:
+        if record.category:
+            pairs.setdefault(record.category, []).append((weight, float(record.score)))
+    return {category: round(_weighted_mean(found), 3) for category, found in pairs.items()}
 
 
 def aggregate(summaries: Sequence[CaseSummary], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
     """Fold case runs into the run verdict."""
     counted = main_records(summaries)
-    scored = [r for r in counted if r.score is not None]
-    mean = sum(float(r.score) for r in scored) / len(scored) if scored else 0.0
+    weighted = [(w, r) for w, r in zip(case_weights(counted), counted, strict=True) if r.score is not None]
+    scored = [r for _w, r in weighted]
+    mean = _weighted_mean([(w, float(r.score)) for w, r in weighted])
     median, p95, total = _latency_ms([float(r.duration_s) for r in counted if r.duration_s is not None])
     costs = [float(r.cost_usd) for r in counted if r.cost_usd is not None]
     return {
@@ -64,7 +82,7 @@ def aggregate(summaries: Sequence[CaseSummary], threshold: float = DEFAULT_THRES
         "n_skipped_no_gold": len(counted) - len(scored),
         "n_errors": sum(1 for r in counted if r.error),
         "threshold": threshold,
-        "by_category": _by_category(scored),
+        "by_category": _by_category(weighted),
         "latency_ms_median": median,
         "latency_ms_p95": p95,
         "latency_ms_total": total,
