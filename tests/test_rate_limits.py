@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_recall.agents.adapters.common import rate_limit_in
 from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT
+from pytest_recall.sessions.rate_limits import MAX_BACKOFF_S, HostPause
 from pytest_recall.testing.fake_model import FakeModelServer, RateLimitStretch
 
 CASES = 24
@@ -62,3 +65,10 @@ def test_a_429_stretch_mid_run_pauses_every_worker_and_every_case_still_scores(
     assert limit.refused <= WORKERS * CONCURRENCY
     result.stdout.fnmatch_lines(["*rate limits: the model refused * new sessions on this host were paused*"])
     assert RATE_LIMITED_EXIT == 75
+
+
+def test_a_claimed_retry_after_is_held_to_the_backoff_cap(tmp_path: Path) -> None:
+    # The wait comes from what the step's agent printed: a year of it must not hold every session of the run.
+    until = HostPause(tmp_path).extend(retry_after=365 * 24 * 3600, refusals=1)
+    assert until - time.time() <= MAX_BACKOFF_S * 1.5
+    assert HostPause(tmp_path).state()["paused_s"] <= MAX_BACKOFF_S * 1.5

@@ -57,10 +57,12 @@ class HostPause:
         The wait is the model's Retry-After or the backoff for this many
         refusals, whichever is longer, with up to half again of jitter, so
         cases retried together do not come back at the same instant. A pause
-        already longer stands.
+        already longer stands. The Retry-After is what the step's agent
+        printed, so it is held to the backoff's cap: a claimed hour (or a
+        year) must not hold every session of the run for that long.
         """
         backoff = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2.0 ** max(0, refusals - 1))
-        wait = max(retry_after, backoff) * (1 + random.random() / 2)
+        wait = max(min(retry_after, MAX_BACKOFF_S), backoff) * (1 + random.random() / 2)
         with open(self.path.with_suffix(".lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             state = self.state()
