@@ -136,6 +136,7 @@ def test_an_agent_failure_stops_its_case_and_is_reported_as_no_memory_result(rec
         "unknown": 0,
         "agent_failed": 3,
         "timed_out": 0,
+        "rate_limited": 0,
         "error": 0,
     }
     result.stdout.fnmatch_lines(

@@ -23,6 +23,7 @@ from pytest_recall.cases.live_protocol import READINESS_FIELDS
 from pytest_recall.reporting import DEFAULT_TRANSCRIPTS, Gate, TranscriptMode
 from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudgeName
 from pytest_recall.sessions import (
+    DEFAULT_RATE_LIMIT_ATTEMPTS,
     AgentCommand,
     Isolation,
     LiveSettings,
@@ -51,6 +52,8 @@ class ScaleOut:
     control: bool = False
     retries: int = 0
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
+    # Runs of a case the model refuses for a rate limit before it ends as ``rate_limited``.
+    rate_limit_attempts: int = DEFAULT_RATE_LIMIT_ATTEMPTS
     # No case starts once this process's reported spend (every attempt's) reaches it; None is no limit.
     max_cost_usd: float | None = None
     shard: tuple[int, int] | None = None

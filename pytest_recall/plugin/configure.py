@@ -224,6 +224,7 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
         control=read.switch("recall_control"),
         retries=read.whole("recall_retries", minimum=0),
         retry_delay_s=read.seconds("recall_retry_delay", zero_ok=True),
+        rate_limit_attempts=read.whole("recall_rate_limit_attempts", minimum=1),
         max_cost_usd=read.dollars("recall_max_cost"),
         shard=_shard(read),
         shard_durations_path=durations,

@@ -21,14 +21,13 @@ import pytest
 
 from pytest_recall.cases.model import Case, CaseError
 from pytest_recall.cases.runs import CaseRun
-from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.config import RunConfig, ScaleOut
 from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
 from pytest_recall.plugin.stop import StopSignal
 from pytest_recall.reporting import CaseRecord
 from pytest_recall.scoring import TaskJudgeFailure, Verdict, case_verdict
 from pytest_recall.sessions import (
-    MAX_RATE_LIMITED_ATTEMPTS,
     CasePool,
     Flow,
     GroupIngests,
@@ -192,7 +191,7 @@ class CaseExecutor:
             )
             return flow if pause is None else pause.paced(flow)
 
-        flow = retrying(attempt, self.spread.retries, self.spread.retry_delay_s, pause)
+        flow = retrying(attempt, self.spread, pause)
         # No judge command: the flow as it is, with no extra generator frame on every step's yield.
         self.pool.submit(item.nodeid, flow if self.judging is None else judged_flow(flow, self.judging))
 
@@ -272,33 +271,36 @@ def agent_failed(run: CaseRun) -> bool:
     return run.error is not None or any(step.result.failed for step in run.steps)
 
 
-def retrying(attempt: Callable[[], Flow], retries: int, delay_s: float, pause: HostPause | None = None) -> Flow:
-    """Run a case; after an agent failure run it again from step 1, up to ``retries`` more times.
+def retrying(attempt: Callable[[], Flow], spread: ScaleOut, pause: HostPause | None = None) -> Flow:
+    """Run a case; after an agent failure run it again from step 1, up to ``spread.retries`` more times.
 
     Each attempt is a new :func:`case_flow`, so a fresh scope and HOME. Between
-    attempts the case yields a :class:`Pause` of ``delay_s``, doubling each
-    time: the pool keeps every other case in flight running meanwhile. A run
-    the model refused for a rate limit is no agent failure: it pauses every
-    session start on the host (``pause``) and runs again, outside ``retries``.
+    attempts the case yields a :class:`Pause` of ``spread.retry_delay_s``,
+    doubling each time: the pool keeps every other case in flight running
+    meanwhile. A run the model refused for a rate limit is no agent failure:
+    it pauses every session start on the host (``pause``) and runs again,
+    outside ``retries``, until ``spread.rate_limit_attempts`` runs were
+    refused; the last refused run is then the case's (``rate_limited``), as
+    another ordinary retry would only meet the same limit. That refusal
+    pauses the host too: the next case would meet the limit as well.
     """
     number = refusals = 1
     earlier: list[float] = []
     while True:
         run = yield from attempt()
-        wait = rate_limit_wait(run) if pause is not None else None
-        if wait is not None and refusals <= MAX_RATE_LIMITED_ATTEMPTS:
-            assert pause is not None
+        wait = rate_limit_wait(run)
+        until = pause.extend(wait, refusals) if pause is not None and wait is not None else None
+        if until is not None and refusals < spread.rate_limit_attempts:
             earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
-            until = pause.extend(wait, refusals)
             yield Pause(time.monotonic() + max(0.0, until - time.time()))
             refusals += 1
             continue
-        if number > retries or not agent_failed(run):
+        if until is not None or number > spread.retries or not agent_failed(run):
             spent = sum(earlier) if earlier else None
             runs = number + refusals - 1
             return replace(run, attempts=runs, earlier_cost_usd=spent) if runs > 1 else run
         earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
-        yield Pause(time.monotonic() + delay_s * 2 ** (number - 1))
+        yield Pause(time.monotonic() + spread.retry_delay_s * 2 ** (number - 1))
         number += 1
 
 

@@ -28,6 +28,7 @@ from pytest_recall.reporting import (
     fold_repeated_stderr,
     judge_run_properties,
     property_text,
+    rate_limit_lines,
     stop_line,
 )
 
@@ -67,6 +68,7 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("recall_n_total", report.get("n_total")),
         ("recall_threshold", report.get("threshold")),
         ("recall_stop", stop_line(report)),
+        ("recall_rate_limits", "; ".join(rate_limit_lines(report)) or None),
     ]
     for category, score in sorted((report.get("by_category") or {}).items()):
         properties.append((f"recall_category_{category}", score))

@@ -32,6 +32,7 @@ from pytest_recall.sessions import (
     DEFAULT_GRACE_S,
     DEFAULT_JUDGE_TIMEOUT_S,
     DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_RATE_LIMIT_ATTEMPTS,
     DEFAULT_TIMEOUT_S,
     HomeMode,
     Network,
@@ -453,6 +454,14 @@ SCALE_OUT_OPTIONS = (
         f"{DEFAULT_RETRY_DELAY_S:g}; 0 retries at once). Other cases in flight keep running meanwhile.",
         str(DEFAULT_RETRY_DELAY_S),
         metavar="SECONDS",
+    ),
+    Option(
+        "recall_rate_limit_attempts",
+        "How many times a case runs while the model refuses it for a rate limit (the run pausing new sessions "
+        f"between runs; default {DEFAULT_RATE_LIMIT_ATTEMPTS}). A case still refused then ends as 'rate_limited': "
+        "scored 0, and named apart from forgetting.",
+        str(DEFAULT_RATE_LIMIT_ATTEMPTS),
+        metavar="N",
     ),
     Option(
         "recall_max_cost",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.xdist_handoff import PAUSE_FOLDER_INPUT
 from pytest_recall.sessions import HostPause, made_folder
 
@@ -37,7 +38,13 @@ class RatePause:
     def pytest_recall_modify_report(self, report: dict[str, Any], config: pytest.Config) -> None:
         state = HostPause(self.folder).state()
         if state.get("refusals"):
-            report["rate_limits"] = {"n_refused": int(state["refusals"]), "paused_s": round(state["paused_s"], 1)}
+            report["rate_limits"] = {
+                "n_refused": int(state["refusals"]),
+                "paused_s": round(state["paused_s"], 1),
+                # The runs (not the control) still refused when their budget of attempts was spent.
+                "n_rate_limited": int((report.get("by_outcome") or {}).get("rate_limited", 0)),
+                "attempts": config.stash[CONFIG_KEY].scale_out.rate_limit_attempts,
+            }
 
 
 def pause_folder(config: pytest.Config, handed_folder: str | None) -> Path:

@@ -31,7 +31,14 @@ from pytest_recall.reporting.shard import (
     shard_members,
 )
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of, summary_of_row
-from pytest_recall.reporting.summary import error_lines, format_summary, shared_home_warning, stop_line, warning_lines
+from pytest_recall.reporting.summary import (
+    error_lines,
+    format_summary,
+    rate_limit_lines,
+    shared_home_warning,
+    stop_line,
+    warning_lines,
+)
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode, transcripts_view
 
 __all__ = [
@@ -65,6 +72,7 @@ __all__ = [
     "parse_line",
     "parse_shard",
     "property_text",
+    "rate_limit_lines",
     "record_problem",
     "report_of_rows",
     "report_order",

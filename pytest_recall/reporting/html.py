@@ -45,6 +45,7 @@ from pytest_recall.reporting.summary import (
     benchmark_lines,
     counted,
     memory_lines,
+    rate_limit_lines,
     run_unit,
     stop_line,
 )
@@ -172,6 +173,7 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
         _threshold_sentence(passed, score, threshold),
         *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
         stop_line(report),
+        *rate_limit_lines(report),
     ]
     gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
     tiles = [

@@ -17,12 +17,7 @@ def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) 
     lines += _trust_lines(report)
     if (stopped := stop_line(report)) is not None:
         lines.append(f"  {stopped}")
-    limits = report.get("rate_limits")
-    if limits:
-        lines.append(
-            f"  rate limits: the model refused {counted(int(limits['n_refused']), 'session')}; new sessions on "
-            f"this host were paused {limits['paused_s']:.1f}s in all, and those cases ran again from step 1"
-        )
+    lines += [f"  {line}" for line in rate_limit_lines(report)]
     if report.get("false_abstention_rate"):
         lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
     lines += benchmark_lines(summaries, (report.get("run_mode") or {}).get("answer_judge", "answer"))
@@ -220,6 +215,26 @@ def _what_stopped(reason: str) -> str:
 
 def _interval_brackets(interval: Mapping[str, Any] | None) -> str:
     return f"[{interval['low']:.3f}, {interval['high']:.3f}]" if interval else ""
+
+
+def rate_limit_lines(report: Mapping[str, Any]) -> list[str]:
+    """The model's rate limits: the refusals and the time paused, and the cases the retry budget did not see
+    through, which score 0 but must never read as forgetting; none without a refusal."""
+    limits = report.get("rate_limits")
+    if not limits:
+        return []
+    # With a budget of one attempt (--recall-rate-limit-attempts=1) no refused case runs again.
+    again = ", and those cases ran again from step 1" if limits.get("attempts", 2) > 1 else ""
+    lines = [
+        f"rate limits: the model refused {counted(int(limits['n_refused']), 'session')}; new sessions on "
+        f"this host were paused {limits['paused_s']:.1f}s in all{again}"
+    ]
+    if limits.get("n_rate_limited"):
+        lines.append(
+            f"{counted(int(limits['n_rate_limited']), 'case')} rate limited past the retry budget "
+            f"({counted(int(limits['attempts']), 'attempt')}): scored 0, not forgetting"
+        )
+    return lines
 
 
 def stop_line(report: Mapping[str, Any]) -> str | None:

@@ -20,7 +20,7 @@ from pytest_recall.scoring.verdict import Verdict, scored_a_pass
 
 JUDGE_ERROR_PREFIX = "judge error: "
 # A step that failed is the agent's failure, whatever any judge would say of what it printed.
-_AGENT_FAILED = frozenset({"agent_failed", "timed_out"})
+_AGENT_FAILED = frozenset({"agent_failed", "timed_out", "rate_limited"})
 
 
 def settle(verdict: Verdict, judgement: LlmJudgement | None) -> Verdict:

@@ -14,19 +14,25 @@ The rules, first match wins:
    harness could not handle plainly (a tree too deep to walk, a FIFO as its
    cost file, its workdir swapped for a link): 0, an agent failure with the
    reason, never an error, which would take the case out of the score;
-3. a step that timed out, was killed or failed before the last: 0, since the
+3. a step the model refused for a rate limit in the case's last attempt
+   (the retry budget spent): 0, as a case with no answer, named
+   ``rate_limited`` so that it never reads as forgetting; whatever the step
+   printed is not judged, so claiming a rate limit never scores above a
+   wrong answer;
+4. a step that timed out, was killed or failed before the last: 0, since the
    later sessions could not recall what an unfinished one never stored;
-4. a trap task's own judge, when the task ships one; a judge that fails
+5. a trap task's own judge, when the task ships one; a judge that fails
    gives no score, as the agent is not to blame;
-5. the last step's exit code and silence, then the answer kind's judge;
-6. a control item scores like any other but never fails: it measures what
+6. the last step's exit code and silence, then the answer kind's judge;
+7. a control item scores like any other but never fails: it measures what
    the agent knows without memory.
 
 Every verdict also names its *outcome*, so that no agent failure is ever read
 as forgetting: ``correct``, ``partial``, ``wrong``, ``unknown`` (the agent said
 UNKNOWN or printed nothing), ``agent_failed`` (a step exited non-zero or died
-by a signal), ``timed_out``, or ``error`` (it could not start, or a trap task's
-judge failed). The score stays exactly what the seed's judge gives: an agent
+by a signal), ``timed_out``, ``rate_limited`` (the model still refused it
+when the retry budget was spent), or ``error`` (it could not start, or a trap
+task's judge failed). The score stays exactly what the seed's judge gives: an agent
 failure still scores 0.
 """
 
@@ -45,9 +51,9 @@ from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_answer, judge
 AnswerScorer = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
 TASK_JUDGE_NAME = "judge.py"
-OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out", "error")
+OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out", "rate_limited", "error")
 # The outcomes that say nothing about memory: the agent or the harness did not get to an answer.
-FAILURE_OUTCOMES = frozenset({"agent_failed", "timed_out", "error"})
+FAILURE_OUTCOMES = frozenset({"agent_failed", "timed_out", "rate_limited", "error"})
 
 
 def scored_a_pass(score: Any, error: Any = None) -> bool:
@@ -92,6 +98,14 @@ def decide(
         return Verdict(
             0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="agent_failed"
         )
+    if (refused := _rate_limited_step(run)) is not None:
+        reason = (
+            f"the model still refused step {refused} for a rate limit on attempt {run.attempts}, the last of the "
+            "retry budget: scored 0, not forgetting"
+        )
+        return Verdict(
+            0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="rate_limited"
+        )
     # An exit status the case counts as ending well (ok_exit_codes) is judged as 0.
     outcomes = [
         (0 if result.exit_code in result.ok_exit_codes else result.exit_code, result.signal, result.timed_out)
@@ -119,6 +133,12 @@ def decide(
         # No earlier step kept any memory: the reason says where it went instead (sessions/lost_memory.py).
         why = f"{why}; {run.memory_hint}" if why else run.memory_hint
     return Verdict(score, why, MappingProxyType(details), control=run.control, outcome=outcome)
+
+
+def _rate_limited_step(run: CaseRun) -> int | None:
+    """The number of the step that ended the run because the model refused it for a rate limit, else None."""
+    failed = next((step for step in run.steps if step.result.failed), None)
+    return failed.number if failed is not None and failed.result.rate_limit_wait() is not None else None
 
 
 def _outcome(run: CaseRun, score: Any, stdout: str) -> str:

@@ -21,7 +21,7 @@ from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, Judge,
 from pytest_recall.sessions.llm_judging import LlmJudgeSettings, LlmJudging, judged_flow
 from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
-from pytest_recall.sessions.rate_limits import MAX_RATE_LIMITED_ATTEMPTS, HostPause, rate_limit_wait
+from pytest_recall.sessions.rate_limits import DEFAULT_RATE_LIMIT_ATTEMPTS, HostPause, rate_limit_wait
 from pytest_recall.sessions.rooms import (
     HomeCopy,
     HomeMode,
@@ -60,8 +60,8 @@ __all__ = [
     "DEFAULT_GRACE_S",
     "DEFAULT_JUDGE_TIMEOUT_S",
     "DEFAULT_MAX_OUTPUT_BYTES",
+    "DEFAULT_RATE_LIMIT_ATTEMPTS",
     "DEFAULT_TIMEOUT_S",
-    "MAX_RATE_LIMITED_ATTEMPTS",
     "AgentCommand",
     "AgentStartError",
     "CasePool",

@@ -8,7 +8,9 @@ xdist worker) reads before it starts a session: a small JSON file, changed
 under an exclusive ``flock``. The pause honours the model's Retry-After and
 backs off exponentially with jitter as refusals repeat; the case is retried
 from its first step in a fresh memory and never counts as the agent's
-failure. The file also keeps the time paused, for the summary.
+failure. A case still refused when its budget of attempts is spent ends as
+``rate_limited``: scored 0, like any case that gave no answer, but named
+apart from forgetting. The file also keeps the time paused, for the summary.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from pytest_recall.sessions.session import SessionSpec
 # The first pause when the model named no wait, doubling with each refusal in a row, up to the cap.
 FIRST_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 120.0
-# How many times one case is retried for rate limits before it ends as the failure it reports.
-MAX_RATE_LIMITED_ATTEMPTS = 12
+# How many times one case runs while the model refuses it for a rate limit (--recall-rate-limit-attempts).
+DEFAULT_RATE_LIMIT_ATTEMPTS = 12
 PAUSE_FILE = "rate-limit-pause.json"
 
 
@@ -57,10 +59,12 @@ class HostPause:
         The wait is the model's Retry-After or the backoff for this many
         refusals, whichever is longer, with up to half again of jitter, so
         cases retried together do not come back at the same instant. A pause
-        already longer stands.
+        already longer stands. The Retry-After is what the step's agent
+        printed, so it is held to the backoff's cap: a claimed hour (or a
+        year) must not hold every session of the run for that long.
         """
         backoff = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2.0 ** max(0, refusals - 1))
-        wait = max(retry_after, backoff) * (1 + random.random() / 2)
+        wait = max(min(retry_after, MAX_BACKOFF_S), backoff) * (1 + random.random() / 2)
         with open(self.path.with_suffix(".lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             state = self.state()

@@ -114,12 +114,16 @@ class RateLimitStretch:
     """A provider's rate limit: after ``after`` model requests, every request gets HTTP 429 for ``seconds``.
 
     Each refused request is counted, so a test can hold a harness's backoff
-    to how many attempts reached the model while it was limited.
+    to how many attempts reached the model while it was limited. The
+    Retry-After it names is the stretch's time left, or ``retry_after`` when
+    given: a provider whose quota is spent for hours still names its
+    per-minute window, and a harness must give up on it in time.
     """
 
-    def __init__(self, after: int, seconds: float) -> None:
+    def __init__(self, after: int, seconds: float, retry_after: float | None = None) -> None:
         self.after = after
         self.seconds = seconds
+        self.named_wait = retry_after
         self.requests = 0
         self.refused = 0
         self._ends: float | None = None
@@ -135,7 +139,7 @@ class RateLimitStretch:
             if self._ends is None or now >= self._ends:
                 return None
             self.refused += 1
-            return self._ends - now
+            return self._ends - now if self.named_wait is None else self.named_wait
 
 
 class FakeModelHandler(BaseHTTPRequestHandler):
