@@ -29,8 +29,10 @@ from cli_wiring import WIRINGS, Wiring, install_root, model_requests, real_cli
 
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.agents.adapters.common import Adapter
+from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT
 from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
+from pytest_recall.testing.fake_model import RateLimitStretch
 
 pytestmark = pytest.mark.slow
 ADAPTERS = {adapter.cli: adapter for adapter in all_adapters()}
@@ -212,7 +214,7 @@ def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeyp
 
 
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "qwen")
+FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "qwen", "pi")
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)
@@ -230,6 +232,27 @@ def test_adapter_exits_non_zero_when_the_model_is_unreachable(adapter_run, monke
     if cli in FAIL_FAST_ON_DEAD_LOOPBACK:
         # Their CLIs retry a refused connection for a minute or more; the adapter says it at once.
         result.stderr.fnmatch_lines([f"{run.adapter.script}: the model at http://127.0.0.1:* refuses connections*"])
+
+
+def test_pi_exits_0_on_a_refused_model_and_the_adapter_reports_the_refusal(pytester, monkeypatch):
+    """pi ends a turn whose model failed with exit 0 and no text; only its last message's stopReason says so."""
+    adapter = ADAPTERS["pi"]
+    monkeypatch.setenv(adapter.bin_variable, real_cli(adapter))
+    with FakeModelServer("memory", rate_limit=RateLimitStretch(after=0, seconds=600)) as server:
+        for name, text in WIRINGS["pi"](server.base_url).home_files.items():
+            (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+            (pytester.path / name).write_text(text, encoding="utf-8")
+        # One attempt: pi's own retries would only wait out the same refusal.
+        settings = pytester.path / ".pi/agent/settings.json"
+        no_retry = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}}
+        settings.write_text(json.dumps({**json.loads(settings.read_text("utf-8")), **no_retry}), "utf-8")
+        script = Path(sys.executable).with_name(adapter.script)
+
+        result = pytester.run(str(script), "Reply with the single word READY.", timeout=120)
+
+    assert result.ret == RATE_LIMITED_EXIT, result.stderr.str()[-2000:]
+    assert result.outlines == []
+    result.stderr.fnmatch_lines(["pi: *429*"])
 
 
 @pytest.mark.parametrize("cli", ["llm", "codex"])
