@@ -255,6 +255,24 @@ def test_pi_exits_0_on_a_refused_model_and_the_adapter_reports_the_refusal(pytes
     result.stderr.fnmatch_lines(["pi: *429*"])
 
 
+def test_pi_checks_the_provider_its_model_argument_names_not_the_default(adapter_run):
+    run = adapter_run("pi", "memory")
+    with FakeModelServer("memory") as gone:
+        dead_url = f"{gone.base_url}/v1"
+    models_path = run.pytester.path / ".pi/agent/models.json"
+    models = json.loads(models_path.read_text("utf-8"))
+    down = {**models["providers"]["fake"], "baseUrl": dead_url}
+    models["providers"]["down"] = down
+    models_path.write_text(json.dumps(models), "utf-8")
+    script = Path(sys.executable).with_name(run.adapter.script)
+
+    result = run.pytester.run(str(script), "--model", "down/fake", "Reply with the single word READY.", timeout=120)
+
+    assert result.ret == 1 and result.outlines == []
+    result.stderr.fnmatch_lines([f"recall-pi: the model at {dead_url} (*) refuses*"])
+    assert run.requests() == [], "the default provider, which is up, was not asked"
+
+
 @pytest.mark.parametrize("cli", ["llm", "codex"])
 def test_preflight_stops_the_run_before_any_case_when_the_model_server_is_down(adapter_run, cli):
     run = adapter_run(cli, "memory")
