@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -68,18 +69,19 @@ def read_events(stdout: str) -> Outcome:
     tokens_in = tokens_out = 0
     cost = 0.0
     for event in json_events(stdout):
-        message = event.get("message") or {}
+        message = _object(event.get("message"))
         if event.get("type") == "message_end" and message.get("role") == "assistant":
             last = message
-            usage = message.get("usage") or {}
-            tokens_in += int(usage.get("input") or 0)
-            tokens_out += int(usage.get("output") or 0)
-            cost += float((usage.get("cost") or {}).get("total") or 0)
+            usage = _object(message.get("usage"))
+            tokens_in += int(_number(usage.get("input")))
+            tokens_out += int(_number(usage.get("output")))
+            cost += _number(_object(usage.get("cost")).get("total"))
         if event.get("type") != "message_update":  # the deltas repeat the message: the transcript keeps the rest
             chatter(json.dumps(event))
+    content = (last or {}).get("content")
     text = "".join(
         str(part.get("text") or "")
-        for part in (last or {}).get("content") or []
+        for part in (content if isinstance(content, list) else [])
         if isinstance(part, dict) and part.get("type") == "text"
     )
     stop = (last or {}).get("stopReason")
@@ -94,6 +96,18 @@ def read_events(stdout: str) -> Outcome:
         tokens_out=tokens_out,
         failure="" if ok else f"pi: {failure}",
     )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object of pi's events, or an empty one where a broken stream holds anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> float:
+    """A usage figure, or 0 for what is not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value) if math.isfinite(value) else 0.0
 
 
 def model_base_url(extra: Sequence[str], env: Mapping[str, str]) -> str | None:
