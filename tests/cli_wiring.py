@@ -126,6 +126,23 @@ def copilot_wiring(base_url: str) -> Wiring:
     return Wiring(env={**env, "COPILOT_PROVIDER_API_KEY": "sk-fake", "COPILOT_MODEL": "fake"})
 
 
+def pi_wiring(base_url: str) -> Wiring:
+    # A provider of its own in models.json (any key will do), chosen as the default in settings.json.
+    models = {
+        "providers": {
+            "fake": {
+                "baseUrl": f"{base_url}/v1",
+                "api": "openai-completions",
+                "apiKey": "sk-fake",
+                "models": [{"id": "fake"}],
+            }
+        }
+    }
+    settings = {"defaultProvider": "fake", "defaultModel": "fake", "enableInstallTelemetry": False}
+    files = {".pi/agent/models.json": models, ".pi/agent/settings.json": settings}
+    return Wiring(home_files={name: json.dumps(document) for name, document in files.items()})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
@@ -133,6 +150,7 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "opencode": opencode_wiring,
     "qwen": qwen_wiring,
     "copilot": copilot_wiring,
+    "pi": pi_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }

@@ -1,4 +1,4 @@
-"""How the adapters of Gemini CLI, OpenCode and Copilot CLI read their CLI's output, as plain functions.
+"""How the adapters of Gemini CLI, OpenCode, Copilot CLI and pi read their CLI's output, as plain functions.
 
 The real CLIs run in ``tests/test_adapters.py``; these hold the parsers to the
 failure shapes a fake model rarely produces: an error after retries, a turn
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_recall.agents.adapters import copilot, gemini, opencode
+from pytest_recall.agents.adapters import copilot, gemini, opencode, pi
 
 
 def lines(*events: dict[str, object]) -> str:
@@ -96,3 +96,47 @@ def test_copilot_tokens_come_from_the_shutdown_event_of_the_session_log(tmp_path
 
     assert copilot.session_tokens("abc", {"COPILOT_HOME": str(tmp_path)}) == (5410, 1)
     assert copilot.session_tokens("missing", {"COPILOT_HOME": str(tmp_path)}) is None
+
+
+def pi_message(content: object, stop: str = "stop", **usage: object) -> dict[str, object]:
+    message = {"role": "assistant", "content": content, "stopReason": stop, "usage": usage}
+    return {"type": "message_end", "message": message}
+
+
+def test_pi_answer_is_the_last_assistant_message_and_figures_add_up():
+    stdout = lines(
+        {"type": "session", "version": 3},
+        {"type": "message_end", "message": {"role": "user", "content": [{"type": "text", "text": "Remember 7."}]}},
+        pi_message([{"type": "toolCall", "name": "bash"}], "toolUse", input=10, output=1, cost={"total": 0.5}),
+        {"type": "message_end", "message": {"role": "toolResult", "content": [{"type": "text", "text": "ok"}]}},
+        pi_message([{"type": "text", "text": "27436"}, {"type": "text", "text": ".42"}], input=20, output=2),
+    )
+
+    outcome = pi.read_events(stdout)
+
+    assert (outcome.ok, outcome.answer, outcome.tokens_in, outcome.tokens_out) == (True, "27436.42", 30, 3)
+    assert outcome.cost_usd == 0.5
+    assert pi.read_events(lines(pi_message([{"type": "text", "text": "x"}], cost={"total": 0}))).cost_usd is None
+
+
+def test_pi_error_stop_or_no_assistant_message_is_a_failure():
+    message = {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "429 Too Many Requests"}
+    refused = {"type": "message_end", "message": message}
+
+    failed = pi.read_events(lines(refused))
+
+    assert not failed.ok and failed.failure == "pi: 429 Too Many Requests"
+    assert pi.read_events(lines(pi_message([], "aborted"))).failure == "pi: stopped: aborted"
+    assert pi.read_events("Error: no model\n").failure == "pi: no assistant message"
+
+
+def test_pi_broken_events_are_skipped_not_a_traceback():
+    stdout = lines(
+        {"type": "message_end", "message": "not an object"},
+        pi_message("not a list", input="many", output=float("inf"), cost=[1]),
+    )
+
+    outcome = pi.read_events(stdout)
+
+    assert (outcome.ok, outcome.answer, outcome.cost_usd) == (True, "", None)
+    assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)

@@ -29,8 +29,10 @@ from cli_wiring import WIRINGS, Wiring, install_root, model_requests, real_cli
 
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.agents.adapters.common import Adapter
+from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT
 from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
+from pytest_recall.testing.fake_model import RateLimitStretch
 
 pytestmark = pytest.mark.slow
 ADAPTERS = {adapter.cli: adapter for adapter in all_adapters()}
@@ -212,7 +214,7 @@ def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeyp
 
 
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "qwen")
+FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "qwen", "pi")
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)
@@ -230,6 +232,45 @@ def test_adapter_exits_non_zero_when_the_model_is_unreachable(adapter_run, monke
     if cli in FAIL_FAST_ON_DEAD_LOOPBACK:
         # Their CLIs retry a refused connection for a minute or more; the adapter says it at once.
         result.stderr.fnmatch_lines([f"{run.adapter.script}: the model at http://127.0.0.1:* refuses connections*"])
+
+
+def test_pi_exits_0_on_a_refused_model_and_the_adapter_reports_the_refusal(pytester, monkeypatch):
+    """pi ends a turn whose model failed with exit 0 and no text; only its last message's stopReason says so."""
+    adapter = ADAPTERS["pi"]
+    monkeypatch.setenv(adapter.bin_variable, real_cli(adapter))
+    with FakeModelServer("memory", rate_limit=RateLimitStretch(after=0, seconds=600)) as server:
+        for name, text in WIRINGS["pi"](server.base_url).home_files.items():
+            (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+            (pytester.path / name).write_text(text, encoding="utf-8")
+        # One attempt: pi's own retries would only wait out the same refusal.
+        settings = pytester.path / ".pi/agent/settings.json"
+        no_retry = {"retry": {"enabled": False, "provider": {"maxRetries": 0}}}
+        settings.write_text(json.dumps({**json.loads(settings.read_text("utf-8")), **no_retry}), "utf-8")
+        script = Path(sys.executable).with_name(adapter.script)
+
+        result = pytester.run(str(script), "Reply with the single word READY.", timeout=120)
+
+    assert result.ret == RATE_LIMITED_EXIT, result.stderr.str()[-2000:]
+    assert result.outlines == []
+    result.stderr.fnmatch_lines(["pi: *429*"])
+
+
+def test_pi_checks_the_provider_its_model_argument_names_not_the_default(adapter_run):
+    run = adapter_run("pi", "memory")
+    with FakeModelServer("memory") as gone:
+        dead_url = f"{gone.base_url}/v1"
+    models_path = run.pytester.path / ".pi/agent/models.json"
+    models = json.loads(models_path.read_text("utf-8"))
+    down = {**models["providers"]["fake"], "baseUrl": dead_url}
+    models["providers"]["down"] = down
+    models_path.write_text(json.dumps(models), "utf-8")
+    script = Path(sys.executable).with_name(run.adapter.script)
+
+    result = run.pytester.run(str(script), "--model", "down/fake", "Reply with the single word READY.", timeout=120)
+
+    assert result.ret == 1 and result.outlines == []
+    result.stderr.fnmatch_lines([f"recall-pi: the model at {dead_url} (*) refuses*"])
+    assert run.requests() == [], "the default provider, which is up, was not asked"
 
 
 @pytest.mark.parametrize("cli", ["llm", "codex"])

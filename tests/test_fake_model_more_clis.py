@@ -1,7 +1,7 @@
-"""The fake model as Gemini CLI, Qwen Code, OpenCode and Copilot CLI speak to it, over loopback, no CLI needed.
+"""The fake model as Gemini CLI, Qwen Code, OpenCode, Copilot CLI and pi speak to it, over loopback, no CLI needed.
 
-Gemini CLI speaks Google's Generative Language API; Qwen Code, OpenCode and
-Copilot CLI speak Chat Completions with tool calls. Each stores a note with its own
+Gemini CLI speaks Google's Generative Language API; Qwen Code, OpenCode,
+Copilot CLI and pi speak Chat Completions with tool calls. Each stores a note with its own
 shell tool in the file the CLI loads into every session.
 """
 
@@ -23,6 +23,8 @@ NOTE = "recall-note closing_balance = 27436.42"
 GEMINI_PATH = "/v1beta/models/gemini-test:"
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "run_shell_command"}, {"name": "write_file"}]}]
 SESSION_CONTEXT = {"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}
+# How pi 0.73's system prompt begins: its tools are OpenCode's too.
+PI_SYSTEM = "You are an expert coding assistant operating inside pi, a coding agent harness."
 GEMINI_SYSTEM = {"parts": [{"text": "- **Global Personal Memory** (`/home/u/.gemini/GEMINI.md`): yours"}]}
 
 
@@ -100,19 +102,20 @@ def test_gemini_later_session_without_the_note_is_unknown_and_side_requests_foll
 
 
 @pytest.mark.parametrize(
-    ("tools", "memory_file"),
+    ("tools", "system", "memory_file"),
     [
-        (["run_shell_command", "write_file"], '"$HOME/.qwen"/QWEN.md'),
-        (["bash", "read", "write"], '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"/AGENTS.md'),
-        (["bash", "view", "create"], '"${COPILOT_HOME:-$HOME/.copilot}"/copilot-instructions.md'),
+        (["run_shell_command", "write_file"], "You are a CLI.", '"$HOME/.qwen"/QWEN.md'),
+        (["bash", "read", "write"], "You are a CLI.", '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"/AGENTS.md'),
+        (["bash", "view", "create"], "You are a CLI.", '"${COPILOT_HOME:-$HOME/.copilot}"/copilot-instructions.md'),
+        (["bash", "read", "edit", "write"], PI_SYSTEM, '"${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}"/AGENTS.md'),
     ],
-    ids=["qwen", "opencode", "copilot"],
+    ids=["qwen", "opencode", "copilot", "pi"],
 )
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-def test_chat_completions_with_a_shell_tool_call_it_to_store_the_note(tools, memory_file, stream):
+def test_chat_completions_with_a_shell_tool_call_it_to_store_the_note(tools, system, memory_file, stream):
     body = {
         "stream": stream,
-        "messages": [{"role": "system", "content": "You are a CLI."}, {"role": "user", "content": TEACH}],
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": TEACH}],
         "tools": [{"type": "function", "function": {"name": tool}} for tool in tools],
     }
     with FakeModelServer("memory") as server:
