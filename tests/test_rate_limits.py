@@ -113,6 +113,17 @@ def test_a_case_refused_past_its_budget_is_rate_limited_scored_0_and_named_apart
     assert "agent failures" not in result.stdout.str()
     assert said in junit.read_text() and said in html.read_text()
 
+    # Resumed once the quota is back, the rate-limited case runs again (its two requests) and the measured one stays.
+    saved = recall_suite.pytester.path / "first.json"
+    saved.write_bytes(recall_suite.report_path.read_bytes())
+    counter = RateLimitStretch(after=10**6, seconds=1)
+    with FakeModelServer("plain", rate_limit=counter) as server:
+        monkeypatch.setenv("RECALL_TEST_MODEL_URL", server.base_url)
+        resumed = recall_suite.run(f"--recall-resume={saved}", command=recall_suite.agent("model_caller"))
+    resumed.assert_outcomes(passed=2)
+    assert counter.requests == 2
+    assert recall_suite.records()["case_01"]["outcome"] == "correct"
+
 
 @pytest.mark.slow
 def test_an_agent_claiming_a_rate_limit_instead_of_answering_scores_no_better_than_a_wrong_answer(

@@ -216,6 +216,24 @@ def test_resuming_from_another_file_copies_the_stored_records_into_the_new_log(r
     assert load_records(new_log) == load_records(old_log)
 
 
+def test_a_report_resumes_as_a_log_does(recall_suite, agent_env):
+    """A report's head holds lists of its own (the protocol block's data sets): the first ``],`` there is not the
+    end of its cases, which once made every report refused as "not a pytest-recall report"."""
+    add_cases(recall_suite, CASES[:2])
+    agent = recall_suite.agent("resumable_agent")
+    recall_suite.run(command=agent).assert_outcomes(passed=2)
+    report = recall_suite.pytester.path / "first.json"
+    report.write_bytes(recall_suite.report_path.read_bytes())
+    assert b"\n    ],\n" in report.read_bytes()  # the list in the head
+    agent_env["calls"].unlink()
+
+    result = recall_suite.run(f"--recall-resume={report}", command=agent)
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([f"recall: resuming from {report}: 2 scored case records*"])
+    assert not agent_env["calls"].exists()
+
+
 def test_a_missing_resume_file_runs_everything_and_says_so(recall_suite, agent_env, monkeypatch):
     monkeypatch.delenv("RESUME_TEST_LOG")
     add_cases(recall_suite, CASES[:1])

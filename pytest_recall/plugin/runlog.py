@@ -119,7 +119,8 @@ class ResumeIndex:
 
     def _consider(self, row: Mapping[str, Any], place: int | str) -> None:
         key = resume_key(row)
-        if key is None or row.get("score") is None or row.get("error"):
+        # A case the model's rate limit stopped was never measured: resuming (after the quota resets) runs it again.
+        if key is None or row.get("score") is None or row.get("error") or row.get("outcome") == "rate_limited":
             return
         problem = record_problem(row)
         if problem is not None:
@@ -213,12 +214,14 @@ def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     with open(path, "rb") as handle:
         offset = 0
-        report = False
+        report = in_cases = False
         torn_at: int | None = None
         for raw in strict_json.bounded_lines(handle):
             stripped = raw.strip()
             report = report or (offset == 0 and stripped == b"{")
-            if report and stripped in (b"]", b"],"):
+            # A list closes in the report's head too (the protocol block's data sets): only the cases' ends them.
+            in_cases = in_cases or (report and stripped == b'"cases": [')
+            if in_cases and stripped in (b"]", b"],"):
                 check_report_tail(handle, path, more_fields=stripped == b"],")
                 return
             try:
