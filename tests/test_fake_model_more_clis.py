@@ -104,9 +104,10 @@ def test_gemini_later_session_without_the_note_is_unknown_and_side_requests_foll
     [
         (["run_shell_command", "write_file"], '"$HOME/.qwen"/QWEN.md'),
         (["bash", "read", "write"], '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"/AGENTS.md'),
+        (["bash", "read", "write", "kilo_local_recall"], '"${XDG_CONFIG_HOME:-$HOME/.config}/kilo"/AGENTS.md'),
         (["bash", "view", "create"], '"${COPILOT_HOME:-$HOME/.copilot}"/copilot-instructions.md'),
     ],
-    ids=["qwen", "opencode", "copilot"],
+    ids=["qwen", "opencode", "kilo", "copilot"],
 )
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_chat_completions_with_a_shell_tool_call_it_to_store_the_note(tools, memory_file, stream):

@@ -9,7 +9,8 @@ survives to a later session depends only on the mode and on the CLI:
 - ``memory`` makes the CLI's own memory hold a note: a shell tool call that
   appends it to the file the CLI loads next time (``~/.claude/CLAUDE.md``,
   ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
-  ``~/.config/opencode/AGENTS.md``, ``~/.copilot/copilot-instructions.md``), or, for CLIs without tools whose memory
+  ``~/.config/opencode/AGENTS.md``, ``~/.config/kilo/AGENTS.md``,
+  ``~/.copilot/copilot-instructions.md``), or, for CLIs without tools whose memory
   is the conversation itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
@@ -55,6 +56,8 @@ _AUTO_MEMORY_DIR = re.compile(r"(/[^\s`'\"]*?/\.claude/projects/[^\s`'\"/]+/memo
 # "(`/home/me/.gemini/GEMINI.md`)": where Gemini CLI's prompt says the global personal memory is.
 _GEMINI_GLOBAL_MEMORY = re.compile(r"`(/[^`\s]*/\.gemini/GEMINI\.md)`")
 READY_PROMPT = "single word READY"
+# A tool that Kilo Code offers and OpenCode, whose tools it otherwise shares, does not.
+KILO_TOOL = "kilo_local_recall"
 # What an audit trail is stored and searched under in an MCP memory server.
 AUDIT_SUBJECT = "audit trail"
 # What an imported suite's sessions are stored and searched under; each note's first session numbers it.
@@ -133,9 +136,9 @@ def memory_command(api: Api, mode: Mode, note: str, context: str, tools: frozens
 
 
 def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, str] | None:
-    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code or OpenCode loads in every session.
+    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code, OpenCode or Kilo Code loads every session.
 
-    Qwen Code, Copilot CLI and OpenCode all speak Chat Completions; their tools' names tell them apart.
+    Qwen Code, Copilot CLI, OpenCode and Kilo Code all speak Chat Completions; their tools' names tell them apart.
     """
     if api == "gemini":
         # Gemini CLI names its global memory file in the system prompt ($GEMINI_CLI_HOME moves it).
@@ -145,6 +148,8 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
         return '"$HOME/.qwen"', "QWEN.md"
     if "bash" in tools and "view" in tools:  # Copilot CLI (its file tools are view/create/edit): its instructions
         return '"${COPILOT_HOME:-$HOME/.copilot}"', "copilot-instructions.md"
+    if "bash" in tools and KILO_TOOL in tools:  # Kilo Code, OpenCode's fork: its own global rules file
+        return '"${XDG_CONFIG_HOME:-$HOME/.config}/kilo"', "AGENTS.md"
     if "bash" in tools:  # OpenCode: its global rules file
         return '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"', "AGENTS.md"
     return None
