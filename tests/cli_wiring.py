@@ -111,6 +111,19 @@ def opencode_wiring(base_url: str) -> Wiring:
     )
 
 
+def kilo_wiring(base_url: str) -> Wiring:
+    """OpenCode's config in Kilo Code's file, and its offline switches under Kilo Code's names."""
+    opencode = opencode_wiring(base_url)
+    config = json.loads(opencode.home_files[".config/opencode/opencode.json"])
+    config["$schema"] = "https://app.kilo.ai/config.json"
+    # No model catalogue, no update check, no codebase indexing of the case's folder.
+    env = {"KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_CODEBASE_INDEXING": "1"}
+    return Wiring(
+        home_files={".config/kilo/kilo.json": json.dumps(config)},
+        env={**env, "npm_config_registry": opencode.env["npm_config_registry"]},
+    )
+
+
 def qwen_wiring(base_url: str) -> Wiring:
     settings = {"security": {"auth": {"selectedType": "openai"}}}
     return Wiring(
@@ -148,6 +161,7 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "codex": codex_wiring,
     "gemini": gemini_wiring,
     "opencode": opencode_wiring,
+    "kilo": kilo_wiring,
     "qwen": qwen_wiring,
     "copilot": copilot_wiring,
     "pi": pi_wiring,

@@ -139,20 +139,28 @@ def step_costs(report: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+# Kilo Code spends about 10 s of CPU a session (OpenCode, its parent, 4.7 s): its memory run takes the mechanism
+# runs' two cases, 6 sessions instead of 24. Two cases cannot make a lift significant (McNemar's p is 0.5);
+# the full runs of the other CLIs show that.
+MEMORY_RUN_CASES = {"kilo": TWO_CASES}
+
+
 @pytest.mark.parametrize("cli", ADAPTERS)
 def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
     run = adapter_run(cli, "memory")
+    selection = MEMORY_RUN_CASES.get(cli, ())
+    cases = 2 if selection else SEED_CASES
 
-    result, report = run.run("--recall-control")
+    result, report = run.run("--recall-control", *selection)
 
     assert report["score"] == 1.0, result.stdout.str()[-3000:]
-    assert report["n_total"] == SEED_CASES and report["n_errors"] == 0
+    assert report["n_total"] == cases and report["n_errors"] == 0
     control = report["control"]
     assert control["score"] == 0.0
-    assert control["lift"] == 1.0 and control["lift_significant"] is True
+    assert control["lift"] == 1.0 and (control["lift_significant"] is True or bool(selection))
     assert_verdicts_are_what_the_model_said(report, run.requests())
     costs = step_costs(report)
-    assert len(costs) == 3 * SEED_CASES, "two steps per case and one control step, each with its figures"
+    assert len(costs) == 3 * cases, "two steps per case and one control step, each with its figures"
     assert all(cost["tokens_in"] > 0 and cost["tokens_out"] > 0 for cost in costs)
     if cli == "claude":
         assert report["cost_usd_total"] > 0
@@ -214,7 +222,7 @@ def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeyp
 
 
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "qwen", "pi")
+FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "kilo", "qwen", "pi")
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)

@@ -106,10 +106,15 @@ def test_gemini_later_session_without_the_note_is_unknown_and_side_requests_foll
     [
         (["run_shell_command", "write_file"], "You are a CLI.", '"$HOME/.qwen"/QWEN.md'),
         (["bash", "read", "write"], "You are a CLI.", '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"/AGENTS.md'),
+        (
+            ["bash", "read", "write", "kilo_local_recall"],
+            "You are a CLI.",
+            '"${XDG_CONFIG_HOME:-$HOME/.config}/kilo"/AGENTS.md',
+        ),
         (["bash", "view", "create"], "You are a CLI.", '"${COPILOT_HOME:-$HOME/.copilot}"/copilot-instructions.md'),
         (["bash", "read", "edit", "write"], PI_SYSTEM, '"${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}"/AGENTS.md'),
     ],
-    ids=["qwen", "opencode", "copilot", "pi"],
+    ids=["qwen", "opencode", "kilo", "copilot", "pi"],
 )
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_chat_completions_with_a_shell_tool_call_it_to_store_the_note(tools, system, memory_file, stream):

@@ -169,7 +169,7 @@ def test_an_adapter_whose_cli_has_no_mcp_refuses_the_configuration(pytester, mon
     result.stderr.fnmatch_lines([f"{script}: * cannot use MCP servers; run without --recall-mcp"])
 
 
-@pytest.mark.parametrize("script", ["recall-gemini", "recall-opencode", "recall-qwen", "recall-copilot"])
+@pytest.mark.parametrize("script", ["recall-gemini", "recall-opencode", "recall-kilo", "recall-qwen", "recall-copilot"])
 def test_an_adapter_that_does_not_pass_mcp_servers_on_refuses_the_configuration(pytester, monkeypatch, script):
     monkeypatch.setenv("RECALL_MCP_CONFIG", str(pytester.path / "mcp.json"))
 

@@ -9,9 +9,9 @@ survives to a later session depends only on the mode and on the CLI:
 - ``memory`` makes the CLI's own memory hold a note: a shell tool call that
   appends it to the file the CLI loads next time (``~/.claude/CLAUDE.md``,
   ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
-  ``~/.config/opencode/AGENTS.md``, ``~/.copilot/copilot-instructions.md``,
-  ``~/.pi/agent/AGENTS.md``), or, for CLIs without tools whose memory is the
-  conversation itself (llm, aider), the note written into its reply;
+  ``~/.config/opencode/AGENTS.md``, ``~/.config/kilo/AGENTS.md``,
+  ``~/.copilot/copilot-instructions.md``, ``~/.pi/agent/AGENTS.md``), or, for CLIs
+  without tools whose memory is the conversation itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
@@ -58,6 +58,8 @@ _GEMINI_GLOBAL_MEMORY = re.compile(r"`(/[^`\s]*/\.gemini/GEMINI\.md)`")
 # How pi's system prompt introduces it; its tools (read, bash, edit, write) are a subset of OpenCode's.
 _PI_PROMPT = re.compile(r"\boperating inside pi, a coding agent harness\b")
 READY_PROMPT = "single word READY"
+# A tool that Kilo Code offers and OpenCode, whose tools it otherwise shares, does not.
+KILO_TOOL = "kilo_local_recall"
 # What an audit trail is stored and searched under in an MCP memory server.
 AUDIT_SUBJECT = "audit trail"
 # What an imported suite's sessions are stored and searched under; each note's first session numbers it.
@@ -136,11 +138,11 @@ def memory_command(api: Api, mode: Mode, note: str, context: str, tools: frozens
 
 
 def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, str] | None:
-    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code, Copilot CLI, pi or OpenCode loads in
-    every session.
+    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code, Copilot CLI, pi, OpenCode or Kilo Code
+    loads in every session.
 
-    Qwen Code, Copilot CLI, pi and OpenCode all speak Chat Completions; their tools' names tell them apart, and
-    pi's system prompt tells it from OpenCode.
+    Qwen Code, Copilot CLI, pi, OpenCode and Kilo Code all speak Chat Completions; their tools' names tell them
+    apart, pi's system prompt tells it from OpenCode, and a tool of its own Kilo Code.
     """
     if api == "gemini":
         # Gemini CLI names its global memory file in the system prompt ($GEMINI_CLI_HOME moves it).
@@ -152,6 +154,8 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
         return '"${COPILOT_HOME:-$HOME/.copilot}"', "copilot-instructions.md"
     if "bash" in tools and _PI_PROMPT.search(context):  # pi: the global context file in its agent folder
         return '"${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}"', "AGENTS.md"
+    if "bash" in tools and KILO_TOOL in tools:  # Kilo Code, OpenCode's fork: its own global rules file
+        return '"${XDG_CONFIG_HOME:-$HOME/.config}/kilo"', "AGENTS.md"
     if "bash" in tools:  # OpenCode: its global rules file
         return '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"', "AGENTS.md"
     return None

@@ -54,8 +54,11 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, *UNATTENDED, *extra]
 
 
-def read_events(stdout: str) -> Outcome:
-    """The text of the last step is the answer; tokens and dollars add up over the steps."""
+def read_events(stdout: str, cli: str = "opencode") -> Outcome:
+    """The text of the last step is the answer; tokens and dollars add up over the steps.
+
+    Kilo Code, a fork of OpenCode, prints the same events: ``cli`` names the one that failed.
+    """
     step_text: list[str] = []
     tokens_in = tokens_out = 0
     cost = 0.0
@@ -88,7 +91,7 @@ def read_events(stdout: str) -> Outcome:
         cost_usd=cost or None,
         tokens_in=tokens_in,
         tokens_out=tokens_out,
-        failure="" if ok else f"opencode: {errors[-1] if errors else 'no step finished'}",
+        failure="" if ok else f"{cli}: {errors[-1] if errors else 'no step finished'}",
     )
 
 
@@ -99,8 +102,15 @@ def model_base_url(env: Mapping[str, str]) -> str | None:
     with comments (JSONC) or without such a provider gives None, and OpenCode
     then reports an unreachable model itself.
     """
-    config_home = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
-    path = env.get("OPENCODE_CONFIG") or os.path.join(config_home, "opencode", "opencode.json")
+    return provider_base_url(env.get("OPENCODE_CONFIG") or os.path.join(config_home(env), "opencode", "opencode.json"))
+
+
+def config_home(env: Mapping[str, str]) -> str:
+    return env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", "~"), ".config")
+
+
+def provider_base_url(path: str) -> str | None:
+    """The ``baseURL`` of the provider of the ``model`` an OpenCode-style config file names, or None."""
     try:
         config = json.loads(Path(path).read_text(encoding="utf-8"))
         provider = config["provider"][config["model"].split("/", 1)[0]]
