@@ -11,14 +11,18 @@ against what the model said, and each tool call in the step's record.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_wiring import installed
 from mcp_servers import write_config
 from test_adapters import TWO_CASES, AdapterRun, adapter_run, assert_verdicts_are_what_the_model_said
 
@@ -27,11 +31,34 @@ from pytest_recall.testing import Mode
 pytestmark = pytest.mark.slow
 __all__ = ["adapter_run"]  # the fixture, shared with the print adapters' tests
 
-# The CLI (as tests/cli_wiring.py wires it) and the arguments that make it speak ACP on stdio.
-ACP_AGENTS: dict[str, tuple[str, ...]] = {
-    "gemini": ("--acp", "--skip-trust"),
-    "qwen": ("--acp",),
-    "opencode": ("acp",),
+
+@dataclass(frozen=True)
+class AcpAgent:
+    """How a CLI speaks ACP on stdio: its own binary with these arguments, or a bridge package in front of it."""
+
+    wiring: str  # the CLI whose wiring (tests/cli_wiring.py) points it at the fake model
+    args: tuple[str, ...] = ()
+    bridge_variable: str = ""  # the variable naming the bridge's binary, for a CLI that speaks ACP only through one
+    recall_env: tuple[str, ...] = ()  # --recall-env settings the agent needs
+    home_files: dict[str, str] = field(default_factory=dict)  # besides its wiring's, for ACP only
+
+
+ACP_AGENTS: dict[str, AcpAgent] = {
+    "gemini": AcpAgent("gemini", ("--acp", "--skip-trust")),
+    "qwen": AcpAgent("qwen", ("--acp",)),
+    "opencode": AcpAgent("opencode", ("acp",)),
+    "claude-agent-acp": AcpAgent(
+        "claude",
+        bridge_variable="RECALL_CLAUDE_ACP_BIN",
+        # As root the bridge offers bypass mode when IS_SANDBOX is set at all, and Claude Code then exits
+        # unless it is exactly 1.
+        recall_env=("IS_SANDBOX=1",),
+        # The bridge starts a session in auto mode where it may, and there Claude Code tells anyone whose model
+        # is behind a gateway (the fake model on 127.0.0.1) how its auto-mode classifier is billed, as a message
+        # of the turn, which would stand in the answer. Without auto mode Claude Code asks before each tool, and
+        # recall-acp answers by its --permission policy.
+        home_files={".claude/settings.json": json.dumps({"disableAutoMode": "disable"})},
+    ),
 }
 
 
@@ -41,17 +68,29 @@ class AcpRun(AdapterRun):
 
     agent_args: tuple[str, ...] = ()
     live: bool = False
+    recall_env: tuple[str, ...] = ()
 
     @property
     def command(self) -> str:
         adapter = Path(sys.executable).with_name("recall-acp")
         return shlex.join([str(adapter), *(["--live"] if self.live else []), "--", self.cli_path, *self.agent_args])
 
+    def run(self, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+        return super().run(*(f"--recall-env={setting}" for setting in self.recall_env), *args)
 
-def acp_run(adapter_run: Callable[[str, Mode], AdapterRun], cli: str, mode: Mode, live: bool = False) -> AcpRun:
-    run = adapter_run(cli, mode)
-    fields_now = {field.name: getattr(run, field.name) for field in fields(run)}
-    return AcpRun(**fields_now, agent_args=ACP_AGENTS[cli], live=live)
+
+def acp_run(adapter_run: Callable[[str, Mode], AdapterRun], name: str, mode: Mode, live: bool = False) -> AcpRun:
+    agent = ACP_AGENTS[name]
+    run = adapter_run(agent.wiring, mode)
+    fields_now = {attribute.name: getattr(run, attribute.name) for attribute in fields(run)}
+    for path, text in agent.home_files.items():
+        (run.pytester.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (run.pytester.path / path).write_text(text, encoding="utf-8")
+    fields_now["wiring"] = replace(run.wiring, home_files={**run.wiring.home_files, **agent.home_files})
+    if agent.bridge_variable:
+        reason = f'the ACP bridge for {agent.wiring} is not installed: run `eval "$(.ci/install-clis)"`'
+        fields_now["cli_path"] = installed(shutil.which(os.environ.get(agent.bridge_variable) or ""), reason)
+    return AcpRun(**fields_now, agent_args=agent.args, live=live, recall_env=agent.recall_env)
 
 
 def assert_each_turn_reached_the_model_once(run: AcpRun) -> None:
