@@ -17,12 +17,12 @@ import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_wiring import installed
+from cli_wiring import Wiring, claude_acp_wiring, codex_acp_wiring, installed
 from mcp_servers import write_config
 from test_adapters import TWO_CASES, AdapterRun, adapter_run, assert_verdicts_are_what_the_model_said
 
@@ -36,11 +36,11 @@ __all__ = ["adapter_run"]  # the fixture, shared with the print adapters' tests
 class AcpAgent:
     """How a CLI speaks ACP on stdio: its own binary with these arguments, or a bridge package in front of it."""
 
-    wiring: str  # the CLI whose wiring (tests/cli_wiring.py) points it at the fake model
+    cli: str  # as tests/cli_wiring.py wires it to the fake model
     args: tuple[str, ...] = ()
     bridge_variable: str = ""  # the variable naming the bridge's binary, for a CLI that speaks ACP only through one
+    bridge_wiring: Callable[[str], Wiring] | None = None  # the files in HOME the bridge needs instead of the CLI's
     recall_env: tuple[str, ...] = ()  # --recall-env settings the agent needs
-    home_files: dict[str, str] = field(default_factory=dict)  # besides its wiring's, for ACP only
 
 
 ACP_AGENTS: dict[str, AcpAgent] = {
@@ -50,14 +50,18 @@ ACP_AGENTS: dict[str, AcpAgent] = {
     "claude-agent-acp": AcpAgent(
         "claude",
         bridge_variable="RECALL_CLAUDE_ACP_BIN",
+        bridge_wiring=claude_acp_wiring,
         # As root the bridge offers bypass mode when IS_SANDBOX is set at all, and Claude Code then exits
         # unless it is exactly 1.
         recall_env=("IS_SANDBOX=1",),
-        # The bridge starts a session in auto mode where it may, and there Claude Code tells anyone whose model
-        # is behind a gateway (the fake model on 127.0.0.1) how its auto-mode classifier is billed, as a message
-        # of the turn, which would stand in the answer. Without auto mode Claude Code asks before each tool, and
-        # recall-acp answers by its --permission policy.
-        home_files={".claude/settings.json": json.dumps({"disableAutoMode": "disable"})},
+    ),
+    # Codex's own sandbox would keep it from writing its memory (~/.codex/AGENTS.md, outside the working
+    # folder), as recall-codex's --dangerously-bypass-approvals-and-sandbox does not.
+    "codex-acp": AcpAgent(
+        "codex",
+        ("-c", 'sandbox_mode="danger-full-access"'),
+        bridge_variable="RECALL_CODEX_ACP_BIN",
+        bridge_wiring=codex_acp_wiring,
     ),
 }
 
@@ -81,15 +85,18 @@ class AcpRun(AdapterRun):
 
 def acp_run(adapter_run: Callable[[str, Mode], AdapterRun], name: str, mode: Mode, live: bool = False) -> AcpRun:
     agent = ACP_AGENTS[name]
-    run = adapter_run(agent.wiring, mode)
+    run = adapter_run(agent.cli, mode)
     fields_now = {attribute.name: getattr(run, attribute.name) for attribute in fields(run)}
-    for path, text in agent.home_files.items():
-        (run.pytester.path / path).parent.mkdir(parents=True, exist_ok=True)
-        (run.pytester.path / path).write_text(text, encoding="utf-8")
-    fields_now["wiring"] = replace(run.wiring, home_files={**run.wiring.home_files, **agent.home_files})
     if agent.bridge_variable:
-        reason = f'the ACP bridge for {agent.wiring} is not installed: run `eval "$(.ci/install-clis)"`'
+        reason = f'the ACP bridge for {agent.cli} is not installed: run `eval "$(.ci/install-clis)"`'
         fields_now["cli_path"] = installed(shutil.which(os.environ.get(agent.bridge_variable) or ""), reason)
+    if agent.bridge_wiring is not None:
+        wiring = agent.bridge_wiring(run.server.base_url)
+        assert wiring.env == run.wiring.env, "a bridge runs with its CLI's variables, set by adapter_run"
+        for path, text in wiring.home_files.items():
+            (run.pytester.path / path).parent.mkdir(parents=True, exist_ok=True)
+            (run.pytester.path / path).write_text(text, encoding="utf-8")
+        fields_now["wiring"] = wiring
     return AcpRun(**fields_now, agent_args=agent.args, live=live, recall_env=agent.recall_env)
 
 
