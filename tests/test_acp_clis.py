@@ -2,10 +2,12 @@
 
 The same wiring as the print adapters (tests/cli_wiring.py) points each CLI at
 the fake model; only the way it is driven differs: JSON-RPC on its stdio
-instead of its print mode. Two seed cases a run, as for the other mechanism
-checks: memory 1.000 (the CLI's own memory, written by its own tool, allowed
-by recall-acp's permission policy) and plain 0.000, each verdict held
-against what the model said, and each tool call in the step's record.
+instead of its print mode. Claude Code and Codex speak ACP through bridge
+packages, which need a setting or two more in HOME (their wirings say why).
+Two seed cases a run, as for the other mechanism checks: memory 1.000 (the
+CLI's own memory, written by its own tool, allowed by recall-acp's permission
+policy) and plain 0.000, each verdict held against what the model said, and
+each tool call in the step's record.
 """
 
 from __future__ import annotations
