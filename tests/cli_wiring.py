@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,48 @@ wire_api = "responses"
 enabled = false
 """
     return Wiring(home_files={".codex/config.toml": config})
+
+
+def claude_acp_wiring(base_url: str) -> Wiring:
+    """Claude Code under its ACP bridge: the same model, and auto mode off.
+
+    The bridge starts a session in auto mode where it may, and there Claude Code tells anyone whose model is
+    behind a gateway (the fake model on 127.0.0.1) how its auto-mode classifier is billed, as a message of
+    the turn, which would stand in the answer. Without auto mode Claude Code asks before each tool, and
+    recall-acp answers by its --permission policy.
+    """
+    settings = {"disableAutoMode": "disable"}
+    return replace(claude_wiring(base_url), home_files={".claude/settings.json": json.dumps(settings)})
+
+
+# What Codex must know of a model it has no metadata for, or it says "Model metadata for `fake` not found"
+# as a message of the turn. Each field here is one Codex 0.16.0's bridge refuses to go without; the
+# instructions are one line, since the fake model reads none.
+CODEX_FAKE_MODEL = {
+    "slug": "fake",
+    "display_name": "fake",
+    "base_instructions": "You are a coding agent.",
+    "shell_type": "shell_command",
+    "visibility": "list",
+    "supported_in_api": True,
+    "priority": 0,
+    "supported_reasoning_levels": [],
+    "supports_reasoning_summaries": False,
+    "support_verbosity": False,
+    "supports_parallel_tool_calls": False,
+    "experimental_supported_tools": [],
+    "truncation_policy": {"mode": "tokens", "limit": 10000},
+}
+
+
+def codex_acp_wiring(base_url: str) -> Wiring:
+    """Codex under its ACP bridge: the same provider, with the fake model in a model catalog of its own.
+
+    A relative ``model_catalog_json`` is read from CODEX_HOME (~/.codex), so each case's HOME holds its copy.
+    """
+    config = 'model_catalog_json = "fake-model.json"\n' + codex_wiring(base_url).home_files[".codex/config.toml"]
+    catalog = json.dumps({"models": [CODEX_FAKE_MODEL]})
+    return Wiring(home_files={".codex/config.toml": config, ".codex/fake-model.json": catalog})
 
 
 def llm_wiring(base_url: str) -> Wiring:

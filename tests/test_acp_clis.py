@@ -2,23 +2,29 @@
 
 The same wiring as the print adapters (tests/cli_wiring.py) points each CLI at
 the fake model; only the way it is driven differs: JSON-RPC on its stdio
-instead of its print mode. Two seed cases a run, as for the other mechanism
-checks: memory 1.000 (the CLI's own memory, written by its own tool, allowed
-by recall-acp's permission policy) and plain 0.000, each verdict held
-against what the model said, and each tool call in the step's record.
+instead of its print mode. Claude Code and Codex speak ACP through bridge
+packages, which need a setting or two more in HOME (their wirings say why).
+Two seed cases a run, as for the other mechanism checks: memory 1.000 (the
+CLI's own memory, written by its own tool, allowed by recall-acp's permission
+policy) and plain 0.000, each verdict held against what the model said, and
+each tool call in the step's record.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_wiring import Wiring, claude_acp_wiring, codex_acp_wiring, installed
 from mcp_servers import write_config
 from test_adapters import TWO_CASES, AdapterRun, adapter_run, assert_verdicts_are_what_the_model_said
 
@@ -27,11 +33,38 @@ from pytest_recall.testing import Mode
 pytestmark = pytest.mark.slow
 __all__ = ["adapter_run"]  # the fixture, shared with the print adapters' tests
 
-# The CLI (as tests/cli_wiring.py wires it) and the arguments that make it speak ACP on stdio.
-ACP_AGENTS: dict[str, tuple[str, ...]] = {
-    "gemini": ("--acp", "--skip-trust"),
-    "qwen": ("--acp",),
-    "opencode": ("acp",),
+
+@dataclass(frozen=True)
+class AcpAgent:
+    """How a CLI speaks ACP on stdio: its own binary with these arguments, or a bridge package in front of it."""
+
+    cli: str  # as tests/cli_wiring.py wires it to the fake model
+    args: tuple[str, ...] = ()
+    bridge_variable: str = ""  # the variable naming the bridge's binary, for a CLI that speaks ACP only through one
+    bridge_wiring: Callable[[str], Wiring] | None = None  # the files in HOME the bridge needs instead of the CLI's
+    recall_env: tuple[str, ...] = ()  # --recall-env settings the agent needs
+
+
+ACP_AGENTS: dict[str, AcpAgent] = {
+    "gemini": AcpAgent("gemini", ("--acp", "--skip-trust")),
+    "qwen": AcpAgent("qwen", ("--acp",)),
+    "opencode": AcpAgent("opencode", ("acp",)),
+    "claude-agent-acp": AcpAgent(
+        "claude",
+        bridge_variable="RECALL_CLAUDE_ACP_BIN",
+        bridge_wiring=claude_acp_wiring,
+        # As root the bridge offers bypass mode when IS_SANDBOX is set at all, and Claude Code then exits
+        # unless it is exactly 1.
+        recall_env=("IS_SANDBOX=1",),
+    ),
+    # Codex's own sandbox would keep it from writing its memory (~/.codex/AGENTS.md, outside the working
+    # folder), as recall-codex's --dangerously-bypass-approvals-and-sandbox does not.
+    "codex-acp": AcpAgent(
+        "codex",
+        ("-c", 'sandbox_mode="danger-full-access"'),
+        bridge_variable="RECALL_CODEX_ACP_BIN",
+        bridge_wiring=codex_acp_wiring,
+    ),
 }
 
 
@@ -41,17 +74,32 @@ class AcpRun(AdapterRun):
 
     agent_args: tuple[str, ...] = ()
     live: bool = False
+    recall_env: tuple[str, ...] = ()
 
     @property
     def command(self) -> str:
         adapter = Path(sys.executable).with_name("recall-acp")
         return shlex.join([str(adapter), *(["--live"] if self.live else []), "--", self.cli_path, *self.agent_args])
 
+    def run(self, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+        return super().run(*(f"--recall-env={setting}" for setting in self.recall_env), *args)
 
-def acp_run(adapter_run: Callable[[str, Mode], AdapterRun], cli: str, mode: Mode, live: bool = False) -> AcpRun:
-    run = adapter_run(cli, mode)
-    fields_now = {field.name: getattr(run, field.name) for field in fields(run)}
-    return AcpRun(**fields_now, agent_args=ACP_AGENTS[cli], live=live)
+
+def acp_run(adapter_run: Callable[[str, Mode], AdapterRun], name: str, mode: Mode, live: bool = False) -> AcpRun:
+    agent = ACP_AGENTS[name]
+    run = adapter_run(agent.cli, mode)
+    fields_now = {attribute.name: getattr(run, attribute.name) for attribute in fields(run)}
+    if agent.bridge_variable:
+        reason = f'the ACP bridge for {agent.cli} is not installed: run `eval "$(.ci/install-clis)"`'
+        fields_now["cli_path"] = installed(shutil.which(os.environ.get(agent.bridge_variable) or ""), reason)
+    if agent.bridge_wiring is not None:
+        wiring = agent.bridge_wiring(run.server.base_url)
+        assert wiring.env == run.wiring.env, "a bridge runs with its CLI's variables, set by adapter_run"
+        for path, text in wiring.home_files.items():
+            (run.pytester.path / path).parent.mkdir(parents=True, exist_ok=True)
+            (run.pytester.path / path).write_text(text, encoding="utf-8")
+        fields_now["wiring"] = wiring
+    return AcpRun(**fields_now, agent_args=agent.args, live=live, recall_env=agent.recall_env)
 
 
 def assert_each_turn_reached_the_model_once(run: AcpRun) -> None:
@@ -84,8 +132,13 @@ def test_each_step_over_acp_scores_as_the_model_remembers(adapter_run, cli, mode
 LIVE = ("--recall-session=continue", "--recall-ready-pattern=recall-acp> $")
 
 
+# The live form on four of the five: OpenCode's ACP sessions are the slowest (about 59 s of CI for its two live
+# runs), and its print form above already drives it over ACP; four agents in both forms is what issue 59 asks.
+LIVE_AGENTS = [name for name in ACP_AGENTS if name != "opencode"]
+
+
 @pytest.mark.parametrize(("mode", "score"), [("memory", 1.0), ("plain", 0.0)])
-@pytest.mark.parametrize("cli", ACP_AGENTS)
+@pytest.mark.parametrize("cli", LIVE_AGENTS)
 def test_live_session_over_acp_each_turn_one_prompt(adapter_run, cli, mode, score):
     run = acp_run(adapter_run, cli, mode, live=True)
 

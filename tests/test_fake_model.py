@@ -122,6 +122,20 @@ def test_a_structured_side_request_gets_json_of_its_schema_and_is_no_turn(log_pa
     assert [entry["kind"] for entry in logged(log_path)] == ["side"]
 
 
+def test_an_anthropic_structured_side_request_is_no_turn_either(log_path):
+    """Claude Code (under its ACP bridge) titles a session by asking for JSON in output_config: never a recall."""
+    schema = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
+    body = {
+        "messages": [{"role": "user", "content": f"{ASK}\n\nWrite the title in the predominant language"}],
+        "tools": [],
+        "output_config": {"format": {"type": "json_schema", "schema": schema}},
+    }
+    with FakeModelServer("memory", log_path=log_path) as server:
+        _, raw = post(server, "/v1/messages", body)
+    assert json.loads(json.loads(raw)["content"][0]["text"]) == {"title": "OK"}
+    assert [entry["kind"] for entry in logged(log_path)] == ["side"]
+
+
 def test_plain_mode_writes_nothing_and_a_later_step_is_unknown():
     with FakeModelServer("plain") as server:
         _, taught = post(

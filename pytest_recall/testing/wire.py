@@ -72,7 +72,8 @@ def read_anthropic(body: Json) -> Request:
             if isinstance(b, dict) and b.get("type") == "tool_result"
         ],
     )
-    return Request("anthropic", context, prompt, after_tool, tools, results, calls=calls)
+    side_schema = _output_schema(body, "output_config")
+    return Request("anthropic", context, prompt, after_tool, tools, results, side_schema=side_schema, calls=calls)
 
 
 def read_responses(body: Json) -> Request:
@@ -189,10 +190,13 @@ def _has_block(message: Json, kind: str) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == kind for b in content)
 
 
-def _output_schema(body: Json) -> Json | None:
-    """The JSON schema a request asks its reply to follow, if any: the CLI's own side task (a title)."""
-    text = body.get("text")
-    output = text.get("format") if isinstance(text, dict) else None
+def _output_schema(body: Json, holder: str = "text") -> Json | None:
+    """The JSON schema a request asks its reply to follow, if any: the CLI's own side task (a title).
+
+    The Responses API takes it in ``text.format``, Anthropic's Messages API in ``output_config.format``.
+    """
+    settings = body.get(holder)
+    output = settings.get("format") if isinstance(settings, dict) else None
     if isinstance(output, dict) and output.get("type") == "json_schema" and isinstance(output.get("schema"), dict):
         return dict(output["schema"])
     return None

@@ -55,10 +55,11 @@ ADAPTER = Adapter(
     bin_variable="",
     package="any agent that speaks the Agent Client Protocol",
     tested=(
-        "gemini --acp --skip-trust (Gemini CLI 0.61.0), qwen --acp (Qwen Code 0.24.4), opencode acp (OpenCode 1.18.33)"
+        "gemini --acp --skip-trust (Gemini CLI 0.61.0), qwen --acp (Qwen Code 0.24.4), opencode acp (OpenCode 1.18.33),"
+        " claude-agent-acp (Claude Code's bridge 0.101.0), codex-acp (Codex's bridge 0.16.0)"
     ),
     memory="the agent's own; the step's MCP servers (--recall-mcp) reach it in session/new",
-    home_copy="what the agent itself needs (its print adapter's row)",
+    home_copy="what the agent itself needs (its print adapter's row; a bridge's settings: docs/agents.md)",
     sandbox_bind="the agent's install folder",
     driven="ACP: JSON-RPC on the agent's stdio, one session/prompt a step; live: recall-acp --live, one session",
 )
