@@ -212,7 +212,7 @@ def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeyp
 
 
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "qwen")
+FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "cline", "gemini", "opencode", "qwen")
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)

@@ -9,7 +9,8 @@ survives to a later session depends only on the mode and on the CLI:
 - ``memory`` makes the CLI's own memory hold a note: a shell tool call that
   appends it to the file the CLI loads next time (``~/.claude/CLAUDE.md``,
   ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
-  ``~/.config/opencode/AGENTS.md``, ``~/.copilot/copilot-instructions.md``), or, for CLIs without tools whose memory
+  ``~/.config/opencode/AGENTS.md``, ``~/.copilot/copilot-instructions.md``, a file in Cline's global rules
+  folder ``~/Documents/Cline/Rules``), or, for CLIs without tools whose memory
   is the conversation itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
@@ -133,9 +134,10 @@ def memory_command(api: Api, mode: Mode, note: str, context: str, tools: frozens
 
 
 def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, str] | None:
-    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code or OpenCode loads in every session.
+    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code, Copilot CLI, OpenCode or Cline loads in
+    every session.
 
-    Qwen Code, Copilot CLI and OpenCode all speak Chat Completions; their tools' names tell them apart.
+    All but Gemini CLI speak Chat Completions; their tools' names tell them apart.
     """
     if api == "gemini":
         # Gemini CLI names its global memory file in the system prompt ($GEMINI_CLI_HOME moves it).
@@ -147,6 +149,8 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
         return '"${COPILOT_HOME:-$HOME/.copilot}"', "copilot-instructions.md"
     if "bash" in tools:  # OpenCode: its global rules file
         return '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"', "AGENTS.md"
+    if "run_commands" in tools:  # Cline: a file in its global rules folder
+        return '"$HOME/Documents/Cline/Rules"', "memory.md"
     return None
 
 

@@ -1,4 +1,7 @@
-"""Adapters that run real agent CLIs (Claude Code, Codex, Gemini CLI, OpenCode, Qwen Code, Copilot CLI, aider, llm)."""
+"""Adapters that run real agent CLIs.
+
+Claude Code, Codex, Gemini CLI, OpenCode, Qwen Code, Copilot CLI, Cline, aider and llm.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pytest_recall.agents.adapters.common import Adapter
 
 def all_adapters() -> tuple[Adapter, ...]:
     """Every adapter, in the order ``pytest-recall agents`` and the README list them."""
-    from pytest_recall.agents.adapters import aider, claude, codex, copilot, gemini, llm, opencode, qwen
+    from pytest_recall.agents.adapters import aider, claude, cline, codex, copilot, gemini, llm, opencode, qwen
 
     return (
         claude.ADAPTER,
@@ -16,6 +19,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         opencode.ADAPTER,
         qwen.ADAPTER,
         copilot.ADAPTER,
+        cline.ADAPTER,
         aider.ADAPTER,
         llm.ADAPTER,
     )
