@@ -242,6 +242,18 @@ def test_cline_leaves_no_hub_daemon_behind(adapter_run):
     assert left == [], "recall-cline left processes running after its step"
 
 
+@pytest.mark.parametrize("prompt", ["history", "-v"])
+def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
+    """As an argument Cline refuses a prompt without white space, or runs the subcommand or flag it names."""
+    run = adapter_run("cline", "memory")
+    script = Path(sys.executable).with_name(run.adapter.script)
+
+    result = run.pytester.run(str(script), prompt, timeout=300)
+
+    assert result.ret == 0 and result.outlines == ["OK"], result.stderr.str()[-2000:]
+    assert [entry["prompt"] for entry in run.requests()] == [prompt]
+
+
 # The adapters that check a loopback model URL before starting their CLI.
 FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "cline", "gemini", "opencode", "qwen")
 

@@ -1,13 +1,19 @@
 """``recall-cline [EXTRA ARGS...] PROMPT``: the Cline CLI's one-shot run, answer and usage read from its NDJSON.
 
-``cline --json -- PROMPT`` runs one turn and exits, printing one event a
+``cline --json`` runs one turn and exits, printing one event a
 line and last a ``run_result`` with the answer (``text``), why the run
 ended (``finishReason``) and its ``usage``. Its tools are approved by default
 (``--auto-approve`` defaults to true). Not ``--yolo``: that mode does not end
 a turn on the model's answer, only on its ``submit_and_exit`` tool, and asks
-again forever when the model answers in text. The prompt goes after ``--``,
-so one that starts with a dash is not read as a flag; stdin is empty, since
-piped input would be trimmed and joined to it.
+again forever when the model answers in text.
+
+The prompt goes on stdin: as an argument, one without white space is refused
+("unquoted prompt") or, when it names a subcommand (``history``), runs that
+instead. ``--json`` still wants an argument (despite its error message, piped
+stdin alone is refused), so it gets a blank one, which passes the quoting
+check; Cline joins the piped text after it and trims the whole, so the model
+gets the prompt without the white space at its ends. A prompt that starts
+with ``/team`` is rewritten into a request for a team of agents either way.
 
 Outside yolo mode the CLI starts a background "hub" daemon for later runs,
 which would outlive the step: ``CLINE_SESSION_BACKEND_MODE=local`` keeps the
@@ -56,8 +62,12 @@ UNATTENDED = ["--json"]
 LOCAL_ENV = {"CLINE_SESSION_BACKEND_MODE": "local"}
 
 
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, *UNATTENDED, *extra, "--", prompt]
+# The argument --json requires; the prompt itself comes on stdin, after it.
+BLANK_PROMPT = " "
+
+
+def command(cli: str, extra: Sequence[str]) -> list[str]:
+    return [cli, *UNATTENDED, *extra, "--", BLANK_PROMPT]
 
 
 def read_events(stdout: str) -> Outcome:
@@ -107,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = {**os.environ, **LOCAL_ENV}
     refuse_dead_loopback_model(ADAPTER, model_base_url(env), "providers.json's baseUrl")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt), env)
+    done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
     return finish(read_events(done.stdout), done.returncode)
 
 
