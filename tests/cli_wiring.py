@@ -198,6 +198,16 @@ def pi_wiring(base_url: str) -> Wiring:
     return Wiring(home_files={name: json.dumps(document) for name, document in files.items()})
 
 
+def cline_wiring(base_url: str) -> Wiring:
+    # What `cline auth -p openai -k sk-fake -m fake -b URL` writes: an OpenAI-compatible provider, no account.
+    # Cline 3.0.65 ignores a file that fails its schema (an entry without updatedAt) and then asks its own
+    # service on the internet instead.
+    settings = {"provider": "openai-compatible", "apiKey": "sk-fake", "model": "fake", "baseUrl": f"{base_url}/v1"}
+    entry = {"settings": settings, "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}
+    providers = {"version": 1, "lastUsedProvider": "openai-compatible", "providers": {"openai-compatible": entry}}
+    return Wiring(home_files={".cline/data/settings/providers.json": json.dumps(providers)})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
@@ -207,6 +217,7 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "qwen": qwen_wiring,
     "copilot": copilot_wiring,
     "pi": pi_wiring,
+    "cline": cline_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }

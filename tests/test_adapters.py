@@ -14,10 +14,13 @@ missing CLI skips its tests on a developer's machine and fails them under CI.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
+import signal
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -221,8 +224,48 @@ def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeyp
     result.stderr.fnmatch_lines([f"{adapter.script}: cannot find {adapter.bin_variable}=*; install *"])
 
 
+def processes_with_home(home: Path) -> list[int]:
+    """The pids of this user's processes whose environment says ``HOME=home``: what a step may have left running."""
+    wanted = b"HOME=" + bytes(home)
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone, or another user's
+    return found
+
+
+def test_cline_leaves_no_hub_daemon_behind(adapter_run):
+    """Out of yolo mode Cline starts a background hub daemon for later runs; the adapter keeps the run local."""
+    run = adapter_run("cline", "memory")
+    script = Path(sys.executable).with_name(run.adapter.script)
+
+    result = run.pytester.run(str(script), "Reply with the single word READY.", timeout=300)
+    time.sleep(2)  # the daemon is spawned in the background, while the run goes on
+    left = processes_with_home(run.pytester.path)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+
+    assert result.ret == 0 and result.outlines == ["READY"]
+    assert left == [], "recall-cline left processes running after its step"
+
+
+@pytest.mark.parametrize("prompt", ["history", "-v"])
+def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
+    """As an argument Cline refuses a prompt without white space, or runs the subcommand or flag it names."""
+    run = adapter_run("cline", "memory")
+    script = Path(sys.executable).with_name(run.adapter.script)
+
+    result = run.pytester.run(str(script), prompt, timeout=300)
+
+    assert result.ret == 0 and result.outlines == ["OK"], result.stderr.str()[-2000:]
+    assert [entry["prompt"] for entry in run.requests()] == [prompt]
+
+
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "gemini", "opencode", "kilo", "qwen", "pi")
+FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "cline", "gemini", "opencode", "kilo", "qwen", "pi")
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)

@@ -79,4 +79,6 @@ def shell_call(tools: frozenset[str], command: str) -> Reply | None:
         return Reply("", "run_shell_command", json.dumps({"command": command, "description": "Save a note to memory"}))
     if "bash" in tools:  # OpenCode
         return Reply("", "bash", json.dumps({"command": command, "description": "Save a note to memory"}))
+    if "run_commands" in tools:  # Cline
+        return Reply("", "run_commands", json.dumps({"commands": [command]}))
     return None

@@ -10,8 +10,9 @@ survives to a later session depends only on the mode and on the CLI:
   appends it to the file the CLI loads next time (``~/.claude/CLAUDE.md``,
   ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
   ``~/.config/opencode/AGENTS.md``, ``~/.config/kilo/AGENTS.md``,
-  ``~/.copilot/copilot-instructions.md``, ``~/.pi/agent/AGENTS.md``), or, for CLIs
-  without tools whose memory is the conversation itself (llm, aider), the note written into its reply;
+  ``~/.copilot/copilot-instructions.md``, ``~/.pi/agent/AGENTS.md``, a file in Cline's global rules
+  folder ``~/Documents/Cline/Rules``), or, for CLIs without tools whose memory is the conversation
+  itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
@@ -138,11 +139,11 @@ def memory_command(api: Api, mode: Mode, note: str, context: str, tools: frozens
 
 
 def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, str] | None:
-    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code, Copilot CLI, pi, OpenCode or Kilo Code
-    loads in every session.
+    """``(folder as a shell word, file name)`` that Gemini CLI, Qwen Code, Copilot CLI, pi, OpenCode, Kilo Code or
+    Cline loads in every session.
 
-    Qwen Code, Copilot CLI, pi, OpenCode and Kilo Code all speak Chat Completions; their tools' names tell them
-    apart, pi's system prompt tells it from OpenCode, and a tool of its own Kilo Code.
+    All but Gemini CLI speak Chat Completions; their tools' names tell them apart, pi's system prompt tells it
+    from OpenCode, and a tool of its own Kilo Code.
     """
     if api == "gemini":
         # Gemini CLI names its global memory file in the system prompt ($GEMINI_CLI_HOME moves it).
@@ -158,6 +159,8 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
         return '"${XDG_CONFIG_HOME:-$HOME/.config}/kilo"', "AGENTS.md"
     if "bash" in tools:  # OpenCode: its global rules file
         return '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"', "AGENTS.md"
+    if "run_commands" in tools:  # Cline: a file in its global rules folder
+        return '"$HOME/Documents/Cline/Rules"', "memory.md"
     return None
 
 

@@ -1,6 +1,6 @@
 """Adapters that run real agent CLIs.
 
-Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, aider and llm.
+Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, aider and llm.
 """
 
 from __future__ import annotations
@@ -10,7 +10,19 @@ from pytest_recall.agents.adapters.common import Adapter
 
 def all_adapters() -> tuple[Adapter, ...]:
     """Every adapter, in the order ``pytest-recall agents`` and the README list them."""
-    from pytest_recall.agents.adapters import aider, claude, codex, copilot, gemini, kilo, llm, opencode, pi, qwen
+    from pytest_recall.agents.adapters import (
+        aider,
+        claude,
+        cline,
+        codex,
+        copilot,
+        gemini,
+        kilo,
+        llm,
+        opencode,
+        pi,
+        qwen,
+    )
 
     return (
         claude.ADAPTER,
@@ -21,6 +33,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         qwen.ADAPTER,
         copilot.ADAPTER,
         pi.ADAPTER,
+        cline.ADAPTER,
         aider.ADAPTER,
         llm.ADAPTER,
     )

@@ -307,7 +307,7 @@ def refuse_dead_loopback_model(adapter: Adapter, url: str | None, named_by: str)
     """Exit 1 at once, in one line, when ``url`` (from ``named_by``) is a model on loopback that refuses connections.
 
     The CLIs retry a refused connection with back-off (a minute and more
-    each for aider, Gemini CLI, Qwen Code and OpenCode) before they fail the
+    each for aider, Gemini CLI, Qwen Code, OpenCode and Cline) before they fail the
     step; a model server that is down makes every session of a run wait that
     out. Only loopback is checked: elsewhere a proxy may carry what a direct
     connection cannot, and the CLI's own error says more.
