@@ -46,8 +46,12 @@ def _latency_ms(durations: list[float]) -> tuple[float, float, float]:
 
 def case_weights(counted: Sequence[CaseSummary]) -> list[float]:
     """One over the number of runs of each record's case (by suite and id): every case weighs one in all.
-    A record without an id is a case of its own."""
-    keys = [(r.suite, r.id) if r.id is not None else (None, f"#{index}") for index, r in enumerate(counted)]
+    A record without an id or an epoch (not one run of a repeated case, as in the seed's record sets) is a
+    case of its own."""
+    keys = [
+        (r.suite, r.id) if r.id is not None and r.epoch is not None else (None, f"#{index}")
+        for index, r in enumerate(counted)
+    ]
     runs = Counter(keys)
     return [1.0 / runs[key] for key in keys]
 
