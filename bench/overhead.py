@@ -16,16 +16,21 @@ run the same suite, each with the same agent:
 Three agents: ``/bin/echo 1234.56`` costs about a millisecond, so it exposes
 the harness's own cost; a tiny Python script is closer to a real agent; the
 bundled ``recall-notebook`` is a real one (SQLite, the solvers), for which the
-recipe is left out. Goals: harness CPU at most 1.5x the floor (1.10x with the
-notebook); at least 2.5x faster than the recipe; with the notebook, at most
-3 ms of wall time a session above the floor. That last goal is 2% of the
+recipe is left out. Goals (issue 60's gates): with the notebook, harness CPU at
+most 1.10x the floor and at most 3 ms of wall time a session above it; the
+echo agent kept from regressing (its own 1.5x goal is retired: isolation and
+pytest's item alone cost 1.24-1.34x the floor); at least 2.5x faster than the
+recipe. That last goal is 2% of the
 notebook's marginal run time, so it is judged over 10 and 80 cases, by the
 median over rounds of each round's own difference from the floor (see
 :func:`paired_above_floor`); the best-of figure is printed beside it.
 
-``--check`` exits 1 when the echo agent's CPU is over 1.5x the floor or the
-notebook's wall time over 3 ms a session above it: a check for a developer to
-run before a change lands, never a timed test. ``--baseline-tree DIR`` adds
+``--check`` exits 1 when the notebook's CPU is over 1.10x the floor or its
+wall time over 3 ms a session above it, or, with ``--baseline-tree``, when the
+echo agent's CPU above the floor is over 1.10x the baseline tree's (a
+regression; without a baseline its ratio to the floor moves with the host,
+1.8x to 2.6x, so it is printed, not checked): a check for a developer to run
+before a change lands, never a timed test. ``--baseline-tree DIR`` adds
 the harness of another checkout (its ``pytest_recall`` put first on
 ``PYTHONPATH``), interleaved with the rest, for a before/after in one run.
 
@@ -83,9 +88,13 @@ WORKSPACE_GOAL_S = 0.005
 # (small, large) suite sizes per agent: the Python agents are ~30x slower, so fewer cases keep the run short.
 SIZES = {"echo": (40, 400), "python": (10, 100), "notebook": (10, 80)}
 QUICK_SIZES = {"echo": (2, 6), "python": (2, 4), "notebook": (1, 2)}
-# What --check holds the harness to: CPU against the floor, and wall time above it with a real agent.
-CHECK_CPU_RATIO = 1.5
+# What --check holds the harness to: a real agent's CPU against the floor and its wall time above it; the
+# echo agent's CPU above the floor against the baseline tree's, when one is given.
+CHECK_NOTEBOOK_CPU_RATIO = 1.10
 CHECK_NOTEBOOK_WALL_S = 0.003
+CHECK_ECHO_REGRESSION = 1.10
+# The echo agent's CPU ratio shown against the old goal, for the table only.
+ECHO_CPU_RATIO_SHOWN = 1.5
 
 
 def floor_run(suite: Path, argv: list[str]) -> None:
@@ -303,14 +312,28 @@ def main() -> None:
                     / (large - small)
                     for way in ways
                 }
-                goal = 1.10 if agent == "notebook" else CHECK_CPU_RATIO if metric == "cpu" else 2.0
+                goal = (
+                    CHECK_NOTEBOOK_CPU_RATIO
+                    if agent == "notebook"
+                    else ECHO_CPU_RATIO_SHOWN
+                    if metric == "cpu"
+                    else 2.0
+                )
                 rows += _rows(f"{agent} agent, {metric}", cost, goal, before)
                 if agent == "echo" and metric == "wall":
                     floor_step = cost["floor"] / 2
                 if agent == "echo" and metric == "cpu" and not ratio_of(cost["harness"], cost["floor"]) > 0:
                     failed.append("echo agent CPU: noise, no marginal cost measured (more cases: drop --quick)")
-                elif agent == "echo" and metric == "cpu" and cost["harness"] > CHECK_CPU_RATIO * cost["floor"]:
-                    failed.append(f"echo agent CPU {ratio_of(cost['harness'], cost['floor']):.2f}x the floor")
+                elif agent == "echo" and metric == "cpu" and before:
+                    regression = ratio_of(cost["harness"] - cost["floor"], cost["before"] - cost["floor"])
+                    if regression > CHECK_ECHO_REGRESSION:
+                        failed.append(f"echo agent CPU above the floor {regression:.2f}x the baseline tree's")
+                if (
+                    agent == "notebook"
+                    and metric == "cpu"
+                    and cost["harness"] > CHECK_NOTEBOOK_CPU_RATIO * cost["floor"]
+                ):
+                    failed.append(f"notebook agent CPU {ratio_of(cost['harness'], cost['floor']):.2f}x the floor")
                 if agent == "notebook" and metric == "wall":
                     by_round = paired_above_floor(rounds, "harness", small, large)
                     above = statistics.median(by_round)
