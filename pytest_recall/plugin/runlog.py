@@ -29,6 +29,7 @@ import pytest
 from pytest_recall.cases import strict_json
 from pytest_recall.plugin.xdist_handoff import is_worker
 from pytest_recall.reporting import (
+    CASES_OPEN,
     SHARED_KEYS,
     CaseRecord,
     check_report_tail,
@@ -220,7 +221,7 @@ def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             stripped = raw.strip()
             report = report or (offset == 0 and stripped == b"{")
             # A list closes in the report's head too (the protocol block's data sets): only the cases' ends them.
-            in_cases = in_cases or (report and stripped == b'"cases": [')
+            in_cases = in_cases or (report and raw.rstrip(b"\r\n") == CASES_OPEN)
             if in_cases and stripped in (b"]", b"],"):
                 check_report_tail(handle, path, more_fields=stripped == b"],")
                 return

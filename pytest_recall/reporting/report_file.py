@@ -26,7 +26,8 @@ from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 
 # The line that opens the case list, as dump_streaming writes it.
-_CASES_OPEN = b'  "cases": ['
+# The line that opens a written report's cases; the resume reader finds them by it too.
+CASES_OPEN = b'  "cases": ['
 _CASES_EMPTY = b'  "cases": []'
 
 
@@ -132,11 +133,11 @@ def open_report(path: Path) -> ReportFile | None:
         head += first
         for line in lines:
             stripped = line.rstrip(b"\r\n")
-            if stripped in (_CASES_OPEN, _CASES_EMPTY):
+            if stripped in (CASES_OPEN, _CASES_EMPTY):
                 cases_start = handle.tell()
                 # One case a line, or none at all: the first case shows which (a writer does all or none).
                 first_case = handle.readline(strict_json.MAX_LINE_BYTES)
-                if stripped == _CASES_OPEN and parse_line(first_case) is None:
+                if stripped == CASES_OPEN and parse_line(first_case) is None:
                     return None
                 break
             head += line

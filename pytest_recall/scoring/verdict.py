@@ -52,8 +52,6 @@ AnswerScorer = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
 TASK_JUDGE_NAME = "judge.py"
 OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out", "rate_limited", "error")
-# The outcomes that say nothing about memory: the agent or the harness did not get to an answer.
-FAILURE_OUTCOMES = frozenset({"agent_failed", "timed_out", "rate_limited", "error"})
 
 
 def scored_a_pass(score: Any, error: Any = None) -> bool:
