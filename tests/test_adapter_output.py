@@ -1,4 +1,4 @@
-"""How the adapters of Gemini CLI, OpenCode, Copilot CLI and pi read their CLI's output, as plain functions.
+"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi and Cline read their CLI's output, as plain functions.
 
 The real CLIs run in ``tests/test_adapters.py``; these hold the parsers to the
 failure shapes a fake model rarely produces: an error after retries, a turn
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_recall.agents.adapters import copilot, gemini, opencode, pi
+from pytest_recall.agents.adapters import cline, copilot, gemini, opencode, pi
 
 
 def lines(*events: dict[str, object]) -> str:
@@ -139,4 +139,14 @@ def test_pi_broken_events_are_skipped_not_a_traceback():
     outcome = pi.read_events(stdout)
 
     assert (outcome.ok, outcome.answer, outcome.cost_usd) == (True, "", None)
+    assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)
+
+
+def test_cline_usage_that_is_no_number_is_read_as_none_not_a_traceback():
+    usage = {"inputTokens": "many", "outputTokens": float("inf"), "totalCost": [1]}
+    stdout = lines({"type": "run_result", "text": "42", "finishReason": "completed", "usage": usage})
+
+    outcome = cline.read_events(stdout)
+
+    assert (outcome.ok, outcome.answer, outcome.cost_usd) == (True, "42", None)
     assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)

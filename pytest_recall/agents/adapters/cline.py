@@ -40,6 +40,7 @@ from pytest_recall.agents.adapters.common import (
     find_cli,
     finish,
     json_events,
+    json_number,
     refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
@@ -93,9 +94,9 @@ def read_events(stdout: str) -> Outcome:
         str(result.get("text") or ""),
         ok=ok,
         # Cline says 0 for a model it has no prices for: unknown, not free.
-        cost_usd=float(usage.get("totalCost") or 0) or None,
-        tokens_in=int(usage.get("inputTokens") or 0),
-        tokens_out=int(usage.get("outputTokens") or 0),
+        cost_usd=json_number(usage.get("totalCost")) or None,
+        tokens_in=int(json_number(usage.get("inputTokens"))),
+        tokens_out=int(json_number(usage.get("outputTokens"))),
         failure="" if ok else failure,
     )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -183,6 +184,14 @@ def json_events(stdout: str) -> Iterator[dict[str, Any]]:
             yield event
         else:
             chatter(line)
+
+
+def json_number(value: Any) -> float:
+    """A usage figure from a CLI's JSON, or 0 for what is not a finite number: a broken stream is read as
+    nothing, never a traceback."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value) if math.isfinite(value) else 0.0
 
 
 def live_args(argv: Sequence[str] | None) -> list[str] | None:

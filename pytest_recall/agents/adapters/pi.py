@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -36,6 +35,7 @@ from pytest_recall.agents.adapters.common import (
     find_cli,
     finish,
     json_events,
+    json_number,
     refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
@@ -73,9 +73,9 @@ def read_events(stdout: str) -> Outcome:
         if event.get("type") == "message_end" and message.get("role") == "assistant":
             last = message
             usage = _object(message.get("usage"))
-            tokens_in += int(_number(usage.get("input")))
-            tokens_out += int(_number(usage.get("output")))
-            cost += _number(_object(usage.get("cost")).get("total"))
+            tokens_in += int(json_number(usage.get("input")))
+            tokens_out += int(json_number(usage.get("output")))
+            cost += json_number(_object(usage.get("cost")).get("total"))
         if event.get("type") != "message_update":  # the deltas repeat the message: the transcript keeps the rest
             chatter(json.dumps(event))
     content = (last or {}).get("content")
@@ -101,13 +101,6 @@ def read_events(stdout: str) -> Outcome:
 def _object(value: Any) -> dict[str, Any]:
     """A JSON object of pi's events, or an empty one where a broken stream holds anything else."""
     return value if isinstance(value, dict) else {}
-
-
-def _number(value: Any) -> float:
-    """A usage figure, or 0 for what is not a finite number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
-    return float(value) if math.isfinite(value) else 0.0
 
 
 def model_base_url(extra: Sequence[str], env: Mapping[str, str]) -> str | None:
