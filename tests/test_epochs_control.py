@@ -219,8 +219,9 @@ def test_epochs_from_an_earlier_report_repeat_only_the_cases_it_found_unstable(
     recall_suite.add("beta", ["case beta hello", "case beta recall"])
     odd_runs = recall_suite.agent("odd_runs")
     recall_suite.run("--recall-epochs=2", command=odd_runs).assert_outcomes(passed=1, failed=3)
-    baseline = recall_suite.pytester.path / "baseline.json"
-    baseline.write_bytes(recall_suite.report_path.read_bytes())
+    # The baseline is the report this run writes over: the protocol names the bytes that chose.
+    baseline = recall_suite.report_path
+    baseline_sha256 = hashlib.sha256(baseline.read_bytes()).hexdigest()
 
     result = recall_suite.run("--recall-epochs=3", f"--recall-epochs-from={baseline}", "-v", command=odd_runs)
 
@@ -233,7 +234,7 @@ def test_epochs_from_an_earlier_report_repeat_only_the_cases_it_found_unstable(
     assert report["score"] == pytest.approx((2 / 3 + 0) / 2, abs=1e-3)
     assert (counter_dir / "alpha.count").read_text() == "5"
     chosen = report["protocol"]["run"]["epochs_from"]
-    assert chosen == {"report_sha256": hashlib.sha256(baseline.read_bytes()).hexdigest(), "settled": 1}
+    assert chosen == {"report_sha256": baseline_sha256, "settled": 1}
 
 
 @pytest.mark.parametrize(

@@ -41,14 +41,23 @@ DEFAULT_RETRY_DELAY_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
+class EpochChoice:
+    """--recall-epochs-from: the earlier report that chose which cases repeat, read once at the start: the choice
+    and the hash the protocol block gives come from the same reading, even if the file changes during the run."""
+
+    path: Path
+    report_sha256: str
+    # (suite, case id) of the cases its epochs found stable: each runs once.
+    settled: frozenset[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
 class ScaleOut:
     """How the run's cases are spread: at once, repeated, controlled, retried, sharded, resumed."""
 
     concurrency: int = 1
     epochs: int = 1
-    # --recall-epochs-from: the earlier report, and the (suite, case id) pairs its epochs found stable, run once.
-    epochs_from: Path | None = None
-    settled: frozenset[tuple[str, str]] = frozenset()
+    epochs_from: EpochChoice | None = None
     control: bool = False
     retries: int = 0
     retry_delay_s: float = DEFAULT_RETRY_DELAY_S
@@ -111,7 +120,7 @@ class RunConfig:
             outputs.log_path,
             scale_out.resume_path,
             scale_out.shard_durations_path,
-            scale_out.epochs_from,
+            scale_out.epochs_from.path if scale_out.epochs_from is not None else None,
             outputs.estimate_from,
         ):
             if path is not None:

@@ -11,6 +11,7 @@ exit codes, and a protocol flag given as well wins over the preset's value.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import shlex
 from collections.abc import Mapping
@@ -31,7 +32,7 @@ from pytest_recall.cases.live_protocol import (
 from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
 from pytest_recall.cases.model import CaseError, parse_positive_seconds
 from pytest_recall.plugin.checks import check_mcp_servers, check_suite_scope, check_writable, resolve_command_paths
-from pytest_recall.plugin.config import Outputs, RunConfig, ScaleOut
+from pytest_recall.plugin.config import EpochChoice, Outputs, RunConfig, ScaleOut
 from pytest_recall.plugin.options import flag_of
 from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
 from pytest_recall.plugin.stop import STOP_NEEDS_SCORE_GATE
@@ -215,12 +216,10 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
     if durations is not None and not durations.is_file():
         raise pytest.UsageError(f"--recall-shard-durations: {durations} is not a file; give a report or run log")
     epochs = read.whole("recall_epochs", minimum=1)
-    epochs_from = read.path("recall_epochs_from")
     return ScaleOut(
         concurrency=read.whole("recall_concurrency", minimum=1),
         epochs=epochs,
-        epochs_from=epochs_from,
-        settled=_settled_cases(epochs_from, epochs),
+        epochs_from=_epoch_choice(read.path("recall_epochs_from"), epochs),
         control=read.switch("recall_control"),
         retries=read.whole("recall_retries", minimum=0),
         retry_delay_s=read.seconds("recall_retry_delay", zero_ok=True),
@@ -233,18 +232,19 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
     )
 
 
-def _settled_cases(path: Path | None, epochs: int) -> frozenset[tuple[str, str]]:
-    """The cases an earlier report's epochs found stable, which this run's --recall-epochs then leaves at one."""
+def _epoch_choice(path: Path | None, epochs: int) -> EpochChoice | None:
+    """The earlier report whose epochs found the cases stable that this run's --recall-epochs leaves at one."""
     __tracebackhide__ = True
     if path is None:
-        return frozenset()
+        return None
     if epochs < 2:
         raise pytest.UsageError("--recall-epochs-from chooses which cases repeat: give --recall-epochs=N above 1 too")
     from pytest_recall.reporting.document import load_report
     from pytest_recall.reporting.epoch_selection import settled_cases
 
     try:
-        return settled_cases(load_report(path))
+        sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        return EpochChoice(path, sha256, settled_cases(load_report(path)))
     except OSError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -208,7 +208,8 @@ def case_items(
     stable (--recall-epochs-from) runs once, named as the first of its epochs."""
     scale_out = parent.config.stash[CONFIG_KEY].scale_out
     epochs, control = scale_out.epochs, scale_out.control
-    runs = 1 if (outline.suite, outline.case_id) in scale_out.settled else epochs
+    choice = scale_out.epochs_from
+    runs = 1 if choice is not None and (outline.suite, outline.case_id) in choice.settled else epochs
     for epoch in range(1, runs + 1):
         yield CaseItem.from_parent(
             parent, name=item_name(epoch, epochs, False), outline=outline, loader=loader, epoch=epoch, on_disk=on_disk

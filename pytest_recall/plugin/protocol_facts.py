@@ -23,7 +23,7 @@ import pytest
 from pytest_recall import __version__
 from pytest_recall.agents.adapters import all_adapters
 from pytest_recall.cases.model import CaseError, read_toml
-from pytest_recall.plugin.config import RunConfig
+from pytest_recall.plugin.config import EpochChoice, RunConfig
 from pytest_recall.plugin.items import order_seed
 from pytest_recall.reporting import CaseSummary, build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.sessions import Judge
@@ -88,7 +88,7 @@ class ProtocolFacts:
             agent=self.agent,
             run={
                 "epochs": scale_out.epochs,
-                "epochs_from": _epochs_from(scale_out.epochs_from, scale_out.settled),
+                "epochs_from": _epochs_from(scale_out.epochs_from),
                 "control": scale_out.control,
                 "sandbox": mode["sandbox"],
                 "sandbox_net": mode["sandbox_net"],
@@ -212,8 +212,6 @@ def _files_sha256(argv: tuple[str, ...], here: Path) -> dict[str, str]:
     return hashes
 
 
-def _epochs_from(path: Path | None, settled: frozenset[tuple[str, str]]) -> dict[str, Any] | None:
+def _epochs_from(choice: EpochChoice | None) -> dict[str, Any] | None:
     """Which earlier report chose the cases run once (by its bytes' hash, not its path), and how many it chose."""
-    if path is None:
-        return None
-    return {"report_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "settled": len(settled)}
+    return None if choice is None else {"report_sha256": choice.report_sha256, "settled": len(choice.settled)}
