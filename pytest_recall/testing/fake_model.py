@@ -9,6 +9,9 @@ It speaks four wire formats, each streamed (SSE) and not, with usage figures:
 - Google Generative Language, ``POST /v1beta/models/<model>:generateContent``
   and ``:streamGenerateContent`` (Gemini CLI), with ``functionCall`` parts.
 
+Beside them, OpenAI's ``POST /v1/embeddings``, deterministic and lexical
+(:mod:`pytest_recall.testing.fake_embeddings`), for memories that search by meaning.
+
 What it says is decided in :mod:`pytest_recall.testing.fake_brain`, and how
 it is said in :mod:`pytest_recall.testing.wire` and
 :mod:`pytest_recall.testing.wire_gemini`. Every
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.testing.fake_brain import MODES, Mode, Reply, decide
+from pytest_recall.testing.fake_embeddings import EmbeddingRequestError, embeddings_response
 from pytest_recall.testing.fake_judge import fickle
 from pytest_recall.testing.wire import (
     MODEL_NAME,
@@ -168,6 +172,9 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         if path == "/v1/messages/count_tokens":
             self._json(200, {"input_tokens": tokens(json.dumps(body))})
             return
+        if path == "/v1/embeddings":
+            self._embeddings(path, body)
+            return
         gemini = route(path)
         if gemini is not None and gemini[1] == "countTokens":
             self._json(200, count_tokens(tokens(json.dumps(body))))
@@ -209,6 +216,21 @@ class FakeModelHandler(BaseHTTPRequestHandler):
             }
         )
         self._send(request.api, reply, model, tokens_in, stream)
+
+    def _embeddings(self, path: str, body: Json) -> None:
+        """Vectors for the texts, logged with their count (not the vectors): a test asks who searched, and when."""
+        try:
+            answer = embeddings_response(body)
+        except EmbeddingRequestError as exc:
+            self._bad_request(str(exc))
+            return
+        if self._refused(path):
+            return
+        texts = body.get("input")
+        self.server_of_run.log(
+            {"at": time.time(), "path": path, "kind": "embeddings", "inputs": len(answer["data"]), "input": texts}
+        )
+        self._json(200, answer)
 
     def _send(self, api: str, reply: Reply, model: str, tokens_in: int, stream: bool) -> None:
         """The reply in the wire format of the API that asked, streamed when it asked so."""
