@@ -159,6 +159,10 @@ def test_a_stopped_adapter_ends_the_agent_and_what_it_started(tmp_path):
     assert adapter.stderr is not None
     while "hanging, pids" not in (line := adapter.stderr.readline()):
         assert line, "the agent never got to its prompt"
+    # The helper is running when the line is printed, but a loaded host may show its /proc entry late.
+    deadline = time.monotonic() + 10
+    while len(processes_with(marker, parts=("environ",))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(processes_with(marker, parts=("environ",))) == 3, "recall-acp, the agent and its helper"
 
     adapter.send_signal(signal.SIGTERM)

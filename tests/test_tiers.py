@@ -1,0 +1,102 @@
+"""The test tiers: the README's command runs the quick one, --full runs them all, and the quick one stays quick."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+
+import pytest
+
+from conftest import REPO_DIR, TESTS_DIR, TIER_MARKERS
+
+SLEEPY_TESTS = """
+import time
+
+import pytest
+
+
+def test_quick():
+    pass
+
+
+def test_sleepy():
+    time.sleep(1.0)
+
+
+@pytest.mark.slow
+def test_sleepy_but_marked_slow():
+    time.sleep(1.0)
+
+
+@pytest.mark.real_cli
+def test_needs_a_cli():
+    pass
+"""
+
+
+@pytest.fixture
+def project_tests(pytester: pytest.Pytester) -> pytest.Pytester:
+    """This project's test settings and conftest in a pytester folder, beside a few tests of known speed."""
+    for name in ("conftest.py", "pytest.ini", "cli_wiring.py"):
+        shutil.copy(TESTS_DIR / name, pytester.path / name)
+    pytester.makepyfile(test_speeds=SLEEPY_TESTS)
+    return pytester
+
+
+def test_a_quick_tier_test_over_the_limit_fails_and_says_how_to_mend_it(project_tests, monkeypatch):
+    monkeypatch.setenv("RECALL_QUICK_TEST_LIMIT_S", "0.5")
+
+    result = project_tests.runpytest_subprocess("--full", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*this quick-tier test took 1.* s (setup and call), over the 0.5 s the quick tier allows*mark it slow*"]
+    )
+    assert "test_sleepy_but_marked_slow FAILED" not in result.stdout.str()
+
+
+def test_the_default_run_is_the_quick_tier_and_full_adds_the_marked_tiers(project_tests):
+    quick = project_tests.runpytest_subprocess("-p", "no:cacheprovider")
+    full = project_tests.runpytest_subprocess("--full", "-p", "no:cacheprovider", "-m", "real_cli")
+
+    quick.assert_outcomes(passed=2, deselected=2)
+    full.assert_outcomes(passed=1, deselected=3)
+
+
+def test_a_test_that_drives_a_real_cli_without_its_marker_fails_at_once(project_tests):
+    project_tests.makepyfile(
+        test_unmarked="""
+from cli_wiring import installed
+
+def test_unmarked():
+    installed('/bin/true', 'true is not installed: never mind')
+"""
+    )
+
+    result = project_tests.runpytest_subprocess("-p", "no:cacheprovider", "test_unmarked.py")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*this test drives what the real_cli tier is for (true): mark it real_cli*"])
+
+
+def test_the_tier_markers_are_the_registered_ones_and_the_docs_name_each():
+    ini = (TESTS_DIR / "pytest.ini").read_text(encoding="utf-8")
+    markers = [line.split(":")[0].strip() for line in ini.split("markers =", 1)[1].splitlines() if ":" in line]
+    assert markers == list(TIER_MARKERS)
+    development = (REPO_DIR / "docs" / "development.md").read_text(encoding="utf-8")
+    assert all(f"`{marker}`" in development for marker in TIER_MARKERS)
+
+
+def test_ci_runs_the_readmes_test_command_first_and_then_every_other_tier():
+    readme = (REPO_DIR / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    command = next(line for line in quick.splitlines() if " -m pytest tests" in line)
+    test_command = shlex.split(command.split("&&")[-1])
+    test_command[0] = "python"  # .ci/run has activated the .venv the README's line runs from
+    ci = (REPO_DIR / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    pytest_lines = [shlex.split(line.strip()) for line in ci if line.strip().startswith("python -m pytest tests")]
+    assert pytest_lines[0] == test_command
+    assert pytest_lines[1][: len(test_command)] == test_command
+    assert pytest_lines[1][len(test_command) :][:2] == ["--full", "-m"]
+    assert set(pytest_lines[1][len(test_command) + 2].split(" or ")) == set(TIER_MARKERS)
+    assert "-m pytest tests -n auto --maxschedchunk 2 --full" in readme, "the README says how to run every tier"
