@@ -223,6 +223,11 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
 }
 
 
+# The markers of the test now running, set by tests/conftest.py around each test: a test that drives a
+# real CLI or MCP server without its tier's marker would sit in the quick tier, and it fails at once.
+running_markers: frozenset[str] = frozenset()
+
+
 def real_cli(adapter: Adapter) -> str:
     """The CLI the adapter will run; skip when it is absent, unless under CI, where that is a failure."""
     found = shutil.which(os.environ.get(adapter.bin_variable) or adapter.cli)
@@ -230,8 +235,13 @@ def real_cli(adapter: Adapter) -> str:
     return installed(found, reason)
 
 
-def installed(found: str | None, reason: str) -> str:
-    """``found`` if it is there; else skip saying ``reason``, or fail under CI, where everything is installed."""
+def installed(found: str | None, reason: str, marker: str = "real_cli") -> str:
+    """``found`` if it is there; else skip saying ``reason``, or fail under CI, where everything is installed.
+
+    Either way the test must carry ``marker``, the tier of what it drives (tests/pytest.ini).
+    """
+    if marker not in running_markers:
+        pytest.fail(f"this test drives what the {marker} tier is for ({reason.split(' is not')[0]}): mark it {marker}")
     if found is not None:
         return found
     if os.environ.get("CI"):

@@ -7,13 +7,15 @@ run by the same interpreter as these tests.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import cli_wiring
 import pytest
 
 from pytest_recall.plugin.checks import NAME_A_SUITE
@@ -31,8 +33,23 @@ SEED_SUITE = REPO_DIR / "cases" / "session-memory-recall"
 INNER_RUN_TIMEOUT_S = 120.0
 # The agents are programs the inner runs start, never tests.
 collect_ignore = ["agents"]
-# The tests that drive real agent CLIs run longest of all (minutes each on a shared machine).
-REAL_CLI_FILES = frozenset({"test_adapters.py", "test_mcp_clis.py", "test_live_clis.py", "test_coding_cli.py"})
+# The tiers beyond the quick one: each marker names what its tests need (tests/pytest.ini). The README's
+# test command runs the quick tier, every test with none of them; --full adds them all.
+TIER_MARKERS = ("real_cli", "mcp_server", "browser", "ssh", "slow")
+# The longest a quick-tier test may take (setup and call) on the 2-core machine before it fails itself.
+QUICK_TEST_LIMIT_S = float(os.environ.get("RECALL_QUICK_TEST_LIMIT_S", "20"))
+SETUP_S = pytest.StashKey[float]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help=(
+            "run every tier: the quick tier and the tests marked real_cli, mcp_server, browser, ssh or slow "
+            "(left out by default). Narrow it with -m, e.g. --full -m real_cli"
+        ),
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,23 +68,51 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest first, so xdist's workers end together on short tests rather than one waiting out a long one.
+def tier_of(item: pytest.Item) -> str:
+    """The first tier marker the test carries, or ``quick``."""
+    return next((name for name in TIER_MARKERS if item.get_closest_marker(name)), "quick")
 
-    The README's command adds ``--maxschedchunk 2``: each worker holds two tests and gets the next ones
-    in this order as it finishes, so the long tests are shared out first. Without it, xdist hands each
-    worker a quarter of the collection up front, and the worker that drew every real-CLI and slow test
-    still ran them long after the other had finished the rest (``--dist worksteal`` still left a long
-    test alone at the end: it only steals what a worker has not started and more than one of). The
-    order is a stable sort of collection order, the same on every worker, as xdist requires.
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The quick tier alone unless ``--full``; then the longest first, for xdist.
+
+    Longest first, so xdist's workers end together on short tests rather than one waiting out a long
+    one. The README's commands add ``--maxschedchunk 2``: each worker holds two tests and gets the next
+    ones in this order as it finishes, so the long tests are shared out first. Without it, xdist hands
+    each worker a quarter of the collection up front, and the worker that drew every real-CLI and slow
+    test still ran them long after the other had finished the rest (``--dist worksteal`` still left a
+    long test alone at the end: it only steals what a worker has not started and more than one of).
+    The order is a stable sort of collection order, the same on every worker, as xdist requires.
     """
+    if not config.getoption("full"):
+        left_out = [item for item in items if tier_of(item) != "quick"]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if tier_of(item) == "quick"]
+    rank = {"real_cli": 0, "mcp_server": 0, "ssh": 1, "browser": 1, "slow": 1, "quick": 2}
+    items.sort(key=lambda item: rank[tier_of(item)])
 
-    def rank(item: pytest.Item) -> int:
-        if item.path.name in REAL_CLI_FILES:
-            return 0
-        return 1 if item.get_closest_marker("slow") else 2
 
-    items.sort(key=rank)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A quick-tier test that took longer than QUICK_TEST_LIMIT_S (setup and call) fails, saying so.
+
+    The quick tier is the README's test command, which a newcomer runs on a 2-core machine in a few
+    minutes; one slow test left in it is how it grows back to forty. The fix is to make the test
+    quicker (fewer cases, a shared fixture, a pure function beside one real run) or to mark it slow.
+    """
+    report = yield
+    if call.when == "call" and report.passed and tier_of(item) == "quick":
+        took = item.stash.get(SETUP_S, 0.0) + report.duration
+        if took > QUICK_TEST_LIMIT_S:
+            report.outcome = "failed"
+            report.longrepr = (
+                f"this quick-tier test took {took:.1f} s (setup and call), over the {QUICK_TEST_LIMIT_S:g} s "
+                "the quick tier allows: make it quicker, or mark it slow (docs/development.md, Test tiers)"
+            )
+    elif call.when == "setup":
+        item.stash[SETUP_S] = report.duration
+    return report
 
 
 class RecallSuite:
@@ -147,6 +192,14 @@ class RecallSuite:
     def probe(self, name: str, step: int) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads((self.probe_dir / f"{name}-step{step}.json").read_text())
         return loaded
+
+
+@pytest.fixture(autouse=True)
+def _tier_markers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tells ``cli_wiring.installed`` the running test's markers, so an unmarked real-CLI test fails."""
+    cli_wiring.running_markers = frozenset(mark.name for mark in request.node.iter_markers())
+    yield
+    cli_wiring.running_markers = frozenset()
 
 
 @pytest.fixture(autouse=True)

@@ -67,7 +67,8 @@ def server_command(server: str) -> str:
     """The installed server; skip when it is absent, unless under CI, where that is a failure."""
     variable, default, _entry, _store = SERVERS[server]
     found = shutil.which(os.environ.get(variable) or str(default))
-    return installed(found, f'{server} is not installed: run `eval "$(.ci/install-mcp-servers)"` or set {variable}')
+    reason = f'{server} is not installed: run `eval "$(.ci/install-mcp-servers)"` or set {variable}'
+    return installed(found, reason, marker="mcp_server")
 
 
 def write_config(server: str, path: Path) -> Path:

@@ -30,7 +30,7 @@ from test_adapters import TWO_CASES, AdapterRun, adapter_run, assert_verdicts_ar
 
 from pytest_recall.testing import Mode
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.real_cli
 __all__ = ["adapter_run"]  # the fixture, shared with the print adapters' tests
 
 
@@ -150,6 +150,7 @@ def test_live_session_over_acp_each_turn_one_prompt(adapter_run, cli, mode, scor
     assert_each_turn_reached_the_model_once(run)
 
 
+@pytest.mark.mcp_server
 def test_an_mcp_server_reaches_gemini_cli_through_session_new(adapter_run):
     """--recall-mcp over ACP: the step's server is handed to the agent in session/new, and its tools reach the model.
 

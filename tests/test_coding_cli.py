@@ -46,7 +46,7 @@ from pytest_recall.testing import FakeModelServer, Mode
 from pytest_recall.testing.fake_coder import workdir_of
 from pytest_recall.testing.wire import read_anthropic
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.real_cli
 SEED = 11
 CATEGORIES = ("convention", "decision", "carry")
 # Indices 0..13 hold two cases of each category; these three categories give six cases.

@@ -28,6 +28,8 @@ from pytest_recall.reporting.merge import report_of_rows
 from pytest_recall.testing.chromium import AFTER_FIRST_PAINT, CHROMIUM, Chromium, evaluate, headless_chromium
 from pytest_recall.testing.synthetic import synthetic_record, synthetic_report
 
+pytestmark = pytest.mark.browser
+
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium); .ci/run installs it"
 )

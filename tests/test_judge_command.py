@@ -112,7 +112,7 @@ def audit_table(tmp_path: Path, mode: str) -> dict[str, dict[str, object]]:
     return table
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 def test_judge_audit_flags_the_gullible_judge_and_says_which_gaming_answers_the_strict_one_takes(
     tmp_path: Path,
 ) -> None:

@@ -126,7 +126,7 @@ def judge_prompts_sent(log: Path) -> list[str]:
     ]
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 def test_a_prompt_file_judges_a_run_and_its_hash_is_in_the_record_the_report_and_the_protocol(
     recall_suite: RecallSuite,
 ) -> None:
@@ -162,7 +162,7 @@ def test_a_prompt_file_judges_a_run_and_its_hash_is_in_the_record_the_report_and
     assert second_hash != first_hash and second_protocol != first_protocol
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 def test_three_samples_of_a_fickle_judge_give_a_flip_rate_and_majority_verdicts(
     judged_run: tuple[RecallSuite, Path],
 ) -> None:

@@ -82,6 +82,7 @@ def run_judge(server: FakeModelServer, home: Path, request: dict[str, object]) -
     )
 
 
+@pytest.mark.real_cli
 @pytest.mark.parametrize("mode", ["memory", "lenient"])
 def test_recall_judge_through_llm_gives_the_fake_judges_verdicts(tmp_path: Path, mode: str) -> None:
     real_cli(ADAPTER)

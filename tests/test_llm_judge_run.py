@@ -41,7 +41,7 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 def test_the_notebook_on_the_seed_suite_gets_the_same_verdicts_from_both_judges(
     recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -70,7 +70,7 @@ def test_the_notebook_on_the_seed_suite_gets_the_same_verdicts_from_both_judges(
     assert sorted(path.name for path in llm_folder.iterdir()) == ["extra-openai-models.yaml"]
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 def test_a_lenient_judge_passes_a_shotgun_and_every_output_shows_the_disagreement(
     recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch
 ) -> None:

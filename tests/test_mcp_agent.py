@@ -82,7 +82,7 @@ def returned_bytes(record: dict[str, Any]) -> int:
     return int(_BYTES.search(record["reason"])[1])  # type: ignore[index]
 
 
-@pytest.mark.slow
+@pytest.mark.mcp_server
 def test_server_memory_search_with_the_question_finds_nothing_and_read_graph_finds_the_ceiling(pytester):
     server_command("server-memory")
 
@@ -97,7 +97,7 @@ def test_server_memory_search_with_the_question_finds_nothing_and_read_graph_fin
     assert max(map(returned_bytes, searched["cases"])) < min(map(returned_bytes, everything["cases"]))
 
 
-@pytest.mark.slow
+@pytest.mark.mcp_server
 @pytest.mark.parametrize("server", SERVERS)
 def test_recall_mcp_measures_each_server_with_no_agent_failure(pytester, server):
     server_command(server)
@@ -120,7 +120,12 @@ def test_recall_mcp_measures_each_server_with_no_agent_failure(pytester, server)
             "",
             "*recall-mcp: MCP server 'memory' ended or failed before it answered*",
         ),
-        ("server-memory", "--search-tool find_everything", "*MCP server 'memory' has no tool 'find_everything'*"),
+        pytest.param(
+            "server-memory",
+            "--search-tool find_everything",
+            "*MCP server 'memory' has no tool 'find_everything'*",
+            marks=pytest.mark.mcp_server,
+        ),
     ],
     ids=["missing", "crashes-at-start", "lacks-the-tool"],
 )

@@ -345,6 +345,7 @@ def fake_node(folder: Path, version: str) -> Path:
     return folder
 
 
+@pytest.mark.real_cli
 def test_the_installed_claude_code_declares_the_node_ci_installs() -> None:
     from cli_wiring import real_cli
 

@@ -163,6 +163,13 @@ def _ports_of(commands: str) -> Iterator[None]:
         yield
 
 
+def tier_marks(example: Example) -> list[pytest.MarkDecorator]:
+    """The tiers of what a recipe drives: real_cli for an agent CLI, mcp_server for a server."""
+    servers = {"server-memory"}
+    marks = [pytest.mark.mcp_server] if servers & set(example.needs) else []
+    return marks + ([pytest.mark.real_cli] if set(example.needs) - servers else [])
+
+
 def needed_tools(example: Example, folder: Path) -> None:
     """Skip (or, under CI, fail) unless every CLI and server the recipe drives is installed."""
     adapters = {adapter.cli: adapter for adapter in all_adapters()}
@@ -229,8 +236,9 @@ def test_the_docs_hold_tested_examples_and_the_quickstart_is_two_commands() -> N
 
 @pytest.mark.parametrize(
     "example",
-    # A recipe that drives a real CLI runs for a minute or more: slow, so tests/conftest.py starts it early.
-    [pytest.param(e, marks=pytest.mark.slow) if e.needs else e for e in EXAMPLES if not e.fresh_clone],
+    # A recipe that drives a real CLI or MCP server is in that tier (a minute or more): tests/conftest.py
+    # leaves it out of the quick tier and starts it early in a full run.
+    [pytest.param(e, marks=tier_marks(e)) for e in EXAMPLES if not e.fresh_clone],
     ids=lambda e: e.name,
 )
 def test_a_documented_example_prints_what_the_docs_show(example: Example, tmp_path: Path) -> None:

@@ -178,7 +178,7 @@ def fake_judge(folder: Path, server: FakeModelServer) -> str:
     return shlex.join(["env", f"LLM_USER_PATH={folder}", "OPENAI_API_KEY=sk-fake", str(recall_judge), "-m", "fake"])
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 def test_a_locomo_run_rejudged_by_the_strict_and_the_lenient_fake_judge(pytester: pytest.Pytester) -> None:
     real_cli(ADAPTER)
     assert main(["import", "locomo", str(DATA / "locomo_tiny.json"), "--out", str(pytester.path / "loc")]) == 0

@@ -21,10 +21,13 @@ import pytest
 SSH_TARGET = os.environ.get("RECALL_TEST_SSH", "")
 SSH_KEY = os.environ.get("RECALL_TEST_SSH_KEY", "")
 
-pytestmark = pytest.mark.skipif(
-    not (SSH_TARGET and SSH_KEY) or shutil.which("ssh") is None,
-    reason='no sshd to test against: run `eval "$(.ci/start-sshd)"` (as .ci/run does) to set RECALL_TEST_SSH',
-)
+pytestmark = [
+    pytest.mark.ssh,
+    pytest.mark.skipif(
+        not (SSH_TARGET and SSH_KEY) or shutil.which("ssh") is None,
+        reason='no sshd to test against: run `eval "$(.ci/start-sshd)"` (as .ci/run does) to set RECALL_TEST_SSH',
+    ),
+]
 
 
 def ssh_config(path: Path) -> Path:
