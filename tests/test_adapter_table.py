@@ -49,3 +49,16 @@ def test_the_readme_keeps_no_untested_recipe_and_agents_lists_every_adapter():
     driven = [line.split(None, 1)[1] for line in listed.splitlines() if line.startswith("  driven ")]
     assert len(driven) == len(all_adapters()) + 1
     assert sum("live through" in line for line in driven) == 3 and driven[-1].startswith("ACP: ")
+
+
+@pytest.mark.parametrize("adapter", all_adapters(), ids=lambda adapter: adapter.script)
+def test_adapter_without_its_cli_exits_127_naming_the_variable(pytester, monkeypatch, adapter):
+    """A missing CLI is one line that names its variable; seeing it takes no CLI, so it is a quick-tier test."""
+    monkeypatch.setenv(adapter.bin_variable, str(pytester.path / "no-such-cli"))
+    script = Path(sys.executable).with_name(adapter.script)
+
+    result = pytester.run(str(script), "Reply with the single word READY.")
+
+    assert result.ret == 127
+    assert result.outlines == []
+    result.stderr.fnmatch_lines([f"{adapter.script}: cannot find {adapter.bin_variable}=*; install *"])

@@ -1,7 +1,7 @@
 """Live presets against the real CLIs: one process per case, each step a turn typed into its TUI or REPL.
 
-Each end-to-end test runs the bundled seed suite through pytest in a
-subprocess with ``--recall-live-preset``, four cases at a time, a HOME per
+Each end-to-end test runs two cases of the bundled seed suite through pytest
+in a subprocess with ``--recall-live-preset``, at once, a HOME per
 case, the CLI started by its adapter's ``--live`` launcher and wired to the
 fake model server on 127.0.0.1. The fake model answers a later turn only from
 a note in what the CLI sent it, so ``memory`` scores 1.000 and ``plain``
@@ -42,10 +42,11 @@ from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED_CASES = 8
-# Runs that check a mechanism (a fixed workdir, the sandbox, a plain model) rather than a score take two cases:
-# case_01 and case_02 store one name with different values, at once. The memory runs keep all eight.
+# Every run checks a mechanism (each step one turn, the answer read from the screen, a fixed workdir, the
+# sandbox), which two cases show: case_01 and case_02 store one name with different values, at once. The seed
+# suite's eight cases score in the notebook's and the adapters' own tests.
 TWO_CASES = ("-k", "case_01 or case_02")
+CASES = 2
 STEPS = 2
 INNER_RUN_TIMEOUT_S = 900.0
 # The CLI behind each preset, as the adapters name it.
@@ -139,7 +140,7 @@ def is_title_request(entry: dict[str, Any]) -> bool:
     return isinstance(text, dict) and (text.get("format") or {}).get("type") == "json_schema"
 
 
-def assert_each_step_was_one_request(requests: list[dict[str, Any]], cases: int = SEED_CASES) -> None:
+def assert_each_step_was_one_request(requests: list[dict[str, Any]], cases: int = CASES) -> None:
     turns = turn_requests(requests)
     kinds = Counter(entry["kind"] for entry in turns)
     assert kinds == {"learn": cases, "recall": cases}, f"turn requests by kind: {dict(kinds)}"
@@ -160,15 +161,15 @@ def assert_screen_answers_are_what_the_model_said(report: dict[str, Any], reques
     assert shown == said, f"answers on screen {dict(shown)}, but the model said {dict(said)}"
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 @pytest.mark.parametrize("preset", PRESET_CLIS)
 def test_memory_model_scores_one_with_every_step_one_turn(live_run, preset):
     run = live_run(preset, "memory")
 
-    result, report = run.run()
+    result, report = run.run(*TWO_CASES)
 
     assert report["score"] == 1.0, result.stdout.str()[-4000:]
-    assert report["n_total"] == SEED_CASES and report["n_errors"] == 0
+    assert report["n_total"] == CASES and report["n_errors"] == 0
     requests = run.requests()
     assert_each_step_was_one_request(requests)
     assert_screen_answers_are_what_the_model_said(report, requests)
@@ -178,7 +179,7 @@ def test_memory_model_scores_one_with_every_step_one_turn(live_run, preset):
     assert any(entry["tool"] for entry in requests) == (preset != "llm-chat"), "memory is a tool call in a TUI"
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 def test_claude_trusts_the_fixed_workdir_of_recall_workdir_case(live_run):
     """With one path per case, the launcher's trust entry is for that path: the TUI starts and remembers."""
     run = live_run("claude", "memory")
@@ -187,10 +188,10 @@ def test_claude_trusts_the_fixed_workdir_of_recall_workdir_case(live_run):
 
     assert report["score"] == 1.0 and report["n_total"] == 2, result.stdout.str()[-4000:]
     assert all(record["run_mode"]["workdir"] == "case" for record in report["cases"])
-    assert_each_step_was_one_request(run.requests(), cases=2)
+    assert_each_step_was_one_request(run.requests())
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 @pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 def test_claude_tui_remembers_under_bwrap_with_its_install_bound(live_run):
     """Sandboxed, with a network of its own: the TUI still reaches the loopback model, and nothing else."""
@@ -202,10 +203,10 @@ def test_claude_tui_remembers_under_bwrap_with_its_install_bound(live_run):
 
     assert report["score"] == 1.0 and report["n_total"] == 2, result.stdout.str()[-4000:]
     assert all(record["run_mode"]["sandbox"] == "bwrap" for record in report["cases"])
-    assert_each_step_was_one_request(run.requests(), cases=2)
+    assert_each_step_was_one_request(run.requests())
 
 
-@pytest.mark.slow
+@pytest.mark.real_cli
 @pytest.mark.parametrize("preset", PRESET_CLIS)
 def test_plain_model_scores_zero_with_every_step_one_turn(live_run, preset):
     run = live_run(preset, "plain")
@@ -215,7 +216,7 @@ def test_plain_model_scores_zero_with_every_step_one_turn(live_run, preset):
     assert report["score"] == 0.0, result.stdout.str()[-4000:]
     assert report["n_total"] == 2 and report["n_errors"] == 0
     requests = run.requests()
-    assert_each_step_was_one_request(requests, cases=2)
+    assert_each_step_was_one_request(requests)
     assert_screen_answers_are_what_the_model_said(report, requests)
     assert all(record["steps"][-1]["stdout"].strip() == "UNKNOWN" for record in report["cases"])
     assert not any(entry["tool"] for entry in requests), "a plain model asked to write memory"
