@@ -393,3 +393,46 @@ def test_what_a_killed_harness_left_in_its_cgroups_is_killed_and_swept_by_the_ne
         orphan.kill()
         orphan.wait()
         survivors(marker, settle_s=0)
+
+
+def start_ticks(pid: int) -> str:
+    """``/proc/<pid>/stat``'s start time: with the pid, what names a harness's cgroup folder."""
+    return Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[19]
+
+
+@pytest.mark.skipif(not cgroups_available(), reason="no writable cgroup v2 here")
+def test_a_reused_pid_is_no_live_harness_to_the_sweep_and_a_live_harness_is_left_alone(
+    pytester: pytest.Pytester,
+) -> None:
+    """A folder is a live harness's only while its pid holds the process that made it: pids are reused."""
+    home = cgroup_home()
+    assert home is not None
+    marker = f"harness-folder-{uuid.uuid4().hex[:12]}"
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker + "-live"])
+    # The live process's pid with a start time not its own: a dead harness's folder, its pid since reused.
+    reused = home / f"recall-{live.pid}-{int(start_ticks(live.pid)) - 1}" / "session"
+    kept = home / f"recall-{live.pid}-{start_ticks(live.pid)}" / "session"
+    orphans = []
+    try:
+        for folder in (reused, kept):
+            folder.mkdir(parents=True)
+            orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", marker])
+            (folder / "cgroup.procs").write_text(str(orphan.pid))
+            orphans.append(orphan)
+        simple_case(pytester, "case_ok", ("Say 1.00", "Say 12345.67"), answer=ANSWER)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", f"--recall-cmd={hostile('escaper', marker + '-agent', 'race')}", timeout=120
+        )
+        result.assert_outcomes(passed=1)
+        assert orphans[0].wait(timeout=10) == -signal.SIGKILL
+        assert not reused.parent.exists()
+        assert orphans[1].poll() is None and kept.exists(), "a live harness's sessions were killed"
+    finally:
+        for process in (live, *orphans):
+            process.kill()
+            process.wait()
+        for folder in (kept, reused):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+                folder.parent.rmdir()
+        survivors(marker, settle_s=0)

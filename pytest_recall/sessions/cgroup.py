@@ -317,29 +317,48 @@ def _home_procs() -> int:
 
 @functools.cache
 def _run_cgroup() -> Path | None:
-    """``recall-<pid>`` beside the harness's cgroup: this process's sessions live under it.
+    """``recall-<pid>-<start>`` beside the harness's cgroup: this process's sessions live under it.
 
     Made once, removed at exit. Folders of harnesses that no longer run (a
     killed xdist worker, say) are swept first: whatever still runs in them is
-    what a dead harness left behind, and is killed.
+    what a dead harness left behind, and is killed. The name holds the
+    process's start time as well as its pid: pids are reused (on a busy
+    machine with a small ``pid_max``, within minutes), and a sweep that took a
+    new harness's folder, or a reused pid's old one, for its own could kill a
+    live harness inside its slot for a spawn.
     """
     home = cgroup2_home()
     if home is None or not available():
         return None
     _sweep(home)
-    parent = home / f"recall-{os.getpid()}"
+    me = str(os.getpid())
+    parent = home / f"recall-{me}-{_started(me)}"
     try:
-        parent.mkdir(exist_ok=True)
+        parent.mkdir()
     except OSError:
         return None
     atexit.register(_remove_tree, parent)
     return parent
 
 
+def _started(pid: str) -> str | None:
+    """When the process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat``'s field 22), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            # The command name may hold spaces and parentheses; the fields after the last ")" do not.
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
 def _sweep(home: Path) -> None:
+    """Remove the folders of harnesses that no longer run: a pid gone, or now another process's."""
     for folder in home.glob("recall-*"):
-        pid = folder.name.removeprefix("recall-")
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+        pid, _, started = folder.name.removeprefix("recall-").partition("-")
+        if not pid.isdigit() or not (started.isdigit() or started == ""):
+            continue  # a probe's folder, or no harness's
+        now = _started(pid)
+        if now is None or (started != "" and now != started):
             _remove_tree(folder)
 
 
