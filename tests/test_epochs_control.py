@@ -237,6 +237,35 @@ def test_epochs_from_an_earlier_report_repeat_only_the_cases_it_found_unstable(
     assert chosen == {"report_sha256": baseline_sha256, "settled": 1}
 
 
+def test_with_epochs_from_the_stop_gate_and_pass_at_k_weigh_cases_as_the_score_does(
+    recall_suite: Any, counter_dir: Path
+) -> None:
+    """Half the cases repeat: the gate feeds one mean per case, so its estimate is the score, and pass@k is over
+    the case that ran k times, the settled one said apart."""
+    add_odd_run_cases(recall_suite, ("alpha",))
+    recall_suite.add("beta", ["case beta hello", "case beta recall"])
+    odd_runs = recall_suite.agent("odd_runs")
+    recall_suite.run("--recall-epochs=2", command=odd_runs).assert_outcomes(passed=1, failed=3)
+    baseline = recall_suite.pytester.path / "baseline.json"
+    baseline.write_bytes(recall_suite.report_path.read_bytes())
+    # 0.34 against a score of 1/3 over two cases: undecided until both are in.
+    stop = ("--recall-stop=decided", "--recall-gate=score", "--recall-threshold=0.34")
+
+    result = recall_suite.run("--recall-epochs=3", f"--recall-epochs-from={baseline}", *stop, command=odd_runs)
+
+    report = recall_suite.report()
+    assert report["score"] == pytest.approx(1 / 3, abs=1e-3)
+    assert report["stop"] | {"estimate": None} == {**report["stop"], "n_cases": 2, "n_fed": 2, "estimate": None}
+    assert report["stop"]["estimate"] == pytest.approx(report["score"], abs=1e-3)
+    assert report["pass_at_k"] == 1.0 and report["pass_all_k"] == 0.0
+    result.stdout.fnmatch_lines(
+        [
+            "*epochs 3: pass@3 1.000 (solved in any epoch), pass^3 0.000 (solved in every epoch) "
+            "of the 1 case scored 3 times; 1 ran fewer (1 settled by --recall-epochs-from)"
+        ]
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

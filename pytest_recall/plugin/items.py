@@ -26,7 +26,7 @@ from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, judge_only_refusal
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
 from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
-from pytest_recall.scoring import DRAW_SEED, Verdict, draw_key
+from pytest_recall.scoring import DRAW_SEED, Verdict, case_draw_key, draw_key
 from pytest_recall.sessions import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
 
@@ -352,5 +352,6 @@ def order_seed(run_config: RunConfig) -> str | None:
 
 
 def seeded_order(items: Iterable[pytest.Item]) -> list[pytest.Item]:
-    """The items sorted by a hash of the seed and their node id: a shuffle no run can vary."""
-    return sorted(items, key=lambda item: draw_key(item.nodeid))
+    """The items sorted by a hash of the seed and their node id: a shuffle no run can vary. A case's runs (its
+    epochs and control) stay together, so the gate can weigh each case once, as the score does, without waiting."""
+    return sorted(items, key=lambda item: (case_draw_key(item.nodeid), draw_key(item.nodeid)))

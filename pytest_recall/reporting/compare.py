@@ -15,7 +15,7 @@ from typing import Any
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
 from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
-from pytest_recall.scoring.sequential import draw_key, lift_sign
+from pytest_recall.scoring.sequential import case_draw_key, lift_sign
 from pytest_recall.scoring.stats import (
     CaseFold,
     PairedTest,
@@ -98,8 +98,8 @@ def sequential_verdict(
         for summary in _summaries(drawn):
             if not summary.control and summary.nodeid:
                 key = (str(summary.suite), str(summary.id))
-                keys[key] = min(keys.get(key, "g"), draw_key(summary.nodeid))  # "g" sorts after every hex key
-        ordered.sort(key=lambda pair: keys.get(pair[1].key, "g"))
+                keys[key] = case_draw_key(summary.nodeid)
+        ordered.sort(key=lambda pair: keys.get(pair[1].key, "g"))  # "g" sorts after every hex key
     differences = [max(-1.0, min(1.0, (n.mean or 0.0) - (b.mean or 0.0))) for b, n in ordered]
     state = lift_sign(differences, len(differences), alpha)
     better = {"positive": "new", "negative": "base"}.get(state.decision or "")

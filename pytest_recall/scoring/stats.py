@@ -370,7 +370,8 @@ def summarize(summaries: Sequence[CaseSummary], *, seed: int = 0) -> dict[str, A
     main = fold_cases(summaries)
     epochs = max((f.n_records for f in main), default=0)
     exact = is_binary_single_epoch(main)
-    scored = [f for f in main if f.scores]
+    # pass@k is over the cases scored k times: one run (settled by --recall-epochs-from) is no pass@k.
+    every_epoch = [f for f in main if len(f.scores) == epochs]
     confidence = mean_confidence(main, exact=exact, seed=seed)
     return {
         "epochs": epochs,
@@ -380,8 +381,8 @@ def summarize(summaries: Sequence[CaseSummary], *, seed: int = 0) -> dict[str, A
             for category, folds in by_category(main).items()
             if (interval := mean_confidence(folds, exact=exact, seed=seed)) is not None
         },
-        "pass_at_k": _rate([bool(f.pass_at_k) for f in scored]) if epochs > 1 else None,
-        "pass_all_k": _rate([bool(f.pass_all_k) for f in scored]) if epochs > 1 else None,
+        "pass_at_k": _rate([bool(f.pass_at_k) for f in every_epoch]) if epochs > 1 else None,
+        "pass_all_k": _rate([bool(f.pass_all_k) for f in every_epoch]) if epochs > 1 else None,
         "per_case": [_per_case(f) for f in main] if epochs > 1 else None,
         "control": _control_section(main, summaries, seed=seed),
     }
