@@ -17,6 +17,7 @@ from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, pro
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.scoring.sequential import case_draw_key, lift_sign
 from pytest_recall.scoring.stats import (
+    BOOTSTRAP_SEED,
     CaseFold,
     PairedTest,
     fold_cases,
@@ -35,7 +36,7 @@ _METHOD_NAMES = {
 
 
 def compare_reports(
-    base: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, seed: int = 0
+    base: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
 ) -> dict[str, Any]:
     """Pair cases by (suite, id) and test new − base, overall and per category.
 

@@ -11,6 +11,7 @@ from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.judge_scope import FreeFormJudge
 from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
+from pytest_recall.scoring.stats import BOOTSTRAP_SEED
 from pytest_recall.scoring.sequential import (
     DRAW_SEED,
     LiftState,
@@ -24,6 +25,7 @@ from pytest_recall.scoring.sequential import (
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 
 __all__ = [
+    "BOOTSTRAP_SEED",
     "DEFAULT_THRESHOLD",
     "DRAW_SEED",
     "AnswerJudgeName",
