@@ -142,6 +142,25 @@ def test_pi_broken_events_are_skipped_not_a_traceback():
     assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)
 
 
+def test_opencode_broken_events_are_read_as_nothing_not_a_traceback():
+    stdout = lines(
+        {"type": "text", "part": "not an object"},
+        {"type": "error", "error": ["not an object"]},
+        {"type": "step_finish", "part": {"tokens": [1], "cost": "a lot"}},
+        {"type": "step_finish", "part": {"tokens": {"input": "many", "output": float("inf")}, "cost": None}},
+    )
+
+    outcome = opencode.read_events(stdout)
+
+    assert (outcome.ok, outcome.answer, outcome.cost_usd, outcome.failure) == (
+        False,
+        "",
+        None,
+        "opencode: ['not an object']",
+    )
+    assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)
+
+
 def test_cline_usage_that_is_no_number_is_read_as_none_not_a_traceback():
     usage = {"inputTokens": "many", "outputTokens": float("inf"), "totalCost": [1]}
     stdout = lines({"type": "run_result", "text": "42", "finishReason": "completed", "usage": usage})

@@ -186,6 +186,12 @@ def json_events(stdout: str) -> Iterator[dict[str, Any]]:
             chatter(line)
 
 
+def json_object(value: Any) -> dict[str, Any]:
+    """A JSON object of a CLI's events, or an empty one where a broken stream holds anything else: read as
+    nothing, never a traceback."""
+    return value if isinstance(value, dict) else {}
+
+
 def json_number(value: Any) -> float:
     """A usage figure from a CLI's JSON, or 0 for what is not a finite number: a broken stream is read as
     nothing, never a traceback."""
