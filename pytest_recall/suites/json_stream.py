@@ -107,6 +107,11 @@ class _Buffer:
         self.text = ""
         self.pos = 0
         self.eof = False
+        self._lines_before = 0  # line ends in the text already dropped from the window
+
+    def line(self) -> int:
+        """The number of the line the window's position is on, from 1."""
+        return self._lines_before + self.text.count("\n", 0, self.pos) + 1
 
     def more(self, at_least: int) -> bool:
         """Read at least ``at_least`` more characters (fewer only at the end); False at the end."""
@@ -116,6 +121,7 @@ class _Buffer:
         if not read:
             self.eof = True
             return False
+        self._lines_before += self.text.count("\n", 0, self.pos)
         self.text = self.text[self.pos :] + read
         self.pos = 0
         return True
@@ -191,14 +197,14 @@ def _array(buffer: _Buffer, path: Path) -> Iterator[int]:
 def _elements(buffer: _Buffer, path: Path, unwrap: re.Pattern[str] | None) -> Iterator[Any]:
     for index in _array(buffer, path):
         if unwrap is None:
-            yield _decode(buffer, path, index)
+            yield _decode(buffer, path, f"record {index}")
             continue
         key = _keyed_array(buffer, unwrap)
         if key is None:
-            yield None, _decode(buffer, path, index)
+            yield None, _decode(buffer, path, f"record {index}")
             continue
         for inner in _items(buffer, path, f"record {index} ({key!r}) item"):
-            yield key, _decode(buffer, path, inner)
+            yield key, _decode(buffer, path, f"record {inner}")
         if buffer.skip_space() != "}":
             raise StreamError(f"{path}: record {index}: an object holding {key!r} must hold nothing else")
         buffer.pos += 1
@@ -242,19 +248,24 @@ def _items(buffer: _Buffer, path: Path, what: str) -> Iterator[int]:
         index += 1
 
 
-def _decode(buffer: _Buffer, path: Path, index: int) -> Any:
-    """The element at the buffer's position; reads more, doubling, while the element runs past the buffer."""
+def _decode(buffer: _Buffer, path: Path, where: str, *, one_line: bool = False) -> Any:
+    """The element at the buffer's position; reads more, doubling, while the element runs past the buffer.
+
+    ``one_line``: the element cannot run past its line's end (JSON Lines), so once the window holds that end a
+    malformed element is refused there, not after reading the rest of the file in the hope it is cut.
+    """
     while True:
         try:
             value, end = _DECODER.raw_decode(buffer.text, buffer.pos)
         except json.JSONDecodeError as exc:
             # An element cut by the buffer's end looks malformed until the rest is read.
-            if buffer.more(len(buffer.text) - buffer.pos):
+            whole = one_line and "\n" in buffer.text[buffer.pos :]
+            if not whole and buffer.more(len(buffer.text) - buffer.pos):
                 continue
-            raise StreamError(f"{path}: record {index} is not valid JSON ({exc.msg})") from None
+            raise StreamError(f"{path}: {where} is not valid JSON ({exc.msg})") from None
         except RecursionError:
             raise StreamError(
-                f"{path}: record {index} is nested too deep to read; a benchmark record nests a few levels"
+                f"{path}: {where} is nested too deep to read; a benchmark record nests a few levels"
             ) from None
         # A number at the buffer's end may go on in the next read ("12" of "123").
         at_end = end == len(buffer.text) and not buffer.eof and isinstance(value, (int, float))
@@ -301,9 +312,15 @@ def iter_rows(path: Path, *, long_key: str, digest: Digest | None = None, chunk:
     try:
         with _opened(path, digest) as handle:
             buffer = _Buffer(handle, chunk or CHUNK_CHARS)
-            indexes = _array(buffer, path) if buffer.skip_space() == "[" else _records(buffer)
-            for index in indexes:
-                record = _row(buffer, path, index, long_key)
+            lines = buffer.skip_space() != "["
+            # A JSON Lines record is named by its line, so the first bad one is refused where it is, by number.
+            places = (
+                (f"line {buffer.line()}" for _ in _records(buffer))
+                if lines
+                else map("record {}".format, _array(buffer, path))
+            )
+            for where in places:
+                record = _row(buffer, path, where, long_key, one_line=lines)
                 try:
                     yield record
                 finally:
@@ -320,14 +337,14 @@ def _records(buffer: _Buffer) -> Iterator[int]:
         index += 1
 
 
-def _row(buffer: _Buffer, path: Path, index: int, long_key: str) -> Any:
+def _row(buffer: _Buffer, path: Path, where: str, long_key: str, *, one_line: bool) -> Any:
     """The record at the buffer's position, its string ``long_key`` spooled; any other value decoded whole."""
     if buffer.skip_space() != "{":
-        return _decode(buffer, path, index)
+        return _decode(buffer, path, where, one_line=one_line)
     buffer.pos += 1
     record: dict[str, Any] = {}
     try:
-        _fields(buffer, path, index, long_key, record)
+        _fields(buffer, path, where, long_key, record, one_line=one_line)
     except BaseException:
         _close_spooled(record)
         raise
@@ -340,34 +357,34 @@ def _close_spooled(record: Any) -> None:
             value.close()
 
 
-def _fields(buffer: _Buffer, path: Path, index: int, long_key: str, row: dict[str, Any]) -> None:
+def _fields(buffer: _Buffer, path: Path, where: str, long_key: str, row: dict[str, Any], *, one_line: bool) -> None:
     """The fields of the object whose ``{`` was just consumed, into ``row``, up to and with its ``}``."""
     mark = buffer.skip_space()
     while mark != "}":
         if mark != '"':
-            raise StreamError(f"{path}: record {index}: expected a field name in quotes, found {mark or 'the end'!r}")
-        key = _decode(buffer, path, index)
+            raise StreamError(f"{path}: {where}: expected a field name in quotes, found {mark or 'the end'!r}")
+        key = _decode(buffer, path, where, one_line=one_line)
         if buffer.skip_space() != ":":
-            raise StreamError(f"{path}: record {index}: expected ':' after the field name {key!r}")
+            raise StreamError(f"{path}: {where}: expected ':' after the field name {key!r}")
         buffer.pos += 1
         if isinstance(row.get(key), SpooledText):
             row[key].close()  # a field given twice: the last one counts, as in json.loads
         if buffer.skip_space() == '"' and key == long_key:
-            row[key] = _long_string(buffer, path, index)
+            row[key] = _long_string(buffer, path, where)
         else:
-            row[key] = _decode(buffer, path, index)
+            row[key] = _decode(buffer, path, where, one_line=one_line)
         mark = buffer.skip_space()
         if mark == ",":
             buffer.pos += 1
             mark = buffer.skip_space()
             if mark == "}":
-                raise StreamError(f"{path}: record {index}: a trailing ',' after field {key!r} is not JSON")
+                raise StreamError(f"{path}: {where}: a trailing ',' after field {key!r} is not JSON")
         elif mark != "}":
-            raise StreamError(f"{path}: record {index}: after field {key!r}, expected ',' or '}}', found {mark!r}")
+            raise StreamError(f"{path}: {where}: after field {key!r}, expected ',' or '}}', found {mark!r}")
     buffer.pos += 1
 
 
-def _long_string(buffer: _Buffer, path: Path, index: int) -> SpooledText:
+def _long_string(buffer: _Buffer, path: Path, where: str) -> SpooledText:
     """The JSON string at the buffer's position decoded into a :class:`SpooledText`, a buffer's stretch at a time."""
     spooled = SpooledText(buffer.chunk)
     buffer.pos += 1  # the opening quote
@@ -382,7 +399,7 @@ def _long_string(buffer: _Buffer, path: Path, index: int) -> SpooledText:
                 spooled.write(json.loads(f'"{buffer.text[buffer.pos : end]}"'))
             except json.JSONDecodeError as exc:
                 spooled.close()
-                raise StreamError(f"{path}: record {index} is not valid JSON ({exc.msg} in a string)") from None
+                raise StreamError(f"{path}: {where} is not valid JSON ({exc.msg} in a string)") from None
             buffer.pos = end
         if closed:
             buffer.pos += 1
@@ -390,7 +407,7 @@ def _long_string(buffer: _Buffer, path: Path, index: int) -> SpooledText:
         # Unread text shorter than a surrogate pair may be an escape cut by the buffer's end; longer is malformed.
         if len(buffer.text) - buffer.pos >= 2 * _ESCAPE or not buffer.more(buffer.chunk):
             spooled.close()
-            raise StreamError(f"{path}: record {index} is not valid JSON (a bad escape or no closing quote)")
+            raise StreamError(f"{path}: {where} is not valid JSON (a bad escape or no closing quote)")
 
 
 def _ends_in_high_surrogate(text: str, start: int, end: int) -> bool:
