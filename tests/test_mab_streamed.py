@@ -149,6 +149,22 @@ def test_a_malformed_json_lines_file_is_refused_at_its_first_bad_line_without_re
     assert read.size < path.stat().st_size / 10
 
 
+def test_each_context_goes_through_a_temporary_file_once_when_its_steps_are_written(tmp_path, monkeypatch):
+    """The first pass reads the questions and checks each context, writing none of it down."""
+    source = write_sources(tmp_path / "source")["jsonl"]
+    opened = []
+    real = json_stream.tempfile.TemporaryFile
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(json_stream.tempfile, "TemporaryFile", counted)
+    imported(source, tmp_path / "out")
+
+    assert len(opened) == len(rows(7)) == 4
+
+
 def test_the_import_writes_the_very_files_it_wrote_when_each_context_was_held_whole(tmp_path, monkeypatch):
     """Byte for byte, whether the buffer is the usual 64K characters or 7, which cuts escapes and lines everywhere."""
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))

@@ -278,36 +278,48 @@ def _decode(buffer: _Buffer, path: Path, where: str, *, one_line: bool = False) 
 class SpooledText:
     """A long string value of a record, decoded into a temporary file so no copy of it is held, read back in pieces.
 
-    ``blank`` is whether it holds nothing but whitespace, known without reading it again.
+    ``blank`` is whether it holds nothing but whitespace, known without reading it again. Not ``kept``, the text
+    is checked and dropped: a pass that only needs the record's other fields writes no file.
     """
 
-    def __init__(self, chunk: int = CHUNK_CHARS) -> None:
+    def __init__(self, chunk: int = CHUNK_CHARS, *, kept: bool = True) -> None:
         # newline="": a "\r\n" in the string stays as it is; surrogatepass: a lone "\ud83d" too, as json.loads keeps it.
         # Closed by close(), which iter_rows calls once the record is done with: it outlives any one block.
-        self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="")  # noqa: SIM115
+        self._file = (
+            tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="")  # noqa: SIM115
+            if kept
+            else None
+        )
         self._chunk = chunk
         self.blank = True
 
     def write(self, text: str) -> None:
         self.blank = self.blank and (text == "" or text.isspace())
-        self._file.write(text)
+        if self._file is not None:
+            self._file.write(text)
 
     def pieces(self) -> Iterator[str]:
         """The text from its start, in pieces of at most the reader's chunk; may be read again."""
+        if self._file is None:
+            raise ValueError("a string read with kept=False was not kept: read the rows with kept=True")
         self._file.flush()
         self._file.seek(0)
         while piece := self._file.read(self._chunk):
             yield piece
 
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
 
 
-def iter_rows(path: Path, *, long_key: str, digest: Digest | None = None, chunk: int | None = None) -> Iterator[Any]:
+def iter_rows(
+    path: Path, *, long_key: str, digest: Digest | None = None, chunk: int | None = None, kept: bool = True
+) -> Iterator[Any]:
     """The records of a JSON array or JSON Lines file, a record's string ``long_key`` as a :class:`SpooledText`.
 
-    A record's spooled text is deleted when the next record is asked for (or the reading stops). ``chunk`` is
-    read when called, :data:`CHUNK_CHARS` by default, so a test can shrink it to cut escapes at a buffer's end.
+    A record's spooled text is deleted when the next record is asked for (or the reading stops); with ``kept``
+    false it is only checked, never written. ``chunk`` is read when called, :data:`CHUNK_CHARS` by default, so a
+    test can shrink it to cut escapes at a buffer's end.
     """
     try:
         with _opened(path, digest) as handle:
@@ -320,7 +332,7 @@ def iter_rows(path: Path, *, long_key: str, digest: Digest | None = None, chunk:
                 else map("record {}".format, _array(buffer, path))
             )
             for where in places:
-                record = _row(buffer, path, where, long_key, one_line=lines)
+                record = _row(buffer, path, where, long_key, one_line=lines, kept=kept)
                 try:
                     yield record
                 finally:
@@ -337,14 +349,14 @@ def _records(buffer: _Buffer) -> Iterator[int]:
         index += 1
 
 
-def _row(buffer: _Buffer, path: Path, where: str, long_key: str, *, one_line: bool) -> Any:
+def _row(buffer: _Buffer, path: Path, where: str, long_key: str, *, one_line: bool, kept: bool) -> Any:
     """The record at the buffer's position, its string ``long_key`` spooled; any other value decoded whole."""
     if buffer.skip_space() != "{":
         return _decode(buffer, path, where, one_line=one_line)
     buffer.pos += 1
     record: dict[str, Any] = {}
     try:
-        _fields(buffer, path, where, long_key, record, one_line=one_line)
+        _fields(buffer, path, where, long_key, record, one_line=one_line, kept=kept)
     except BaseException:
         _close_spooled(record)
         raise
@@ -357,7 +369,9 @@ def _close_spooled(record: Any) -> None:
             value.close()
 
 
-def _fields(buffer: _Buffer, path: Path, where: str, long_key: str, row: dict[str, Any], *, one_line: bool) -> None:
+def _fields(
+    buffer: _Buffer, path: Path, where: str, long_key: str, row: dict[str, Any], *, one_line: bool, kept: bool
+) -> None:
     """The fields of the object whose ``{`` was just consumed, into ``row``, up to and with its ``}``."""
     mark = buffer.skip_space()
     while mark != "}":
@@ -370,7 +384,7 @@ def _fields(buffer: _Buffer, path: Path, where: str, long_key: str, row: dict[st
         if isinstance(row.get(key), SpooledText):
             row[key].close()  # a field given twice: the last one counts, as in json.loads
         if buffer.skip_space() == '"' and key == long_key:
-            row[key] = _long_string(buffer, path, where)
+            row[key] = _long_string(buffer, path, where, kept)
         else:
             row[key] = _decode(buffer, path, where, one_line=one_line)
         mark = buffer.skip_space()
@@ -384,9 +398,9 @@ def _fields(buffer: _Buffer, path: Path, where: str, long_key: str, row: dict[st
     buffer.pos += 1
 
 
-def _long_string(buffer: _Buffer, path: Path, where: str) -> SpooledText:
+def _long_string(buffer: _Buffer, path: Path, where: str, kept: bool) -> SpooledText:
     """The JSON string at the buffer's position decoded into a :class:`SpooledText`, a buffer's stretch at a time."""
-    spooled = SpooledText(buffer.chunk)
+    spooled = SpooledText(buffer.chunk, kept=kept)
     buffer.pos += 1  # the opening quote
     while True:
         run = _STRING_RUN.match(buffer.text, buffer.pos)

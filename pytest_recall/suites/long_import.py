@@ -144,9 +144,10 @@ def _beam_group(group: Path, sample: str, batches: Iterable[beam.Batch], total: 
     return writer.close()
 
 
-def _rows(path: Path, digest: Any = None) -> Iterator[memoryagentbench.Row]:
-    """The file's rows, each row's context spooled, not held (deleted when the next row is read)."""
-    for index, record in enumerate(iter_rows(path, long_key="context", digest=digest)):
+def _rows(path: Path, digest: Any = None, *, kept: bool = True) -> Iterator[memoryagentbench.Row]:
+    """The file's rows, each row's context spooled, not held (deleted when the next row is read); not ``kept``,
+    only checked: the first pass needs the questions, and the context goes through a file once, when written."""
+    for index, record in enumerate(iter_rows(path, long_key="context", digest=digest, kept=kept)):
         yield memoryagentbench.parse_row(index, record, path.name)
 
 
@@ -155,7 +156,7 @@ def import_memoryagentbench(path: Path, out: Path, selection: Selection) -> Impo
         keys: list[tuple[str, str, str]] = []
         digest = hashing()
         seen: set[str] = set()
-        for row in _rows(path, digest):
+        for row in _rows(path, digest, kept=False):
             for question in row.questions:
                 if question.question_id in seen:
                     raise PublicImportError(f"{path}: question id {question.question_id!r} appears twice")
