@@ -177,8 +177,8 @@ FAKE_CLINE = """\
 import json, sys
 warning = "DeprecationWarning: AI SDK Warning (openai-compatible.chat / fake): Deprecated: 'openai-compatible'"
 for _ in range(3):
-    print(warning, "      at iX (/$bunfs/root/chunk.js:26:46952)", "      at transform (/$bunfs/root/chunk.js:44:1)", "",
-          sep="\\n", file=sys.stderr)
+    trace = ("      at iX (/$bunfs/root/chunk.js:26:46952)", "      at transform (/$bunfs/root/chunk.js:44:1)")
+    print(warning, *trace, "", sep="\\n", file=sys.stderr)
 print("Error: the model said something went wrong", file=sys.stderr)
 print(json.dumps({"type": "run_result", "text": "42", "finishReason": "completed", "usage": {}}))
 """

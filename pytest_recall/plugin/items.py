@@ -205,11 +205,12 @@ def case_items(
     on_disk: Mapping[str, str] | None = None,
 ) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked. A case an earlier report found
-    stable (--recall-epochs-from) runs once, named as the first of its epochs."""
+    stable (--recall-epochs-from) runs once, and with --recall-ci-width each case as often as the plan says, named
+    as the first of its epochs."""
     scale_out = parent.config.stash[CONFIG_KEY].scale_out
     epochs, control = scale_out.epochs, scale_out.control
     choice = scale_out.epochs_from
-    runs = 1 if choice is not None and (outline.suite, outline.case_id) in choice.settled else epochs
+    runs = epochs if choice is None else choice.runs_of((outline.suite, outline.case_id), epochs)
     for epoch in range(1, runs + 1):
         yield CaseItem.from_parent(
             parent, name=item_name(epoch, epochs, False), outline=outline, loader=loader, epoch=epoch, on_disk=on_disk

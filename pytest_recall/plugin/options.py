@@ -196,6 +196,13 @@ RUN_OPTIONS = (
         metavar="PATH",
     ),
     Option(
+        "recall_ci_width",
+        "With --recall-epochs-from: give each case as many runs (--recall-epochs the cap) as the earlier report "
+        "says bring the score's interval to this half-width, like 0.05; a width the cap cannot reach is "
+        "refused before anything runs (docs/report.md).",
+        metavar="W",
+    ),
+    Option(
         "recall_control",
         "Also run, for each case, its last step alone in a fresh scope: the no-memory control. The report gives the "
         "control score and the memory lift over it; control items pass whatever they score.",

@@ -10,8 +10,8 @@ from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.judge_scope import FreeFormJudge
+from pytest_recall.scoring.repeat_plan import RepeatPlan, plan_repeats
 from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
-from pytest_recall.scoring.stats import BOOTSTRAP_SEED
 from pytest_recall.scoring.sequential import (
     DRAW_SEED,
     LiftState,
@@ -22,6 +22,7 @@ from pytest_recall.scoring.sequential import (
     lift_sign,
     score_interval,
 )
+from pytest_recall.scoring.stats import BOOTSTRAP_SEED
 from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "FreeFormJudge",
     "LiftState",
     "LiftTest",
+    "RepeatPlan",
     "ScoreGate",
     "TaskJudgeFailure",
     "Verdict",
@@ -40,6 +42,7 @@ __all__ = [
     "draw_key",
     "judge_answer",
     "lift_sign",
+    "plan_repeats",
     "score_contains",
     "score_evidence",
     "score_interval",

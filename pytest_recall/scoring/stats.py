@@ -252,7 +252,9 @@ class Interval:
         }
 
 
-def mean_confidence(folds: Sequence[CaseFold], *, exact: bool, seed: int = BOOTSTRAP_SEED, level: float = LEVEL) -> Interval | None:
+def mean_confidence(
+    folds: Sequence[CaseFold], *, exact: bool, seed: int = BOOTSTRAP_SEED, level: float = LEVEL
+) -> Interval | None:
     """Wilson when every case mean is 0 or 1, else a bootstrap over case means; None if nothing was scored.
 
     Cases whose epochs all agree are binomial outcomes over cases: a
@@ -309,7 +311,9 @@ class PairedTest:
         }
 
 
-def paired_test(pairs: Sequence[tuple[float, float]], *, exact: bool, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED) -> PairedTest:
+def paired_test(
+    pairs: Sequence[tuple[float, float]], *, exact: bool, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
+) -> PairedTest:
     """Compare ``(base, new)`` score pairs, one pair per case.
 
     ``exact`` (all outcomes 0/1, one epoch) selects McNemar; otherwise the
