@@ -23,7 +23,7 @@ from pytest_recall.scoring.sequential import (
     score_interval,
 )
 from pytest_recall.scoring.stats import BOOTSTRAP_SEED
-from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
+from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, task_judge_problem
 
 __all__ = [
     "BOOTSTRAP_SEED",
@@ -46,4 +46,5 @@ __all__ = [
     "score_contains",
     "score_evidence",
     "score_interval",
+    "task_judge_problem",
 ]

@@ -60,7 +60,7 @@ from pytest_recall.sessions.rooms import (
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.settings import DEFAULT_TIMEOUT_S, SessionSettings
 from pytest_recall.sessions.spawn import AgentStartError, CommandUnusable
-from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
+from pytest_recall.sessions.workspace import DiskFilledByAgent, WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
 # The trap-task manifests name the expected answers; an agent must never see them.
@@ -219,6 +219,9 @@ def _unstarted(run: CaseRun, exc: AgentStartError, duration_s: float) -> CaseRun
         # mode): a case it ends that way is its failure, scored, not an error that leaves the score.
         fault = f"its command no longer starts after step {run.steps[-1].number}: {exc}"
         return replace(run, duration_s=duration_s, agent_fault=fault)
+    if run.steps and isinstance(exc, DiskFilledByAgent):
+        # Its own files left no room for the next step's workspace: scored, as any agent failure.
+        return replace(run, duration_s=duration_s, agent_fault=str(exc))
     return replace(run, duration_s=duration_s, error=str(exc))
 
 
