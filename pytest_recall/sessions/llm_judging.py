@@ -177,11 +177,12 @@ class LlmJudging:
         found = self._shared.load(key) if self._shared is not None else None
         if found is None:
             return None
-        return cached_copy(LlmJudgement(found[0], found[1], key=key))
+        score, reason, prompt_sha256 = found
+        return cached_copy(LlmJudgement(score, reason, key=key, prompt_sha256=prompt_sha256))
 
     def _store(self, judgement: LlmJudgement) -> None:
         if self._shared is not None:
-            self._shared.save(judgement.key, judgement.score, judgement.reason)
+            self._shared.save(judgement.key, judgement.score, judgement.reason, judgement.prompt_sha256)
 
     def close(self) -> None:
         self._stop.set()
