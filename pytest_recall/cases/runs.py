@@ -174,6 +174,10 @@ class LlmJudgement:
     cached: bool = False
     key: str = ""
     prompt_sha256: str | None = None
+    # --recall-judge-samples: each sample's score (None for a judge error), the verdict their majority, and
+    # whether the samples that gave a verdict disagree; () and None when the judge was asked once.
+    samples: tuple[float | None, ...] = ()
+    flipped: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -315,7 +315,13 @@ def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
         given = "--recall-judge-both" if both else "--recall-free-form-judge=llm"
         raise pytest.UsageError(f"{given} needs a judge: add --recall-judge-cmd='recall-judge -m MODEL' (or your own)")
     scoring = _scoring_judge(judges, read.text("recall_judge_score"))
+    samples = read.whole("recall_judge_samples", minimum=1)
     if scoring is None:
+        if samples > 1:
+            raise pytest.UsageError(
+                "--recall-judge-samples asks a judge command several times: add --recall-judge-cmd='recall-judge -m "
+                "MODEL' (or your own)"
+            )
         return LlmJudgeSettings(both=both, free_form=free_form, timeout_s=read.seconds("recall_judge_timeout"))
     return LlmJudgeSettings(
         text=scoring.text,
@@ -325,6 +331,7 @@ def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
         timeout_s=read.seconds("recall_judge_timeout"),
         name=scoring.name,
         panel=tuple(judges) if len(judges) > 1 else (),
+        samples=samples,
     )
 
 

@@ -390,6 +390,14 @@ JUDGING_OPTIONS = (
         choices=FreeFormJudge,
     ),
     Option(
+        "recall_judge_samples",
+        "Ask each judge command this many times per answer (default 1): its verdict is the majority of its samples "
+        "(a tie fails), each sample cached apart, and the judges table gives each judge's flip rate, the share of "
+        "answers its samples disagree on.",
+        "1",
+        metavar="K",
+    ),
+    Option(
         "recall_judge_timeout",
         f"Seconds one call of the judge command may take before it is killed and counted a judge error "
         f"(default {DEFAULT_JUDGE_TIMEOUT_S:g}).",
