@@ -32,6 +32,8 @@ class TurnResult:
     duration_s: float
     finished: bool
     sent: bool = True
+    # When the turn was sent, on the host's monotonic clock; None for a turn never sent.
+    sent_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,8 @@ class MemoryCall:
     text: str
     is_error: bool
     latency_ms: float
+    # When the server was asked, on the host's monotonic clock (the tap's); None from a log that does not say.
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,7 @@ from pytest_recall.sessions.memory_listing import (
     list_small_memory,
     on_listing_threads,
 )
-from pytest_recall.sessions.memory_tap import read_tap_calls
+from pytest_recall.sessions.memory_tap import calls_by_turn, read_tap_calls
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
@@ -187,9 +187,9 @@ def case_flow(
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
             rooms = area.open_step()
             spec = _live_spec(case, steps, settings, area, rooms, judge)
-            # One session holds every turn, so the tap cannot say which step wrote and which read: not counted.
-            result, cost, _calls = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
-            runs.extend(_split_live_turns(steps, result, cost))
+            # One session holds every turn: the tap's calls go to the turn sent before each (memory_tap.py).
+            result, cost, calls = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
+            runs.extend(_split_live_turns(steps, result, cost, calls))
             live_duration = result.duration_s
         else:
             hint = yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
@@ -445,7 +445,9 @@ def _overlong_turn_line(steps: tuple[Step, ...]) -> str | None:
     return None
 
 
-def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: StepCost) -> list[StepRun]:
+def _split_live_turns(
+    steps: tuple[Step, ...], result: SessionResult, cost: StepCost, calls: MemoryCalls | None = None
+) -> list[StepRun]:
     """Each turn of a live session as a step of its own, so each step has its own answer.
 
     A turn the agent finished answering before the last ends well; the last
@@ -455,12 +457,15 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
     an exit at start-up is reported with what the agent printed. A session
     that failed ends the case at the turn it failed in, as a failed fresh
     step does. The session's stderr, cost and raw terminal output go to the
-    last step.
+    last step; its memory calls (``calls``, from the tap) to the turn each was
+    made in.
     """
     if result.failed:
         ended = next((i for i, turn in enumerate(result.turns) if not turn.finished), len(result.turns))
         steps = steps[: ended + 1]
     last = len(steps) - 1
+    sent_at = [result.turns[i].sent_at if i < len(result.turns) else None for i in range(len(steps))]
+    per_turn = calls_by_turn(calls, sent_at) if calls is not None else [None] * len(steps)
     runs = []
     for index, step in enumerate(steps):
         turn = result.turns[index] if index < len(result.turns) else None
@@ -481,7 +486,7 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
             turns=(),
         )
         prompt = turn.prompt if turn is not None and turn.sent else step.prompt
-        run = _step_run(step.number, prompt, part, cost if index == last else StepCost())
+        run = _step_run(step.number, prompt, part, cost if index == last else StepCost(), None, per_turn[index])
         if index == last:
             run = replace(run, terminal=decode(result.stdout))
         runs.append(run)
