@@ -100,6 +100,9 @@ def test_imported_evidence_puts_each_agent_in_its_cell(
     for record in cases.values():
         assert record["memory_use"]["reads_last"] == 1 and record["memory_use"]["evidence_retrieved"] is True, record
     assert cases["e47becba"]["memory_use"]["writes_before"] == 3  # three haystack sessions stored through the tap
+    # LoCoMo's questions share one ingest (two sessions stored): each of them was taught by its writes.
+    shared = {name: case["memory_use"]["writes_before"] for name, case in cases.items() if name.startswith("conv-30")}
+    assert shared == dict.fromkeys(("conv-30-q001", "conv-30-q002", "conv-30-q003", "conv-30-q004"), 2)
     assert {name for name, record in cases.items() if record["score"] == 1.0} == right
     memory = report["memory"]
     assert memory["evidence_recall"] == 1.0

@@ -198,6 +198,8 @@ class CaseRun:
     attempts: int = 1
     # What the attempts before this one cost (--recall-retries): the spend is every attempt's, not the last one's.
     earlier_cost_usd: float | None = None
+    # A case of a group that shared another case's ingest: the memory writes that ingest's steps made (the tap's).
+    ingest_writes: int = 0
     # What the last step left in its workdir, for the ``files`` judge; None for every other kind.
     workspace_snapshot: WorkspaceSnapshot | None = None
     # What the agent left (in its scope, HOME, workdir or cost file) that the harness could not handle

@@ -25,7 +25,7 @@ import concurrent.futures
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -97,6 +97,8 @@ class MemoryHooks:
     seed: MemoryWork | None = None
     keep_after: int | None = None
     keep: MemoryWork | None = None
+    # Told the steps that ran, up to ``keep_after``, before ``keep``: what the ingest wrote, for the other questions.
+    ingested: Callable[[Sequence[StepRun]], None] | None = None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -253,6 +255,8 @@ def _fresh_steps(
         if result.failed or area.faults:
             return None
         if memory_hooks is not None and memory_hooks.keep is not None and step.number == memory_hooks.keep_after:
+            if memory_hooks.ingested is not None:
+                memory_hooks.ingested(runs)
             yield from _memory_work(memory_hooks.keep, area)
             if area.faults:
                 return None
