@@ -28,6 +28,11 @@ buffer's stretch of the string is cut between escapes, never between the
 two halves of a ``\\uXXXX`` surrogate pair, and decoded by ``json.loads``, so
 the text is what ``json.loads`` would make of the whole string.
 
+BEAM's hub rows nest it inside one array: a row's ``chat`` is every batch
+of the conversation. :func:`iter_rows` spools such an array value the same
+way, an element at a time, into a :class:`SpooledItems` (one line of JSON an
+element), read back an element at a time.
+
 A ``digest`` given to :func:`iter_array` or :func:`iter_rows` sees every byte
 read, so the import's SHA-256 costs no second read of the file.
 """
@@ -312,10 +317,36 @@ class SpooledText:
             self._file.close()
 
 
+class SpooledItems:
+    """A long array value of a record (BEAM's ``chat``), each element decoded on its own into a temporary file as a
+    line of JSON, so what is held is one element, never the array; read back one element at a time."""
+
+    def __init__(self) -> None:
+        # Closed by close(), which iter_rows calls once the record is done with: it outlives any one block.
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self.count = 0
+
+    def write(self, item: Any) -> None:
+        # ensure_ascii: a lone surrogate half, which json.loads keeps, is written as its escape, never raw.
+        self._file.write(json.dumps(item) + "\n")
+        self.count += 1
+
+    def items(self) -> Iterator[Any]:
+        """The elements from the first, in order; may be read again."""
+        self._file.flush()
+        self._file.seek(0)
+        for line in self._file:
+            yield json.loads(line)
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def iter_rows(
     path: Path, *, long_key: str, digest: Digest | None = None, chunk: int | None = None, kept: bool = True
 ) -> Iterator[Any]:
-    """The records of a JSON array or JSON Lines file, a record's string ``long_key`` as a :class:`SpooledText`.
+    """The records of a JSON array or JSON Lines file, a record's string ``long_key`` as a :class:`SpooledText`
+    (an array ``long_key`` as a :class:`SpooledItems`, whatever ``kept``).
 
     A record's spooled text is deleted when the next record is asked for (or the reading stops); with ``kept``
     false it is only checked, never written. ``chunk`` is read when called, :data:`CHUNK_CHARS` by default, so a
@@ -365,7 +396,7 @@ def _row(buffer: _Buffer, path: Path, where: str, long_key: str, *, one_line: bo
 
 def _close_spooled(record: Any) -> None:
     for value in record.values() if isinstance(record, dict) else ():
-        if isinstance(value, SpooledText):
+        if isinstance(value, (SpooledText, SpooledItems)):
             value.close()
 
 
@@ -381,10 +412,12 @@ def _fields(
         if buffer.skip_space() != ":":
             raise StreamError(f"{path}: {where}: expected ':' after the field name {key!r}")
         buffer.pos += 1
-        if isinstance(row.get(key), SpooledText):
+        if isinstance(row.get(key), (SpooledText, SpooledItems)):
             row[key].close()  # a field given twice: the last one counts, as in json.loads
         if buffer.skip_space() == '"' and key == long_key:
             row[key] = _long_string(buffer, path, where, kept)
+        elif buffer.skip_space() == "[" and key == long_key:
+            row[key] = _long_array(buffer, path, f"{where}: field {key!r}", one_line=one_line)
         else:
             row[key] = _decode(buffer, path, where, one_line=one_line)
         mark = buffer.skip_space()
@@ -396,6 +429,19 @@ def _fields(
         elif mark != "}":
             raise StreamError(f"{path}: {where}: after field {key!r}, expected ',' or '}}', found {mark!r}")
     buffer.pos += 1
+
+
+def _long_array(buffer: _Buffer, path: Path, where: str, *, one_line: bool) -> SpooledItems:
+    """The JSON array at the buffer's position, its elements decoded one at a time into a :class:`SpooledItems`."""
+    spooled = SpooledItems()
+    buffer.pos += 1  # the opening bracket
+    try:
+        for index in _items(buffer, path, f"{where} item"):
+            spooled.write(_decode(buffer, path, f"{where} item {index}", one_line=one_line))
+    except BaseException:
+        spooled.close()
+        raise
+    return spooled
 
 
 def _long_string(buffer: _Buffer, path: Path, where: str, kept: bool) -> SpooledText:

@@ -18,7 +18,7 @@ from typing import Any
 from pytest_recall.cases.groups import GROUP_FILE
 from pytest_recall.cases.model import ANSWER_FILE
 from pytest_recall.suites import beam, memoryagentbench
-from pytest_recall.suites.json_stream import CountedDigest, SpooledText, StreamError, iter_records, iter_rows
+from pytest_recall.suites.json_stream import CountedDigest, SpooledText, StreamError, iter_rows
 from pytest_recall.suites.long_steps import StepWriter
 from pytest_recall.suites.public_import import (
     ImportSummary,
@@ -80,7 +80,8 @@ def _beam_folders(source: Path) -> Iterator[Conversation]:
 
 def _beam_rows(source: Path, digest: CountedDigest | None = None) -> Iterator[Conversation]:
     """The conversations of a hub export (one row a conversation, as ``to_json`` writes a split)."""
-    for index, record in enumerate(iter_records(source, digest=digest)):
+    # Each row's chat spooled, not held: deleted when the next row is read, so each row's batches are used first.
+    for index, record in enumerate(iter_rows(source, long_key="chat", digest=digest)):
         yield beam.parse_row(index, record, source.stem)
 
 
