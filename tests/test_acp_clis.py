@@ -12,6 +12,7 @@ each tool call in the step's record.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -75,11 +76,16 @@ class AcpRun(AdapterRun):
     agent_args: tuple[str, ...] = ()
     live: bool = False
     recall_env: tuple[str, ...] = ()
+    permission: str | None = None  # recall-acp's --permission; None leaves its default
 
     @property
     def command(self) -> str:
         adapter = Path(sys.executable).with_name("recall-acp")
-        return shlex.join([str(adapter), *(["--live"] if self.live else []), "--", self.cli_path, *self.agent_args])
+        options = [
+            *(["--live"] if self.live else []),
+            *([f"--permission={self.permission}"] if self.permission else []),
+        ]
+        return shlex.join([str(adapter), *options, "--", self.cli_path, *self.agent_args])
 
     def run(self, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
         return super().run(*(f"--recall-env={setting}" for setting in self.recall_env), *args)
@@ -169,3 +175,23 @@ def test_an_mcp_server_reaches_gemini_cli_through_session_new(adapter_run):
     for entry in asked:
         offered = json.dumps(entry["body"])
         assert "create_entities" in offered and "search_nodes" in offered, "the server's tools never reached the model"
+
+
+@pytest.mark.real_cli
+@pytest.mark.parametrize(
+    ("policy", "score", "answered"), [("allow-once", 1.0, "allow_once"), ("reject", 0.0, "reject_once")]
+)
+def test_codex_over_acp_asks_before_its_memory_write_and_the_policy_answers(adapter_run, policy, score, answered):
+    """Full access, but approval_policy="untrusted": Codex asks the client before the shell command that writes its
+    memory, so recall-acp's permission path runs. Allowed, the note is written and read back (1.000); refused, there
+    is nothing for the second session to read (0.000). Each step that wrote says which option answered."""
+    run = acp_run(adapter_run, "codex-acp", "memory")
+    run = dataclasses.replace(run, agent_args=(*run.agent_args, "-c", 'approval_policy="untrusted"'), permission=policy)
+
+    result, report = run.run(*TWO_CASES)
+
+    assert report["score"] == score and report["n_total"] == 2, result.stdout.str()[-3000:]
+    assert report["n_errors"] == 0
+    for record in report["cases"]:
+        said = record["steps"][0]["stderr"]
+        assert f": {answered} (--permission={policy})" in said, said[-2000:]

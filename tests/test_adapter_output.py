@@ -8,6 +8,8 @@ that spoke before its tool call, output with no result at all.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from pytest_recall.agents.adapters import cline, copilot, gemini, opencode, pi
@@ -142,6 +144,25 @@ def test_pi_broken_events_are_skipped_not_a_traceback():
     assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)
 
 
+def test_opencode_broken_events_are_read_as_nothing_not_a_traceback():
+    stdout = lines(
+        {"type": "text", "part": "not an object"},
+        {"type": "error", "error": ["not an object"]},
+        {"type": "step_finish", "part": {"tokens": [1], "cost": "a lot"}},
+        {"type": "step_finish", "part": {"tokens": {"input": "many", "output": float("inf")}, "cost": None}},
+    )
+
+    outcome = opencode.read_events(stdout)
+
+    assert (outcome.ok, outcome.answer, outcome.cost_usd, outcome.failure) == (
+        False,
+        "",
+        None,
+        "opencode: ['not an object']",
+    )
+    assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)
+
+
 def test_cline_usage_that_is_no_number_is_read_as_none_not_a_traceback():
     usage = {"inputTokens": "many", "outputTokens": float("inf"), "totalCost": [1]}
     stdout = lines({"type": "run_result", "text": "42", "finishReason": "completed", "usage": usage})
@@ -150,3 +171,36 @@ def test_cline_usage_that_is_no_number_is_read_as_none_not_a_traceback():
 
     assert (outcome.ok, outcome.answer, outcome.cost_usd) == (True, "42", None)
     assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)
+
+
+FAKE_CLINE = """\
+import json, sys
+warning = "DeprecationWarning: AI SDK Warning (openai-compatible.chat / fake): Deprecated: 'openai-compatible'"
+for _ in range(3):
+    trace = ("      at iX (/$bunfs/root/chunk.js:26:46952)", "      at transform (/$bunfs/root/chunk.js:44:1)")
+    print(warning, *trace, "", sep="\\n", file=sys.stderr)
+print("Error: the model said something went wrong", file=sys.stderr)
+print(json.dumps({"type": "run_result", "text": "42", "finishReason": "completed", "usage": {}}))
+"""
+
+
+def test_cline_sdk_warnings_reach_the_transcript_once_without_their_stack_traces(tmp_path, monkeypatch):
+    """Cline's AI SDK prints a deprecation warning with its stack at every request: the transcript keeps each
+    warning once, with its count, and every other line of stderr."""
+    cli = tmp_path / "cline"
+    cli.write_text(f"#!{sys.executable}\n{FAKE_CLINE}", encoding="utf-8")
+    cli.chmod(0o755)
+    monkeypatch.setenv("RECALL_CLINE_BIN", str(cli))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    script = Path(sys.executable).with_name(cline.ADAPTER.script)
+
+    done = subprocess.run([str(script), "what is it?"], capture_output=True, text=True, timeout=60, check=False)
+
+    assert (done.returncode, done.stdout) == (0, "42\n"), done.stderr
+    lines = done.stderr.splitlines()
+    assert " at " not in done.stderr
+    assert lines[:2] == [
+        "DeprecationWarning: AI SDK Warning (openai-compatible.chat / fake): Deprecated: 'openai-compatible'"
+        " (x3, stack traces left out)",
+        "Error: the model said something went wrong",
+    ]

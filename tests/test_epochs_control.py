@@ -237,6 +237,81 @@ def test_epochs_from_an_earlier_report_repeat_only_the_cases_it_found_unstable(
     assert chosen == {"report_sha256": baseline_sha256, "settled": 1}
 
 
+def test_with_epochs_from_the_stop_gate_and_pass_at_k_weigh_cases_as_the_score_does(
+    recall_suite: Any, counter_dir: Path
+) -> None:
+    """Half the cases repeat: the gate feeds one mean per case, so its estimate is the score, and pass@k is over
+    the case that ran k times, the settled one said apart."""
+    add_odd_run_cases(recall_suite, ("alpha",))
+    recall_suite.add("beta", ["case beta hello", "case beta recall"])
+    odd_runs = recall_suite.agent("odd_runs")
+    recall_suite.run("--recall-epochs=2", command=odd_runs).assert_outcomes(passed=1, failed=3)
+    baseline = recall_suite.pytester.path / "baseline.json"
+    baseline.write_bytes(recall_suite.report_path.read_bytes())
+    # 0.34 against a score of 1/3 over two cases: undecided until both are in.
+    stop = ("--recall-stop=decided", "--recall-gate=score", "--recall-threshold=0.34")
+
+    result = recall_suite.run("--recall-epochs=3", f"--recall-epochs-from={baseline}", *stop, command=odd_runs)
+
+    report = recall_suite.report()
+    assert report["score"] == pytest.approx(1 / 3, abs=1e-3)
+    assert report["stop"] | {"estimate": None} == {**report["stop"], "n_cases": 2, "n_fed": 2, "estimate": None}
+    assert report["stop"]["estimate"] == pytest.approx(report["score"], abs=1e-3)
+    assert report["pass_at_k"] == 1.0 and report["pass_all_k"] == 0.0
+    result.stdout.fnmatch_lines(
+        [
+            "*epochs 3: pass@3 1.000 (solved in any epoch), pass^3 0.000 (solved in every epoch) "
+            "of the 1 case scored 3 times; 1 ran fewer (1 settled by --recall-epochs-from)"
+        ]
+    )
+
+
+def test_ci_width_gives_the_unstable_case_the_runs_its_baseline_says_reach_the_width(
+    recall_suite: Any, counter_dir: Path
+) -> None:
+    """alpha's two baseline runs disagreed, beta's agreed: for a half-width of 0.3 alpha needs 3 runs under the
+    cap of 4 (z * sqrt(0.25 / k) / 2 <= 0.3), beta one; 0.2 is out of reach at the cap and refused before any
+    session starts."""
+    add_odd_run_cases(recall_suite, ("alpha",))
+    recall_suite.add("beta", ["case beta hello", "case beta recall"])
+    odd_runs = recall_suite.agent("odd_runs")
+    recall_suite.run("--recall-epochs=2", command=odd_runs).assert_outcomes(passed=1, failed=3)
+    baseline = recall_suite.pytester.path / "baseline.json"
+    baseline.write_bytes(recall_suite.report_path.read_bytes())
+    planned = ("--recall-epochs=4", f"--recall-epochs-from={baseline}")
+
+    refused = recall_suite.run(*planned, "--recall-ci-width=0.2", command=odd_runs)
+    refused.stderr.fnmatch_lines(
+        [
+            "ERROR: --recall-ci-width=0.2 with --recall-epochs-from=*: "
+            "a half-width of 0.2 is out of reach: * predicts 0.245;*"
+        ]
+    )
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert (counter_dir / "alpha.count").read_text() == "2"
+
+    recall_suite.run(*planned, "--recall-ci-width=0.3", command=odd_runs)
+    report = recall_suite.report()
+    assert {case["id"]: case["k"] for case in report["per_case"]} == {"alpha": 3, "beta": 1}
+    chosen = report["protocol"]["run"]["epochs_from"]
+    assert chosen | {"report_sha256": None} == {
+        "report_sha256": None,
+        "settled": 1,
+        "ci_width": 0.3,
+        "planned_runs": 4,
+        "predicted_half_width": 0.2829,
+    }
+
+
+def test_ci_width_without_a_baseline_is_refused_in_one_line(recall_suite: Any) -> None:
+    recall_suite.add("alpha", list(REMEMBERS))
+    result = recall_suite.run("--recall-epochs=3", "--recall-ci-width=0.1")
+    result.stderr.fnmatch_lines(
+        ["ERROR: --recall-ci-width plans repeats from an earlier run: give --recall-epochs-from=*"]
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

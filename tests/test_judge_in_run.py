@@ -208,3 +208,51 @@ def test_a_judge_started_while_sessions_start_is_never_born_in_an_agents_cgroup(
     assert len(homes) == 200
     # Each judge is born in a judge's cgroup of its own, never in an agent session's slot.
     assert [home for home in homes if "/judge-" not in home] == []
+
+
+# Fickle on "maybe" (pass, fail, pass, ... by how often it was asked), steady on anything else.
+# Samples are asked at once: the log is locked, so each asking counts the ones before it exactly.
+SAMPLED_JUDGE = """
+import fcntl, json, os, sys
+request = json.load(sys.stdin)
+with open(os.path.join(sys.argv[1], "sampled.log"), "a+") as log:
+    fcntl.flock(log, fcntl.LOCK_EX)
+    log.write(request["answer"].strip() + "\\n")
+    log.flush()
+    log.seek(0)
+    asked = sum(1 for line in log if line.strip() == request["answer"].strip())
+print("yes" if "maybe" not in request["answer"] or asked % 2 else "no")
+"""
+
+
+def test_judge_samples_in_a_run_take_the_majority_and_give_the_flip_rate(recall_suite: RecallSuite) -> None:
+    """Three samples per answer: the fickle answer gets pass, fail, pass (majority pass, flipped), the steady
+    one pass three times; the records keep each sample and the judges table, with one judge, its flip rate."""
+    script = recall_suite.pytester.path / "sampled_judge.py"
+    script.write_text(SAMPLED_JUDGE, encoding="utf-8")
+    judge = shlex.join([sys.executable, str(script), str(recall_suite.pytester.path)])
+    add_free(recall_suite, "fickle", "Postgres maybe", "Postgres")
+    add_free(recall_suite, "steady", "Postgres", "Postgres")
+
+    result = recall_suite.run(f"--recall-judge-cmd={judge}", "--recall-judge-samples=3")
+
+    result.assert_outcomes(passed=2)
+    report = recall_suite.report()
+    verdicts = {record["id"]: record["llm_judge"] for record in report["cases"]}
+    sampled = {case: (v["score"], sorted(v["samples"]), v["flipped"], v["attempts"]) for case, v in verdicts.items()}
+    assert sampled == {
+        "fickle": (1.0, [0.0, 1.0, 1.0], True, 3),
+        "steady": (1.0, [1.0, 1.0, 1.0], False, 3),
+    }
+    assert verdicts["fickle"]["reason"] == "majority of 3 samples: 2 pass, 1 fail"
+    consistency = report["judges"]["table"]["self_consistency"]
+    assert consistency == {"judge1": {"n": 2, "flipped": 1, "flip_rate": 0.5}}
+    result.stdout.fnmatch_lines(["*judge1 against itself: 1 of 2 answers flip between samples, flip rate 0.50"])
+    assert report["run_mode"]["llm_judge"]["samples"] == 3
+
+
+def test_judge_samples_without_a_judge_are_refused_in_one_line(recall_suite: RecallSuite) -> None:
+    recall_suite.add("alpha", [REMEMBER, "recall"])
+    result = recall_suite.run("--recall-judge-samples=3")
+    result.stderr.fnmatch_lines(["ERROR: --recall-judge-samples asks a judge command several times: add *"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -146,8 +146,13 @@ def test_the_report_section_counts_errors_apart_and_lists_each_disagreement() ->
     assert judge_section([summary_of_row(records[-1])]) == {}
 
 
-# Says yes to Paris and something unreadable (a judge error) to anything else, slowly enough to be asked twice at once.
-STUB = "import json,sys,time; a = json.load(sys.stdin)['answer']; time.sleep(0.3); print('yes' if a=='Paris' else '?')"
+# Says yes to Paris and something unreadable (a judge error) to anything else, slowly enough to be asked twice at once;
+# it names its prompt's hash in its cost file, as recall-judge does.
+STUB = (
+    "import json,os,sys,time; a = json.load(sys.stdin)['answer']; time.sleep(0.3); "
+    "open(os.environ['RECALL_COST_FILE'], 'w').write(json.dumps({'prompt_sha256': 'ab' * 32})); "
+    "print('yes' if a=='Paris' else '?')"
+)
 
 
 def a_run(answer: str) -> CaseRun:
@@ -175,3 +180,5 @@ def test_the_same_answer_is_judged_once_even_in_flight_and_an_error_is_asked_aga
     finally:
         other.close()
     assert shared.score == 1.0 and shared.cached
+    # The prompt that gave it travels with it: the worker that took it says which, as the one that asked does.
+    assert verdicts[0].prompt_sha256 == shared.prompt_sha256 == "ab" * 32

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import shutil
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -287,3 +288,30 @@ def test_beam_rubrics_by_word_and_the_abilities_left_to_a_judge():
     follow = {"beam_ability": "instruction_following", "rubric": ["code blocks"], "category": "instruction_following"}
     verdict = beam_rubric.score_beam("```python\nx\n```", follow)
     assert verdict["score"] is None and "--recall-judge-cmd" in verdict["reason"]
+
+
+def test_a_beam_hub_rows_chat_is_streamed_not_held(tmp_path):
+    """A 3 MB row (its chat before its probing questions, as the hub writes it): the import's peak memory stays a
+    fraction of the row, as for a MemoryAgentBench context, and the last batch is written."""
+    row = hub_row(BEAM / "100K" / "1", "9")
+    said = "the keeper of gate {n} is K{n:07d}. " * 12
+    row["chat"] = [
+        [{"role": "user", "id": n, "content": said.format(n=n)}, {"role": "assistant", "id": n, "content": "Noted."}]
+        for n in range(5_000)
+    ]
+    rows = tmp_path / "100K.jsonl"
+    rows.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    size = rows.stat().st_size
+    warm = tmp_path / "warm" / "100K.jsonl"  # the first import loads modules: megabytes a second does not trace
+    warm.parent.mkdir()
+    warm.write_text(json.dumps(hub_row(BEAM / "100K" / "1", "1")) + "\n", encoding="utf-8")
+    assert run_import("beam", warm, tmp_path / "warm-out") == 0
+    tracemalloc.start()
+    try:
+        assert run_import("beam", rows, tmp_path / "out") == 0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert size > 2_500_000 and peak < size / 3, f"peak {peak} bytes for a {size}-byte row"
+    steps = sorted((tmp_path / "out" / "100K-9").glob("ingest*.txt"), key=lambda p: int(p.stem[6:]))
+    assert "K0004999" in steps[-1].read_text(encoding="utf-8")

@@ -122,7 +122,7 @@ def test_a_streamed_context_is_what_json_loads_makes_of_it_whatever_the_buffer_c
         ('[{"context": "abc\\x41", "q": 1}]', "bad escape"),
         ('[{"context": "abc\\ud83', "bad escape or no closing quote"),
         ('[{"context": "a\tb"}]', "Invalid control character"),
-        ('{"context": "fine"}\n{"context": "ab', "record 1"),
+        ('{"context": "fine"}\n{"context": "ab', "line 2"),
         ('[{"context": "a", }]', "trailing ','"),
         ('[{"context": "a" "b"}]', "expected ',' or '}'"),
     ],
@@ -133,6 +133,36 @@ def test_a_malformed_string_or_row_is_one_line_naming_the_record(tmp_path, raw, 
     for chunk in (1, 4, 64):
         with pytest.raises(StreamError, match=found):
             read_back(path, chunk)
+
+
+def test_a_malformed_json_lines_file_is_refused_at_its_first_bad_line_without_reading_on(tmp_path):
+    """A bad value on line 2 of a 2 MB file is refused by its line's number, long before the file's end."""
+    good = json.dumps({"context": "x" * 1000, "questions": ["q"], "answers": ["a"]}) + "\n"
+    path = tmp_path / "Accurate_Retrieval.jsonl"
+    path.write_text(good + '{"context": "ab", "questions": [1, 2}\n' + good * 2000, encoding="utf-8")
+    read = json_stream.CountedDigest(hashlib.sha256())
+
+    with pytest.raises(StreamError, match=": line 2 is not valid JSON"):
+        for _ in iter_rows(path, long_key="context", digest=read):
+            pass
+
+    assert read.size < path.stat().st_size / 10
+
+
+def test_each_context_goes_through_a_temporary_file_once_when_its_steps_are_written(tmp_path, monkeypatch):
+    """The first pass reads the questions and checks each context, writing none of it down."""
+    source = write_sources(tmp_path / "source")["jsonl"]
+    opened = []
+    real = json_stream.tempfile.TemporaryFile
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(json_stream.tempfile, "TemporaryFile", counted)
+    imported(source, tmp_path / "out")
+
+    assert len(opened) == len(rows(7)) == 4
 
 
 def test_the_import_writes_the_very_files_it_wrote_when_each_context_was_held_whole(tmp_path, monkeypatch):

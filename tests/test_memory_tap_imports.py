@@ -2,8 +2,9 @@
 
 The small data files in ``tests/data`` are in the public formats; the import
 keeps each question's evidence turns as ``evidence_text``. ``recall-mcp``
-stores every step through a real stdio server behind the tap and answers
-with what the server's recall returned, so each case's evidence is retrieved
+stores every step through a real stdio server behind the tap (the project's
+own Python server, and once ``@modelcontextprotocol/server-memory``) and
+answers with what the server's recall returned, so each case's evidence is retrieved
 and the answer is in it; an agent that runs the same ``recall-mcp`` and then
 ignores what came back has the same evidence retrieved and answers wrong.
 The two must land in different cells of the report's 2x2 table.
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from mcp_servers import LEAKY_SERVER as SERVER
 from mcp_servers import RECALL_MCP_REMEMBER as RECALL_MCP
+from mcp_servers import write_config
 
 from pytest_recall.cli import main
 
@@ -33,15 +35,21 @@ IMPORTS = (
 CATEGORIES = {"single-session-user", "single-hop", "multi-hop", "temporal", "adversarial"}
 
 
-def run_imports(recall_suite: Any, command: str, judge: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+def run_imports(
+    recall_suite: Any, command: str, judge: str, server: str | None = None
+) -> tuple[pytest.RunResult, dict[str, Any]]:
+    """The imports run through the tap, in front of the project's own Python server, or the installed ``server``."""
     folders = []
     for benchmark, data, options in IMPORTS:
         folder = recall_suite.pytester.path / benchmark
         assert main(["import", benchmark, str(DATA / data), "--out", str(folder), *options]) == 0
         folders.append(folder)
     config = recall_suite.pytester.path / "mcp.json"
-    entry = {"command": sys.executable, "args": [str(SERVER), "{scope}/store.txt"]}
-    config.write_text(json.dumps({"mcpServers": {"memory": entry}}), encoding="utf-8")
+    if server is not None:
+        write_config(server, config)
+    else:
+        entry = {"command": sys.executable, "args": [str(SERVER), "{scope}/store.txt"]}
+        config.write_text(json.dumps({"mcpServers": {"memory": entry}}), encoding="utf-8")
     result = recall_suite.run(
         *folders,
         f"--recall-mcp={config}",
@@ -59,24 +67,42 @@ ANSWERED = {"e47becba", "118b2229", "conv-30-q001", "conv-30-q003"}
 IGNORER = shlex.join([sys.executable, str(IGNORES_MEMORY)])
 
 
+# recall-mcp in front of @modelcontextprotocol/server-memory: an entity per step through create_entities, and the
+# whole graph read back (its search_nodes matches a substring, which no whole question is).
+RECALL_MCP_GRAPH = shlex.join(
+    [str(Path(sys.executable).with_name("recall-mcp")), "--search-tool", "read_graph", "--search-args", "{}"]
+)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("agent", "right", "table"),
+    ("agent", "server", "right", "table"),
     [
-        pytest.param(RECALL_MCP, ANSWERED, (4, 2), id="answers-from-memory"),
-        pytest.param(f"{IGNORER} {RECALL_MCP}", set(), (0, 6), id="ignores-memory"),
+        pytest.param(RECALL_MCP, None, ANSWERED, (4, 2), id="answers-from-memory"),
+        pytest.param(f"{IGNORER} {RECALL_MCP}", None, set(), (0, 6), id="ignores-memory"),
+        pytest.param(
+            RECALL_MCP_GRAPH,
+            "server-memory",
+            ANSWERED,
+            (4, 2),
+            id="server-memory-answers",
+            marks=pytest.mark.mcp_server,
+        ),
     ],
 )
 def test_imported_evidence_puts_each_agent_in_its_cell(
-    recall_suite: Any, agent: str, right: set[str], table: tuple[int, int]
+    recall_suite: Any, agent: str, server: str | None, right: set[str], table: tuple[int, int]
 ) -> None:
-    result, report = run_imports(recall_suite, agent, "contains")
+    result, report = run_imports(recall_suite, agent, "contains", server)
 
     cases = {record["id"]: record for record in report["cases"]}
     assert set(cases) == ANSWERED | {"conv-30-q002", "conv-30-q004"}
     for record in cases.values():
         assert record["memory_use"]["reads_last"] == 1 and record["memory_use"]["evidence_retrieved"] is True, record
     assert cases["e47becba"]["memory_use"]["writes_before"] == 3  # three haystack sessions stored through the tap
+    # LoCoMo's questions share one ingest (two sessions stored): each of them was taught by its writes.
+    shared = {name: case["memory_use"]["writes_before"] for name, case in cases.items() if name.startswith("conv-30")}
+    assert shared == dict.fromkeys(("conv-30-q001", "conv-30-q002", "conv-30-q003", "conv-30-q004"), 2)
     assert {name for name, record in cases.items() if record["score"] == 1.0} == right
     memory = report["memory"]
     assert memory["evidence_recall"] == 1.0

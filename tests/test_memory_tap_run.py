@@ -80,3 +80,28 @@ def test_an_agent_that_never_calls_its_memory_is_reported_unused(recall_suite: A
     assert case["memory_use"]["unused"] is True and case["memory_use"]["calls"] == 0
     assert (report["memory"]["cases"], report["memory"]["unused"]) == (1, 1)
     result.stdout.fnmatch_lines(["*memory (MCP tap): 0 of 1 case used it*"])
+
+
+def test_a_live_sessions_turns_each_carry_the_memory_calls_made_in_them(recall_suite: Any) -> None:
+    """One process holds every turn: the tap's calls go to the turn sent before each, so the teaching turns wrote
+    and the question read, as print steps show it."""
+    recall_suite.add("balance", ["Remember the balance 12345.67.", "Remember the payee Kestrel.", "What balance?"])
+    config = recall_suite.pytester.path / "mcp.json"
+    entry = {"command": sys.executable, "args": [str(SERVER), "{scope}/store.txt"]}
+    config.write_text(json.dumps({"mcpServers": {"memory": entry}}), encoding="utf-8")
+    agent = Path(__file__).resolve().parent / "agents" / "live_mcp.py"
+
+    result = recall_suite.run(
+        f"--recall-mcp={config}",
+        "--recall-session=continue",
+        "--recall-ready-pattern=notebook> $",
+        "--recall-answer-judge=contains",
+        command=f"{sys.executable} {agent}",
+    )
+
+    result.assert_outcomes(passed=1)
+    (case,) = recall_suite.report()["cases"]
+    use = case["memory_use"]
+    # Both writes in the turns before the last, the one read in it: all three in one step would say (0, 1).
+    assert (use["writes_before"], use["reads_last"], use["calls"]) == (2, 1, 3)
+    assert use["unused"] is False and use["evidence_retrieved"] is True

@@ -239,6 +239,7 @@ def test_every_seed_that_shaped_the_run_is_in_the_block_and_another_import_seed_
         "import": {"lme": 1},
         "generator": {"ledger": 7},
         "case_order": "pytest-recall suite scope 1",
+        "bootstrap": 0,
     }
     assert protocol(first) == protocol(again)  # the same seeds, the same block
     in_order = run(pytester, seeded("c", 2), "other.json")

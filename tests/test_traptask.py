@@ -257,7 +257,7 @@ def test_an_agent_that_rewrites_the_expected_answer_or_the_judge_scores_zero(rec
     assert record["reason"] == ("case files changed on disk during the run: judge.py, expected/case_a/answer.json")
 
 
-def test_a_failing_task_judge_scores_nothing_and_says_why_in_one_line(recall_suite):
+def test_a_task_judge_broken_on_any_answer_scores_nothing_and_says_the_task_is_to_blame(recall_suite):
     make_task(
         recall_suite.pytester.path / "task",
         {"case_a": [REMEMBER.format(answer="kestrel"), "recall"]},
@@ -269,9 +269,45 @@ def test_a_failing_task_judge_scores_nothing_and_says_why_in_one_line(recall_sui
 
     result.assert_outcomes(failed=1)
     record = by_id(recall_suite.report())["case_a"]
-    assert record["score"] is None
-    assert record["reason"] == "task judge failed: judge.py exited 1: the rubric is missing"
-    result.stdout.fnmatch_lines(["*case_a scored None: task judge failed: judge.py exited 1: the rubric is missing"])
+    assert (record["score"], record["outcome"]) == (None, "error")
+    why = (
+        "task judge failed: judge.py exited 1: the rubric is missing; "
+        "it fails on the expected answer too: the task's doing"
+    )
+    assert record["reason"] == why
+    result.stdout.fnmatch_lines([f"*case_a scored None: {why}"])
+
+
+# A judge that reads the answer as a number: a reply it cannot read crashes it, the expected one does not.
+NUMBER_JUDGE = """import json, os
+from pathlib import Path
+
+manifest = json.loads(os.environ["TRAPTASK_MANIFEST"])
+said = Path(manifest["run"]["stdout"]).read_text().strip().splitlines()[-1]
+expected = json.loads((Path(manifest["expected_dir"]) / "answer.json").read_text())
+print(json.dumps({"score": float(float(said) == float(expected["answer"]))}))
+"""
+
+
+def test_a_task_judge_the_agents_answer_crashes_scores_zero_as_the_agents_failure(recall_suite):
+    """The judge gives a verdict on the expected answer, so what broke it is the answer: 0, agent_failed, in the
+    score; a reply it reads is judged as ever."""
+    make_task(
+        recall_suite.pytester.path / "task",
+        {"case_a": ["say noted", "say not a number"], "case_b": ["say noted", "say 42"]},
+        {"case_a": answer("case_a", "42"), "case_b": answer("case_b", "42")},
+        judge=NUMBER_JUDGE,
+    )
+
+    result = recall_suite.run("task")
+
+    result.assert_outcomes(passed=1, failed=1)
+    report = recall_suite.report()
+    record = by_id(report)["case_a"]
+    assert (record["score"], record["outcome"]) == (0.0, "agent_failed")
+    assert record["reason"].startswith("task judge failed on this answer (judge.py exited 1: ValueError: ")
+    assert record["reason"].endswith(") but judges the expected answer: the agent's doing, scored 0")
+    assert (by_id(report)["case_b"]["score"], report["score"]) == (1.0, 0.5)
 
 
 def test_a_case_missing_its_inputs_is_one_malformed_case_and_the_rest_run(recall_suite):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -220,3 +222,74 @@ def test_the_copy_never_writes_through_a_path_that_is_already_there(tmp_path: Pa
     with pytest.raises(FileExistsError):
         CopyPlan.of(make_tree({"a.py": "planted\n"})).write_into(target)
     assert outside.read_text() == "keep\n"
+
+
+# Step 1 fills the disk, from its memory folder or from beside the case's area (as another process would);
+# step 2 answers.
+DISK_FILLER = """\
+import os, sys
+from pathlib import Path
+
+if "fill" in sys.argv[-1]:
+    scope = Path(os.environ["RECALL_SCOPE_DIR"])
+    where = scope if sys.argv[1] == "scope" else scope.parent.parent
+    hoard = os.open(where / "hoard.bin", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while os.write(hoard, b"x" * 65536):
+            pass
+    except OSError:
+        os.close(hoard)
+    print("noted")
+else:
+    print("12345.67")
+"""
+
+
+def _tmpfs_usable(where: Path) -> bool:
+    """Whether this process may mount a small tmpfs in a mount namespace of its own (root, or allowed)."""
+    where.mkdir(exist_ok=True)
+    probe = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=1m tmpfs "$0"', str(where)]
+    try:
+        return subprocess.run(probe, capture_output=True, check=False, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.parametrize("where", ["scope", "beside"])
+def test_a_full_disk_at_a_later_step_is_the_agents_failure_only_when_its_own_files_fill_it(
+    recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """The run's TMPDIR is a 16 MB tmpfs that step 1 fills, so step 2's workspace copy (2 MB) meets a full disk.
+    Filled from the agent's memory folder, its files hold the disk: 0, agent_failed. Filled from beside the
+    case's area, as another process would: the harness's error, which leaves the score."""
+    tmp = recall_suite.pytester.path / "small-disk"
+    if not _tmpfs_usable(tmp):
+        pytest.skip("cannot mount a tmpfs in a mount namespace here (needs root or unprivileged user namespaces)")
+    folder = recall_suite.add("filler", ["fill the disk", "recall"])
+    # Step 1's copy is freed when its workdir goes; step 2's, a teammate's larger tree, needs more than that.
+    for tree, size in (("workspace", 1000), ("workspace.step2", 2_000_000)):
+        (folder / tree).mkdir()
+        (folder / tree / "data.bin").write_bytes(b"y" * size)
+    agent = recall_suite.pytester.path / "disk_filler.py"
+    agent.write_text(DISK_FILLER, encoding="utf-8")
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    mount = 'mount -t tmpfs -o size=16m tmpfs "$0" && exec "$@"'
+    result = recall_suite.pytester.run(
+        "unshare", "-m", "sh", "-c", mount, str(tmp), sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+        f"--recall-cmd={sys.executable} {agent} {where}", f"--recall-report={recall_suite.report_path}",
+        timeout=120,
+    )  # fmt: skip
+
+    record = recall_suite.records()["filler"]
+    if where == "scope":
+        result.assert_outcomes(failed=1)
+        assert (record["score"], record["outcome"], record["error"]) == (0.0, "agent_failed", None)
+        assert record["reason"].startswith(
+            "the agent left what the harness refuses to handle: it filled the disk before step 2 (the case's "
+            "folders hold 1"
+        )
+        assert record["reason"].endswith("MB free when it began): No space left on device")
+    else:
+        result.assert_outcomes(errors=1)
+        assert (record["score"], record["outcome"]) == (None, "error")
+        assert "the disk is full, not by this case's agent (the case's folders hold 0.0 MB of the" in record["reason"]

@@ -24,9 +24,8 @@ from typing import Any
 from pytest_recall.reporting.judge_rows import case_name, deterministic_score
 from pytest_recall.reporting.judge_section import prompts_sha256
 from pytest_recall.reporting.records import CaseRecord
-from pytest_recall.scoring.judge_panel import PanelCase, panel_table
+from pytest_recall.scoring.judge_panel import PanelCase, majority_reason, panel_table, sample_majority
 from pytest_recall.scoring.judge_scope import judge_cache_key
-from pytest_recall.scoring.stats import PASS_SCORE
 from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
 from pytest_recall.sessions.judge_command import parse_judges as parse_judge_texts
 
@@ -60,16 +59,14 @@ def majority(sampled: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     error only when no sample gave a verdict. One sample is that sample's verdict, as without sampling."""
     if len(sampled) == 1:
         return dict(sampled[0])
-    scores = [verdict["score"] for verdict in sampled if verdict["score"] is not None]
-    passes = [score >= PASS_SCORE for score in scores]
+    scores = [verdict["score"] for verdict in sampled]
+    score, flipped = sample_majority(scores)
     asked = [verdict for verdict in sampled if not verdict["cached"]]
     costs = [verdict["cost_usd"] for verdict in asked if verdict["cost_usd"] is not None]
-    errors = len(sampled) - len(scores)
     return {
-        "score": (1.0 if sum(passes) * 2 > len(passes) else 0.0) if scores else None,
-        "reason": f"majority of {len(sampled)} samples: {sum(passes)} pass, {len(passes) - sum(passes)} fail"
-        + (f", {errors} judge errors" if errors else ""),
-        "error": None if scores else sampled[0]["error"],
+        "score": score,
+        "reason": majority_reason(scores),
+        "error": None if score is not None else sampled[0]["error"],
         "cached": not asked,
         "attempts": sum(verdict["attempts"] for verdict in sampled),
         "cost_usd": round(sum(costs), 6) if costs else None,
@@ -79,7 +76,7 @@ def majority(sampled: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "calls": len(asked),
         "samples": [verdict["score"] for verdict in sampled],
         # Whether the samples that gave a verdict disagree; None with fewer than two verdicts to compare.
-        "flipped": len(set(passes)) > 1 if len(passes) >= 2 else None,
+        "flipped": flipped,
     }
 
 

@@ -32,6 +32,8 @@ class TurnResult:
     duration_s: float
     finished: bool
     sent: bool = True
+    # When the turn was sent, on the host's monotonic clock; None for a turn never sent.
+    sent_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,8 @@ class MemoryCall:
     text: str
     is_error: bool
     latency_ms: float
+    # When the server was asked, on the host's monotonic clock (the tap's); None from a log that does not say.
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +178,10 @@ class LlmJudgement:
     cached: bool = False
     key: str = ""
     prompt_sha256: str | None = None
+    # --recall-judge-samples: each sample's score (None for a judge error), the verdict their majority, and
+    # whether the samples that gave a verdict disagree; () and None when the judge was asked once.
+    samples: tuple[float | None, ...] = ()
+    flipped: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +198,8 @@ class CaseRun:
     attempts: int = 1
     # What the attempts before this one cost (--recall-retries): the spend is every attempt's, not the last one's.
     earlier_cost_usd: float | None = None
+    # A case of a group that shared another case's ingest: the memory writes that ingest's steps made (the tap's).
+    ingest_writes: int = 0
     # What the last step left in its workdir, for the ``files`` judge; None for every other kind.
     workspace_snapshot: WorkspaceSnapshot | None = None
     # What the agent left (in its scope, HOME, workdir or cost file) that the harness could not handle

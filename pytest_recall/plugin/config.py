@@ -21,7 +21,7 @@ import pytest
 
 from pytest_recall.cases.live_protocol import READINESS_FIELDS
 from pytest_recall.reporting import DEFAULT_TRANSCRIPTS, Gate, TranscriptMode
-from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudgeName
+from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudgeName, RepeatPlan
 from pytest_recall.sessions import (
     DEFAULT_RATE_LIMIT_ATTEMPTS,
     AgentCommand,
@@ -49,6 +49,15 @@ class EpochChoice:
     report_sha256: str
     # (suite, case id) of the cases its epochs found stable: each runs once.
     settled: frozenset[tuple[str, str]]
+    # --recall-ci-width: the half-width asked for, and each baseline case's runs that the baseline says reach it.
+    ci_width: float | None = None
+    plan: RepeatPlan | None = None
+
+    def runs_of(self, case: tuple[str, str], epochs: int) -> int:
+        """How many times a case runs: as planned for the width, else once when settled, else every epoch."""
+        if self.plan is not None:
+            return self.plan.runs.get(case, epochs)
+        return 1 if case in self.settled else epochs
 
 
 @dataclass(frozen=True, slots=True)

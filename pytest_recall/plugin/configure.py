@@ -219,7 +219,7 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
     return ScaleOut(
         concurrency=read.whole("recall_concurrency", minimum=1),
         epochs=epochs,
-        epochs_from=_epoch_choice(read.path("recall_epochs_from"), epochs),
+        epochs_from=_epoch_choice(read.path("recall_epochs_from"), epochs, _ci_width(read)),
         control=read.switch("recall_control"),
         retries=read.whole("recall_retries", minimum=0),
         retry_delay_s=read.seconds("recall_retry_delay", zero_ok=True),
@@ -232,23 +232,48 @@ def read_scale_out(read: OptionReader) -> ScaleOut:
     )
 
 
-def _epoch_choice(path: Path | None, epochs: int) -> EpochChoice | None:
-    """The earlier report whose epochs found the cases stable that this run's --recall-epochs leaves at one."""
+def _ci_width(read: OptionReader) -> float | None:
+    """--recall-ci-width: the score's interval half-width to plan repeats for, above 0 and below 1/2; None unset."""
+    __tracebackhide__ = True
+    if not read.text("recall_ci_width"):
+        return None
+    width = read.fraction("recall_ci_width")
+    if not 0.0 < width < 0.5:
+        raise pytest.UsageError(f"--recall-ci-width must be a half-width above 0 and below 0.5, not {width:g}")
+    return width
+
+
+def _epoch_choice(path: Path | None, epochs: int, ci_width: float | None) -> EpochChoice | None:
+    """The earlier report whose epochs found the cases stable that this run's --recall-epochs leaves at one, and
+    with --recall-ci-width how many runs each case gets (--recall-epochs the cap), refused here when out of reach."""
     __tracebackhide__ = True
     if path is None:
+        if ci_width is not None:
+            raise pytest.UsageError(
+                "--recall-ci-width plans repeats from an earlier run: give --recall-epochs-from=REPORT and "
+                "--recall-epochs=N (the cap) too"
+            )
         return None
     if epochs < 2:
         raise pytest.UsageError("--recall-epochs-from chooses which cases repeat: give --recall-epochs=N above 1 too")
     from pytest_recall.reporting.document import load_report
-    from pytest_recall.reporting.epoch_selection import settled_cases
+    from pytest_recall.reporting.epoch_selection import baseline_scores, settled_cases
+    from pytest_recall.scoring import plan_repeats
 
     try:
         sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
-        return EpochChoice(path, sha256, settled_cases(load_report(path)))
+        report = load_report(path)
     except OSError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: {exc}; give the report of an earlier run") from None
+    if ci_width is None:
+        return EpochChoice(path, sha256, settled_cases(report))
+    try:
+        plan = plan_repeats(baseline_scores(report), width=ci_width, cap=epochs)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--recall-ci-width={ci_width:g} with --recall-epochs-from={path}: {exc}") from None
+    return EpochChoice(path, sha256, settled_cases(report), ci_width, plan)
 
 
 def _shard(read: OptionReader) -> tuple[int, int] | None:
@@ -290,7 +315,13 @@ def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
         given = "--recall-judge-both" if both else "--recall-free-form-judge=llm"
         raise pytest.UsageError(f"{given} needs a judge: add --recall-judge-cmd='recall-judge -m MODEL' (or your own)")
     scoring = _scoring_judge(judges, read.text("recall_judge_score"))
+    samples = read.whole("recall_judge_samples", minimum=1)
     if scoring is None:
+        if samples > 1:
+            raise pytest.UsageError(
+                "--recall-judge-samples asks a judge command several times: add --recall-judge-cmd='recall-judge -m "
+                "MODEL' (or your own)"
+            )
         return LlmJudgeSettings(both=both, free_form=free_form, timeout_s=read.seconds("recall_judge_timeout"))
     return LlmJudgeSettings(
         text=scoring.text,
@@ -300,6 +331,7 @@ def read_llm_judge(read: OptionReader) -> LlmJudgeSettings:
         timeout_s=read.seconds("recall_judge_timeout"),
         name=scoring.name,
         panel=tuple(judges) if len(judges) > 1 else (),
+        samples=samples,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,7 +27,7 @@ from pytest_recall.plugin.runlog import ResumeIndex
 from pytest_recall.plugin.sandbox_setup import session_sandbox
 from pytest_recall.plugin.stop import StopSignal
 from pytest_recall.reporting import CaseRecord
-from pytest_recall.scoring import TaskJudgeFailure, Verdict, case_verdict
+from pytest_recall.scoring import TaskJudgeFailure, Verdict, case_verdict, task_judge_problem
 from pytest_recall.sessions import (
     CasePool,
     Flow,
@@ -258,11 +259,24 @@ class CaseExecutor:
 
 
 def task_judge_output(case: Case, stdout: str, exit_code: int | None) -> Any:
-    """A trap task's own judge run as a script; a judge that fails is a :class:`TaskJudgeFailure`."""
+    """A trap task's own judge run as a script; a judge that fails is a :class:`TaskJudgeFailure`, the agent's
+    doing when the same judge gives a verdict on the case's expected answer (printed, exit code 0)."""
+    output, problem = _task_judge_run(case, stdout, exit_code)
+    if problem is None:
+        return output
+    reference = case.expected.get("answer")
+    text = reference if isinstance(reference, str) else json.dumps(reference)
+    _, on_reference = _task_judge_run(case, text + "\n", 0)
+    return TaskJudgeFailure(problem, agents_doing=on_reference is None)
+
+
+def _task_judge_run(case: Case, stdout: str, exit_code: int | None) -> tuple[Any, str | None]:
+    """What the task's judge printed, and why that is no verdict (None when it is one)."""
     try:
-        return run_task_judge(case, stdout, exit_code)
+        output = run_task_judge(case, stdout, exit_code)
     except TaskScriptError as exc:
-        return TaskJudgeFailure(str(exc))
+        return None, str(exc)
+    return output, task_judge_problem(output)
 
 
 def agent_failed(run: CaseRun) -> bool:

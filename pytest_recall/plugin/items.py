@@ -26,7 +26,7 @@ from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, judge_only_refusal
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
 from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
-from pytest_recall.scoring import DRAW_SEED, Verdict, draw_key
+from pytest_recall.scoring import DRAW_SEED, Verdict, case_draw_key, draw_key
 from pytest_recall.sessions import argv_prompt_problem
 from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
 
@@ -205,11 +205,12 @@ def case_items(
     on_disk: Mapping[str, str] | None = None,
 ) -> Iterator[CaseItem]:
     """Every run of a case: one item per epoch, then its control when asked. A case an earlier report found
-    stable (--recall-epochs-from) runs once, named as the first of its epochs."""
+    stable (--recall-epochs-from) runs once, and with --recall-ci-width each case as often as the plan says, named
+    as the first of its epochs."""
     scale_out = parent.config.stash[CONFIG_KEY].scale_out
     epochs, control = scale_out.epochs, scale_out.control
     choice = scale_out.epochs_from
-    runs = 1 if choice is not None and (outline.suite, outline.case_id) in choice.settled else epochs
+    runs = epochs if choice is None else choice.runs_of((outline.suite, outline.case_id), epochs)
     for epoch in range(1, runs + 1):
         yield CaseItem.from_parent(
             parent, name=item_name(epoch, epochs, False), outline=outline, loader=loader, epoch=epoch, on_disk=on_disk
@@ -352,5 +353,6 @@ def order_seed(run_config: RunConfig) -> str | None:
 
 
 def seeded_order(items: Iterable[pytest.Item]) -> list[pytest.Item]:
-    """The items sorted by a hash of the seed and their node id: a shuffle no run can vary."""
-    return sorted(items, key=lambda item: draw_key(item.nodeid))
+    """The items sorted by a hash of the seed and their node id: a shuffle no run can vary. A case's runs (its
+    epochs and control) stay together, so the gate can weigh each case once, as the score does, without waiting."""
+    return sorted(items, key=lambda item: (case_draw_key(item.nodeid), draw_key(item.nodeid)))

@@ -196,6 +196,13 @@ RUN_OPTIONS = (
         metavar="PATH",
     ),
     Option(
+        "recall_ci_width",
+        "With --recall-epochs-from: give each case as many runs (--recall-epochs the cap) as the earlier report "
+        "says bring the score's interval to this half-width, like 0.05; a width the cap cannot reach is "
+        "refused before anything runs (docs/report.md).",
+        metavar="W",
+    ),
+    Option(
         "recall_control",
         "Also run, for each case, its last step alone in a fresh scope: the no-memory control. The report gives the "
         "control score and the memory lift over it; control items pass whatever they score.",
@@ -381,6 +388,14 @@ JUDGING_OPTIONS = (
         "LongMemEval's official metric does, the built-in score kept beside it. A 'free' case has no built-in "
         "judge: the judge command always scores it, and a run with one needs --recall-judge-cmd.",
         choices=FreeFormJudge,
+    ),
+    Option(
+        "recall_judge_samples",
+        "Ask each judge command this many times per answer (default 1): its verdict is the majority of its samples "
+        "(a tie fails), each sample cached apart, and the judges table gives each judge's flip rate, the share of "
+        "answers its samples disagree on.",
+        "1",
+        metavar="K",
     ),
     Option(
         "recall_judge_timeout",

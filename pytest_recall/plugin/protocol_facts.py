@@ -26,6 +26,7 @@ from pytest_recall.cases.model import CaseError, read_toml
 from pytest_recall.plugin.config import EpochChoice, RunConfig
 from pytest_recall.plugin.items import order_seed
 from pytest_recall.reporting import CaseSummary, build_protocol, content_hashes, data_entry, scoring_entry
+from pytest_recall.scoring import BOOTSTRAP_SEED
 from pytest_recall.sessions import Judge
 from pytest_recall.suites.public_import import IMPORT_NOTE
 from pytest_recall.suites.suite_file import SUITE_FILE
@@ -103,13 +104,15 @@ class ProtocolFacts:
 
     def _seeds(self, suites: Iterable[str]) -> dict[str, Any]:
         """Every seed that shaped the run: each import's sampling seed (null: the first questions were taken), each
-        generated suite's, and the case order's when the cases were shuffled. No fake model here draws at random."""
+        generated suite's, the case order's when the cases were shuffled, and the bootstrap's behind the intervals.
+        No fake model here draws at random."""
         ran = sorted(suites)
         imports = {suite: self.notes[suite].get("options") or {} for suite in ran if suite in self.notes}
         return {
             "import": {suite: options.get("seed") for suite, options in imports.items()},
             "generator": {suite: self.generator_seeds[suite] for suite in ran if suite in self.generator_seeds},
             "case_order": order_seed(self.run_config),
+            "bootstrap": BOOTSTRAP_SEED,
         }
 
 
@@ -213,5 +216,16 @@ def _files_sha256(argv: tuple[str, ...], here: Path) -> dict[str, str]:
 
 
 def _epochs_from(choice: EpochChoice | None) -> dict[str, Any] | None:
-    """Which earlier report chose the cases run once (by its bytes' hash, not its path), and how many it chose."""
-    return None if choice is None else {"report_sha256": choice.report_sha256, "settled": len(choice.settled)}
+    """Which earlier report chose the cases run once (by its bytes' hash, not its path), and how many it chose;
+    with --recall-ci-width also the width asked, the runs planned for the report's cases and the half-width
+    the report predicts for them."""
+    if choice is None:
+        return None
+    chosen: dict[str, Any] = {"report_sha256": choice.report_sha256, "settled": len(choice.settled)}
+    if choice.plan is not None:
+        chosen |= {
+            "ci_width": choice.ci_width,
+            "planned_runs": sum(choice.plan.runs.values()),
+            "predicted_half_width": round(choice.plan.half_width, 4),
+        }
+    return chosen

@@ -3,7 +3,8 @@
 The decision is the controller's (or the plain run's): it alone sees every
 case's result. It feeds :class:`~pytest_recall.scoring.sequential.ScoreGate`
 the results in the order the cases were drawn (the seeded order collection
-put them in), holding back any that finished ahead of an earlier one: a case
+put them in, each case's runs together), one mean per case however many
+epochs it ran, holding back any case that finished ahead of an earlier one: a case
 that fails by timing out finishes late, and feeding results as they finish
 would lean towards the quick passes. Once decided it says so in a small file
 in a folder every xdist worker on the host was handed; a worker looks at it
@@ -35,7 +36,7 @@ import pytest
 
 from pytest_recall.plugin.xdist_handoff import STOP_FILE_INPUT
 from pytest_recall.reporting import CaseSummary
-from pytest_recall.scoring import LiftTest, ScoreGate, score_interval
+from pytest_recall.scoring import LiftTest, ScoreGate, case_draw_key, score_interval
 from pytest_recall.sessions import made_folder
 
 # The level of the gate's decision and of the interval the report gives; as the run's intervals, 95%.
@@ -104,7 +105,9 @@ class StopGate:
             folder = made_folder("stop")
             config.add_cleanup(lambda: shutil.rmtree(str(folder), ignore_errors=True))
         self.signal = StopSignal(None if folder is None else folder / "decided")
-        self._drawn: dict[str, int] = {}
+        self._drawn: dict[str, int] = {}  # a run item's node id -> its case's place in drawn order
+        self._waiting: dict[int, int] = {}  # a case's place -> how many of its runs have not finished
+        self._runs: dict[int, list[float]] = {}  # a case's place -> the scores of its runs that have
         self._held: dict[int, float] = {}
         self._fed: list[float] = []
         self._gate: ScoreGate | None = None
@@ -114,8 +117,15 @@ class StopGate:
 
     def _plan(self, nodeids: list[str]) -> None:
         main = [nodeid for nodeid in nodeids if nodeid.rsplit("::", 1)[-1].startswith(_MAIN_RUN)]
-        self._drawn = {nodeid: index for index, nodeid in enumerate(main)}
-        self._gate = ScoreGate(len(main), self.threshold, STOP_ALPHA) if main else None
+        # A case is one draw however many epochs it runs (--recall-epochs-from repeats some, not others): the
+        # gate weighs each case's mean once, as the score does, in the order the cases were drawn.
+        cases = list(dict.fromkeys(case_draw_key(nodeid) for nodeid in main))  # as collection ordered them
+        place = {key: index for index, key in enumerate(cases)}
+        self._drawn = {nodeid: place[case_draw_key(nodeid)] for nodeid in main}
+        self._waiting = {index: 0 for index in range(len(cases))}
+        for index in self._drawn.values():
+            self._waiting[index] += 1
+        self._gate = ScoreGate(len(cases), self.threshold, STOP_ALPHA) if cases else None
         self.lift.plan(nodeids)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -134,7 +144,8 @@ class StopGate:
         if report.skipped:
             # Not run (this gate, or --recall-max-cost): no score to feed; a gap stalls the gate, never biases it.
             self.not_run += NOT_RUN_REASON in str(report.longrepr)
-            self._drawn.pop(report.nodeid, None)
+            if (index := self._drawn.pop(report.nodeid, None)) is not None:
+                self._waiting.pop(index, None)  # the case's mean is never whole: it never counts
             self.lift.drop(report.nodeid)
         if report.when != "teardown":
             return
@@ -144,9 +155,16 @@ class StopGate:
             self._decide_when_both()
         if report.nodeid not in self._drawn:
             return
-        # A case with no score (its agent could not start) counts as 0: failing to answer never helps pass.
-        self._held[self._drawn.pop(report.nodeid)] = float(score) if score is not None else 0.0
-        self._feed()
+        # A run with no score (its agent could not start) counts as 0: failing to answer never helps pass.
+        index = self._drawn.pop(report.nodeid)
+        self._runs.setdefault(index, []).append(float(score) if score is not None else 0.0)
+        if index in self._waiting:
+            self._waiting[index] -= 1
+            if not self._waiting[index]:
+                del self._waiting[index]
+                runs = self._runs.pop(index)
+                self._held[index] = sum(runs) / len(runs)
+                self._feed()
 
     def _feed(self) -> None:
         while self._gate is not None and len(self._fed) in self._held:

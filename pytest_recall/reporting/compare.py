@@ -15,8 +15,9 @@ from typing import Any
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
 from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
-from pytest_recall.scoring.sequential import draw_key, lift_sign
+from pytest_recall.scoring.sequential import case_draw_key, lift_sign
 from pytest_recall.scoring.stats import (
+    BOOTSTRAP_SEED,
     CaseFold,
     PairedTest,
     fold_cases,
@@ -35,7 +36,7 @@ _METHOD_NAMES = {
 
 
 def compare_reports(
-    base: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, seed: int = 0
+    base: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
 ) -> dict[str, Any]:
     """Pair cases by (suite, id) and test new − base, overall and per category.
 
@@ -98,8 +99,8 @@ def sequential_verdict(
         for summary in _summaries(drawn):
             if not summary.control and summary.nodeid:
                 key = (str(summary.suite), str(summary.id))
-                keys[key] = min(keys.get(key, "g"), draw_key(summary.nodeid))  # "g" sorts after every hex key
-        ordered.sort(key=lambda pair: keys.get(pair[1].key, "g"))
+                keys[key] = case_draw_key(summary.nodeid)
+        ordered.sort(key=lambda pair: keys.get(pair[1].key, "g"))  # "g" sorts after every hex key
     differences = [max(-1.0, min(1.0, (n.mean or 0.0) - (b.mean or 0.0))) for b, n in ordered]
     state = lift_sign(differences, len(differences), alpha)
     better = {"positive": "new", "negative": "base"}.get(state.decision or "")

@@ -10,6 +10,9 @@ unbiased estimate, and so does the score, whatever the allocation.
 A case is settled when the earlier report ran it at least twice and it
 scored the same every time; a case the report does not hold, or ran once,
 is not settled (nothing says it is stable).
+
+With ``--recall-ci-width`` the same report's per-case scores also say how
+many runs each case gets (:mod:`pytest_recall.scoring.repeat_plan`).
 """
 
 from __future__ import annotations
@@ -29,3 +32,12 @@ def settled_cases(report: Mapping[str, Any]) -> frozenset[CaseKey]:
         if len(scores) >= 2 and len(set(scores)) == 1:
             settled.add((str(case["suite"]), str(case["id"])))
     return frozenset(settled)
+
+
+def baseline_scores(report: Mapping[str, Any]) -> list[tuple[CaseKey, list[float]]]:
+    """Each case ``report``'s epochs scored, with its scores there (a case with none left out: it says nothing)."""
+    return [
+        ((str(case["suite"]), str(case["id"])), [float(score) for score in scores])
+        for case in report.get("per_case") or ()
+        if (scores := [score for score in case.get("scores") or () if score is not None])
+    ]

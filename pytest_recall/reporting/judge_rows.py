@@ -34,13 +34,18 @@ def deterministic_score(record: CaseRecord) -> float | None:
 
 def panel_entry(record: CaseRecord) -> tuple[str, PanelCase] | None:
     """The judge whose verdict scores and the record as a row of the judges table (every judge's score, in
-    the order given); None but with several judges."""
+    the order given, and with samples whether each judge's disagreed); None but with several judges or
+    samples (--recall-judge-samples)."""
     mode = record.run_mode.get("llm_judge")
-    if not isinstance(mode, Mapping) or record.llm_judges is None or record.llm_judge is None:
+    if not isinstance(mode, Mapping) or record.llm_judge is None:
+        return None
+    if record.llm_judges is None and not record.llm_judge.get("samples"):
         return None
     score_by = str(mode.get("score_by"))
-    verdicts = {**record.llm_judges, score_by: record.llm_judge}
-    scores = {name: (verdicts.get(name) or {}).get("score") for name in mode.get("judges") or {}}
+    verdicts = {**(record.llm_judges or {}), score_by: record.llm_judge}
+    names = mode.get("judges") or {score_by: mode.get("cmd")}
+    scores = {name: (verdicts.get(name) or {}).get("score") for name in names}
+    flips = {name: flipped for name in names if (flipped := (verdicts.get(name) or {}).get("flipped")) is not None}
     return score_by, PanelCase(
-        case_name(record), str(record.answer_kind), record.category, deterministic_score(record), scores
+        case_name(record), str(record.answer_kind), record.category, deterministic_score(record), scores, flips
     )

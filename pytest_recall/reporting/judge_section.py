@@ -30,20 +30,29 @@ def llm_judge_field(judgement: LlmJudgement | None, verdict: Verdict) -> dict[st
         return None
     # Where the judge command decided, the built-in score waits in the details (see scoring/llm_verdict.py).
     deterministic = verdict.details.get("deterministic_score") if judgement.decides else verdict.score
-    return {
-        "score": judgement.score,
-        "passed": None if judgement.score is None else scored_a_pass(judgement.score),
-        "reason": judgement.reason,
-        "error": judgement.error,
-        "decides": judgement.decides,
-        "deterministic_score": deterministic,
-        "cost_usd": judgement.cost_usd,
-        "tokens_in": judgement.tokens_in,
-        "tokens_out": judgement.tokens_out,
-        "attempts": judgement.attempts,
-        "cached": judgement.cached,
-        "duration_s": judgement.duration_s,
-    } | ({"prompt_sha256": judgement.prompt_sha256} if judgement.prompt_sha256 else {})
+    return (
+        {
+            "score": judgement.score,
+            "passed": None if judgement.score is None else scored_a_pass(judgement.score),
+            "reason": judgement.reason,
+            "error": judgement.error,
+            "decides": judgement.decides,
+            "deterministic_score": deterministic,
+            "cost_usd": judgement.cost_usd,
+            "tokens_in": judgement.tokens_in,
+            "tokens_out": judgement.tokens_out,
+            "attempts": judgement.attempts,
+            "cached": judgement.cached,
+            "duration_s": judgement.duration_s,
+        }
+        | ({"prompt_sha256": judgement.prompt_sha256} if judgement.prompt_sha256 else {})
+        | _sampled(judgement)
+    )
+
+
+def _sampled(judgement: LlmJudgement) -> dict[str, Any]:
+    """With --recall-judge-samples: each sample's score and whether they disagree."""
+    return {"samples": list(judgement.samples), "flipped": judgement.flipped} if judgement.samples else {}
 
 
 # What a record keeps of a judge beside the scoring one: its verdict and cost; the built-in score is in llm_judge.
@@ -55,7 +64,7 @@ def other_judges_field(others: Iterable[tuple[str, LlmJudgement]], verdict: Verd
     kept = {}
     for name, judgement in others:
         field = llm_judge_field(judgement, verdict) or {}
-        kept[name] = {key: field[key] for key in OTHER_JUDGE_FIELDS}
+        kept[name] = {key: field[key] for key in OTHER_JUDGE_FIELDS} | _sampled(judgement)
     return kept or None
 
 

@@ -185,7 +185,7 @@ class CaseRecord:
             llm_judge=llm_judge_field(run.llm_judge, verdict),
             llm_judges=other_judges_field(run.other_judges, verdict),
             judge_request=kept_request(run, both=_judges_both(run_mode)),
-            memory_use=case_memory_use(run.steps, evidence_of(case.expected)),
+            memory_use=case_memory_use(run.steps, evidence_of(case.expected), run.ingest_writes),
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
         )
 

@@ -75,8 +75,10 @@ def summary_of_row(row: Mapping[str, Any]) -> CaseSummary:
 
 
 def _panel_of_json(row: Mapping[str, Any]) -> Any:
-    """A stored record's row of the judges table (merge, a report file); only one with several judges is read."""
-    return panel_entry(CaseRecord.from_json(row)) if row.get("llm_judges") else None
+    """A stored record's row of the judges table (merge, a report file); only one with several judges, or a
+    judge's samples, is read."""
+    sampled = isinstance(judged := row.get("llm_judge"), Mapping) and judged.get("samples")
+    return panel_entry(CaseRecord.from_json(row)) if row.get("llm_judges") or sampled else None
 
 
 def _digest(content_hash: Any) -> bytes | str | None:

@@ -270,6 +270,22 @@ def _lift_words(lift: Mapping[str, Any] | None, level: int) -> str:
     )
 
 
+def _epochs_line(report: Mapping[str, Any], epochs: int) -> str:
+    """pass@k and pass^k, and over which cases: those scored in every epoch, not those run fewer times."""
+    line = (
+        f"  epochs {epochs}: pass@{epochs} {report['pass_at_k']:.3f} (solved in any epoch), "
+        f"pass^{epochs} {report['pass_all_k']:.3f} (solved in every epoch)"
+    )
+    runs = [case.get("k") for case in report.get("per_case") or ()]
+    fewer = sum(1 for k in runs if k != epochs)
+    if fewer:
+        settled = ((report.get("protocol") or {}).get("run") or {}).get("epochs_from") or {}
+        line += f" of the {counted(len(runs) - fewer, 'case')} scored {epochs} times; {fewer} ran fewer"
+        if settled.get("settled"):
+            line += f" ({settled['settled']} settled by --recall-epochs-from)"
+    return line
+
+
 def _trust_lines(report: Mapping[str, Any]) -> list[str]:
     """The interval, the repeat figures and the control, when the report has them (old ones may not)."""
     lines = []
@@ -281,10 +297,7 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
         )
     epochs = report.get("epochs") or 1
     if epochs > 1 and report.get("pass_at_k") is not None:
-        lines.append(
-            f"  epochs {epochs}: pass@{epochs} {report['pass_at_k']:.3f} (solved in any epoch), "
-            f"pass^{epochs} {report['pass_all_k']:.3f} (solved in every epoch)"
-        )
+        lines.append(_epochs_line(report, epochs))
     control = report.get("control")
     if control:
         score = control.get("score")

@@ -10,33 +10,41 @@ from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.judge_scope import FreeFormJudge
+from pytest_recall.scoring.repeat_plan import RepeatPlan, plan_repeats
 from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
 from pytest_recall.scoring.sequential import (
     DRAW_SEED,
     LiftState,
     LiftTest,
     ScoreGate,
+    case_draw_key,
     draw_key,
     lift_sign,
     score_interval,
 )
-from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
+from pytest_recall.scoring.stats import BOOTSTRAP_SEED
+from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict, task_judge_problem
 
 __all__ = [
+    "BOOTSTRAP_SEED",
     "DEFAULT_THRESHOLD",
     "DRAW_SEED",
     "AnswerJudgeName",
     "FreeFormJudge",
     "LiftState",
     "LiftTest",
+    "RepeatPlan",
     "ScoreGate",
     "TaskJudgeFailure",
     "Verdict",
+    "case_draw_key",
     "case_verdict",
     "draw_key",
     "judge_answer",
     "lift_sign",
+    "plan_repeats",
     "score_contains",
     "score_evidence",
     "score_interval",
+    "task_judge_problem",
 ]

@@ -37,6 +37,25 @@ def _passed(score: float) -> bool:
     return score >= PASS_SCORE
 
 
+def sample_majority(scores: Sequence[float | None]) -> tuple[float | None, bool | None]:
+    """One verdict from a judge's samples of one answer, and whether they disagree: a pass when more than half of
+    the samples that gave a verdict passed, so a tie is a fail (a judge that cannot make up its mind has not
+    accepted the answer); None when no sample gave one. ``flipped`` is None with fewer than two to compare."""
+    passes = [_passed(score) for score in scores if score is not None]
+    majority = (1.0 if sum(passes) * 2 > len(passes) else 0.0) if passes else None
+    return majority, (len(set(passes)) > 1 if len(passes) >= 2 else None)
+
+
+def majority_reason(scores: Sequence[float | None]) -> str:
+    """How a majority of samples came about, in words: passes, fails and judge errors."""
+    passes = sum(1 for score in scores if score is not None and _passed(score))
+    fails = sum(1 for score in scores if score is not None and not _passed(score))
+    errors = len(scores) - passes - fails
+    return f"majority of {len(scores)} samples: {passes} pass, {fails} fail" + (
+        f", {errors} judge errors" if errors else ""
+    )
+
+
 def _score_row(scores: Sequence[float | None]) -> dict[str, Any]:
     """Passes over the judged answers with their 95% interval; errors said apart."""
     judged = [score for score in scores if score is not None]

@@ -97,8 +97,10 @@ class MemoryUse:
         )
 
 
-def case_memory_use(steps: Sequence[StepRun], evidence: Iterable[str]) -> MemoryUse | None:
-    """The case's memory use from its steps' tapped calls; None when no step had a tapped server."""
+def case_memory_use(steps: Sequence[StepRun], evidence: Iterable[str], ingest_writes: int = 0) -> MemoryUse | None:
+    """The case's memory use from its steps' tapped calls; None when no step had a tapped server.
+    ``ingest_writes``: a question of a case group that shared another case's ingest was taught by that ingest's
+    writes, which count before its last step as its own would have."""
     tapped = [step for step in steps if step.memory_calls is not None]
     if not tapped or not steps:
         return None
@@ -109,7 +111,7 @@ def case_memory_use(steps: Sequence[StepRun], evidence: Iterable[str]) -> Memory
     reads = [call for call in last_calls if call.kind == "read" and not call.is_error]
     faults = [step.memory_calls.fault for step in tapped if step.memory_calls and step.memory_calls.fault]
     return MemoryUse(
-        writes_before=sum(1 for call in earlier if call.kind == "write"),
+        writes_before=ingest_writes + sum(1 for call in earlier if call.kind == "write"),
         reads_last=sum(1 for call in last_calls if call.kind == "read"),
         calls=len(every),
         errors=sum(1 for call in every if call.is_error),

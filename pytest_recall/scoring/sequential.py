@@ -146,6 +146,17 @@ def draw_key(nodeid: str) -> str:
     return hashlib.sha256(f"{DRAW_SEED}:{nodeid}".encode()).hexdigest()
 
 
+def case_draw_key(nodeid: str) -> str:
+    """Where a run item's case falls in the drawn order: one key for all its epochs and its control.
+
+    Cases, not runs, are what the gate and the score weigh alike, so cases are
+    what is drawn, each with its runs together. The key is the one of the
+    case's run item without an epoch suffix (``…::recall``), so a run with no
+    epochs and no control is drawn as it always was.
+    """
+    return draw_key(f"{nodeid.rsplit('::', 1)[0]}::recall")
+
+
 def _running_estimates(total: float, squares: float, seen: int) -> tuple[float, float]:
     """The bet's mean and variance of the scores so far, shrunk towards 0.5 and 0.25 so the first bets are small."""
     weight = _PRIOR_WEIGHT + seen

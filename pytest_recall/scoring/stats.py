@@ -32,6 +32,9 @@ PASS_SCORE = 1.0
 # Up to this many non-zero differences the sign-flip test enumerates every
 # pattern (2**14 subset sums), so small suites get an exact p-value.
 EXACT_SIGN_FLIP_MAX = 14
+# The seed of every bootstrap and sign-flip draw behind a report's intervals and p-values: fixed, so the
+# same records give the same intervals, and named in the protocol block's ``seeds``.
+BOOTSTRAP_SEED = 0
 
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
@@ -57,7 +60,7 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
 
 
 def bootstrap_mean_interval(
-    values: Sequence[float], *, seed: int = 0, resamples: int = RESAMPLES, level: float = LEVEL
+    values: Sequence[float], *, seed: int = BOOTSTRAP_SEED, resamples: int = RESAMPLES, level: float = LEVEL
 ) -> tuple[float, float]:
     """A percentile-bootstrap interval for the mean, reproducible under ``seed``.
 
@@ -103,7 +106,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def sign_flip_p_value(differences: Sequence[float], *, seed: int = 0, resamples: int = RESAMPLES) -> float:
+def sign_flip_p_value(differences: Sequence[float], *, seed: int = BOOTSTRAP_SEED, resamples: int = RESAMPLES) -> float:
     """Two-sided paired randomization test: could the signs of these differences be coin flips?
 
     It is the fractional-score analogue of McNemar (on 0/1 outcomes it gives
@@ -249,7 +252,9 @@ class Interval:
         }
 
 
-def mean_confidence(folds: Sequence[CaseFold], *, exact: bool, seed: int = 0, level: float = LEVEL) -> Interval | None:
+def mean_confidence(
+    folds: Sequence[CaseFold], *, exact: bool, seed: int = BOOTSTRAP_SEED, level: float = LEVEL
+) -> Interval | None:
     """Wilson when every case mean is 0 or 1, else a bootstrap over case means; None if nothing was scored.
 
     Cases whose epochs all agree are binomial outcomes over cases: a
@@ -306,7 +311,9 @@ class PairedTest:
         }
 
 
-def paired_test(pairs: Sequence[tuple[float, float]], *, exact: bool, alpha: float = 0.05, seed: int = 0) -> PairedTest:
+def paired_test(
+    pairs: Sequence[tuple[float, float]], *, exact: bool, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
+) -> PairedTest:
     """Compare ``(base, new)`` score pairs, one pair per case.
 
     ``exact`` (all outcomes 0/1, one epoch) selects McNemar; otherwise the
@@ -347,7 +354,7 @@ def pair_folds(base: Sequence[CaseFold], new: Sequence[CaseFold]) -> list[tuple[
 
 
 def paired_by_category(
-    pairs: Sequence[tuple[CaseFold, CaseFold]], *, exact: bool, alpha: float = 0.05, seed: int = 0
+    pairs: Sequence[tuple[CaseFold, CaseFold]], *, exact: bool, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
 ) -> tuple[PairedTest | None, dict[str, PairedTest]]:
     """The overall paired test and one per category (named by the ``new`` side's category)."""
     if not pairs:
@@ -365,12 +372,13 @@ def _means_pair(base: CaseFold, new: CaseFold) -> tuple[float, float]:
     return (base.mean, new.mean)
 
 
-def summarize(summaries: Sequence[CaseSummary], *, seed: int = 0) -> dict[str, Any]:
+def summarize(summaries: Sequence[CaseSummary], *, seed: int = BOOTSTRAP_SEED) -> dict[str, Any]:
     """The report keys this module owns, JSON-ready and identical for identical input."""
     main = fold_cases(summaries)
     epochs = max((f.n_records for f in main), default=0)
     exact = is_binary_single_epoch(main)
-    scored = [f for f in main if f.scores]
+    # pass@k is over the cases scored k times: one run (settled by --recall-epochs-from) is no pass@k.
+    every_epoch = [f for f in main if len(f.scores) == epochs]
     confidence = mean_confidence(main, exact=exact, seed=seed)
     return {
         "epochs": epochs,
@@ -380,8 +388,8 @@ def summarize(summaries: Sequence[CaseSummary], *, seed: int = 0) -> dict[str, A
             for category, folds in by_category(main).items()
             if (interval := mean_confidence(folds, exact=exact, seed=seed)) is not None
         },
-        "pass_at_k": _rate([bool(f.pass_at_k) for f in scored]) if epochs > 1 else None,
-        "pass_all_k": _rate([bool(f.pass_all_k) for f in scored]) if epochs > 1 else None,
+        "pass_at_k": _rate([bool(f.pass_at_k) for f in every_epoch]) if epochs > 1 else None,
+        "pass_all_k": _rate([bool(f.pass_all_k) for f in every_epoch]) if epochs > 1 else None,
         "per_case": [_per_case(f) for f in main] if epochs > 1 else None,
         "control": _control_section(main, summaries, seed=seed),
     }

@@ -22,7 +22,9 @@ The rules, first match wins:
 4. a step that timed out, was killed or failed before the last: 0, since the
    later sessions could not recall what an unfinished one never stored;
 5. a trap task's own judge, when the task ships one; a judge that fails
-   gives no score, as the agent is not to blame;
+   on the answer is tried on the case's expected answer: when it judges
+   that, the agent's answer broke it (0, ``agent_failed``); when it fails
+   there too, the task is broken and the case gets no score;
 6. the last step's exit code and silence, then the answer kind's judge;
 7. a control item scores like any other but never fails: it measures what
    the agent knows without memory.
@@ -112,11 +114,17 @@ def decide(
     # A case of a group that shared its group's ingest ran from its own first step, not from step 1.
     first = run.steps[0].number if run.steps else 1
     planned = 1 if run.control else sum(1 for step in case.steps if step.number >= first)
+    task_judge_failure = None
+    judged: Mapping[str, Any]
     if task_judge is not None:
         exit_code = outcomes[-1][0] if outcomes else None
-        judged = step_failure(outcomes, stdout, case.expected, planned_steps=planned) or _task_judge_verdict(
-            task_judge(stdout, exit_code), category
-        )
+        failed_step = step_failure(outcomes, stdout, case.expected, planned_steps=planned)
+        if failed_step:
+            judged = failed_step
+        else:
+            output = task_judge(stdout, exit_code)
+            task_judge_failure = output if isinstance(output, TaskJudgeFailure) else None
+            judged = _task_judge_verdict(output, category)
     else:
         # Files are judged on the snapshot the session layer took, which the judge hook does not carry.
         judge = (
@@ -125,7 +133,8 @@ def decide(
         judged = judge_steps(outcomes, stdout, case.expected, judge, planned_steps=planned)
     details = {key: value for key, value in judged.items() if key not in ("score", "reason")}
     score = judged.get("score")
-    outcome = _outcome(run, score, stdout)
+    outcome = "agent_failed" if task_judge_failure is not None and task_judge_failure.agents_doing else None
+    outcome = outcome or _outcome(run, score, stdout)
     why = judged.get("reason")
     if run.memory_hint and outcome in ("partial", "wrong", "unknown"):
         # No earlier step kept any memory: the reason says where it went instead (sessions/lost_memory.py).
@@ -158,16 +167,33 @@ def _outcome(run: CaseRun, score: Any, stdout: str) -> str:
 def _task_judge_verdict(output: Any, category: Any) -> Mapping[str, Any]:
     """What a trap task's judge printed, taken as the verdict when it is one."""
     if isinstance(output, TaskJudgeFailure):
-        return {"score": None, "reason": f"task judge failed: {output.reason}", "category": category}
-    score = output.get("score") if isinstance(output, dict) else None
-    if not isinstance(score, (int, float)) or isinstance(score, bool):
-        reason = f"task judge failed: {TASK_JUDGE_NAME} printed no JSON object with a numeric 'score'"
+        if output.agents_doing:
+            reason = (
+                f"task judge failed on this answer ({output.reason}) but judges the expected answer: "
+                "the agent's doing, scored 0"
+            )
+            return {"score": 0.0, "reason": reason, "category": category}
+        reason = f"task judge failed: {output.reason}; it fails on the expected answer too: the task's doing"
         return {"score": None, "reason": reason, "category": category}
     return dict(output)
 
 
+def task_judge_problem(output: Any) -> str | None:
+    """Why what a trap task's judge printed is no verdict, or None when it is one (a JSON object with a score)."""
+    score = output.get("score") if isinstance(output, dict) else None
+    if not isinstance(score, (int, float)) or isinstance(score, bool):
+        return f"{TASK_JUDGE_NAME} printed no JSON object with a numeric 'score'"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class TaskJudgeFailure:
-    """A trap task's judge that could not give a verdict (it crashed, hung or printed no JSON)."""
+    """A trap task's judge that could not give a verdict (it crashed, hung or printed no JSON).
+
+    ``agents_doing``: the same judge gives a verdict on the case's expected answer, so what broke it is the
+    agent's answer (output it cannot parse, a huge reply), and the case scores 0 as the agent's failure; when
+    it fails on the expected answer too, the task is broken and the case is an error that leaves the score.
+    """
 
     reason: str
+    agents_doing: bool = False

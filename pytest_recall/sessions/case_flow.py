@@ -25,7 +25,7 @@ import concurrent.futures
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -45,7 +45,7 @@ from pytest_recall.sessions.memory_listing import (
     list_small_memory,
     on_listing_threads,
 )
-from pytest_recall.sessions.memory_tap import read_tap_calls
+from pytest_recall.sessions.memory_tap import calls_by_turn, read_tap_calls
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
@@ -60,7 +60,7 @@ from pytest_recall.sessions.rooms import (
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.settings import DEFAULT_TIMEOUT_S, SessionSettings
 from pytest_recall.sessions.spawn import AgentStartError, CommandUnusable
-from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
+from pytest_recall.sessions.workspace import DiskFilledByAgent, WorkspaceKeeper, uses_workspace
 from pytest_recall.terminal_text import clean_terminal_text, decode
 
 # The trap-task manifests name the expected answers; an agent must never see them.
@@ -97,6 +97,8 @@ class MemoryHooks:
     seed: MemoryWork | None = None
     keep_after: int | None = None
     keep: MemoryWork | None = None
+    # Told the steps that ran, up to ``keep_after``, before ``keep``: what the ingest wrote, for the other questions.
+    ingested: Callable[[Sequence[StepRun]], None] | None = None
 
 
 def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
@@ -187,9 +189,9 @@ def case_flow(
                 return CaseRun(case, (), error=overlong, control=control, epoch=epoch)
             rooms = area.open_step()
             spec = _live_spec(case, steps, settings, area, rooms, judge)
-            # One session holds every turn, so the tap cannot say which step wrote and which read: not counted.
-            result, cost, _calls = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
-            runs.extend(_split_live_turns(steps, result, cost))
+            # One session holds every turn: the tap's calls go to the turn sent before each (memory_tap.py).
+            result, cost, calls = yield from _session_in_rooms(spec, steps[0].number, rooms, area, keeper)
+            runs.extend(_split_live_turns(steps, result, cost, calls))
             live_duration = result.duration_s
         else:
             hint = yield from _fresh_steps(case, steps, settings, judge, area, keeper, memory_hooks, runs)
@@ -219,6 +221,9 @@ def _unstarted(run: CaseRun, exc: AgentStartError, duration_s: float) -> CaseRun
         # mode): a case it ends that way is its failure, scored, not an error that leaves the score.
         fault = f"its command no longer starts after step {run.steps[-1].number}: {exc}"
         return replace(run, duration_s=duration_s, agent_fault=fault)
+    if run.steps and isinstance(exc, DiskFilledByAgent):
+        # Its own files left no room for the next step's workspace: scored, as any agent failure.
+        return replace(run, duration_s=duration_s, agent_fault=str(exc))
     return replace(run, duration_s=duration_s, error=str(exc))
 
 
@@ -250,6 +255,8 @@ def _fresh_steps(
         if result.failed or area.faults:
             return None
         if memory_hooks is not None and memory_hooks.keep is not None and step.number == memory_hooks.keep_after:
+            if memory_hooks.ingested is not None:
+                memory_hooks.ingested(runs)
             yield from _memory_work(memory_hooks.keep, area)
             if area.faults:
                 return None
@@ -442,7 +449,9 @@ def _overlong_turn_line(steps: tuple[Step, ...]) -> str | None:
     return None
 
 
-def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: StepCost) -> list[StepRun]:
+def _split_live_turns(
+    steps: tuple[Step, ...], result: SessionResult, cost: StepCost, calls: MemoryCalls | None = None
+) -> list[StepRun]:
     """Each turn of a live session as a step of its own, so each step has its own answer.
 
     A turn the agent finished answering before the last ends well; the last
@@ -452,12 +461,15 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
     an exit at start-up is reported with what the agent printed. A session
     that failed ends the case at the turn it failed in, as a failed fresh
     step does. The session's stderr, cost and raw terminal output go to the
-    last step.
+    last step; its memory calls (``calls``, from the tap) to the turn each was
+    made in.
     """
     if result.failed:
         ended = next((i for i, turn in enumerate(result.turns) if not turn.finished), len(result.turns))
         steps = steps[: ended + 1]
     last = len(steps) - 1
+    sent_at = [result.turns[i].sent_at if i < len(result.turns) else None for i in range(len(steps))]
+    per_turn = calls_by_turn(calls, sent_at) if calls is not None else [None] * len(steps)
     runs = []
     for index, step in enumerate(steps):
         turn = result.turns[index] if index < len(result.turns) else None
@@ -478,7 +490,7 @@ def _split_live_turns(steps: tuple[Step, ...], result: SessionResult, cost: Step
             turns=(),
         )
         prompt = turn.prompt if turn is not None and turn.sent else step.prompt
-        run = _step_run(step.number, prompt, part, cost if index == last else StepCost())
+        run = _step_run(step.number, prompt, part, cost if index == last else StepCost(), None, per_turn[index])
         if index == last:
             run = replace(run, terminal=decode(result.stdout))
         runs.append(run)

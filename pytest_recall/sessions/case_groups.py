@@ -29,12 +29,12 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_recall.cases.model import Case
-from pytest_recall.cases.runs import CaseRun, SessionResult
+from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.sessions.case_flow import Judge, MemoryHooks, case_flow
 from pytest_recall.sessions.memory_copy import copy_memory
 from pytest_recall.sessions.pool import Pause
@@ -55,6 +55,8 @@ class _Ingest:
     failure: str | None = None
     # The failure is the agent's (a step failed, a memory that cannot be copied): the waiting cases score 0 for it.
     agents_doing: bool = False
+    # The memory writes the ingest's steps made, as the tap saw them: every question of the group was taught by them.
+    writes: int = 0
 
 
 class GroupIngests:
@@ -124,7 +126,10 @@ def _keep_after(step_number: int, ingest: _Ingest) -> MemoryHooks:
         ingest.done = True
         return fault
 
-    return MemoryHooks(keep_after=step_number, keep=keep)
+    def ingested(steps: Sequence[StepRun]) -> None:
+        ingest.writes = sum(step.memory_calls.writes for step in steps if step.memory_calls is not None)
+
+    return MemoryHooks(keep_after=step_number, keep=keep, ingested=ingested)
 
 
 def _ingest_failed(ingest: _Ingest, run: CaseRun | None) -> None:
@@ -193,4 +198,4 @@ def grouped_case_flow(
     own = replace(case, steps=case.steps[case.ingest_steps :])
     run = yield from case_flow(own, settings, judge, epoch=epoch, memory_hooks=_seed_from(shared.memory))
     # The record keeps the whole case, so resume recognises it; its steps are the ones this run started.
-    return replace(run, case=case)
+    return replace(run, case=case, ingest_writes=shared.writes)

@@ -185,7 +185,7 @@ class LiveTurns:
     def _close_turn(self, answer: bytes, now: float, *, finished: bool) -> None:
         assert self._in_flight is not None
         prompt, sent_at = self._in_flight
-        self.results.append(TurnResult(prompt, answer, now - sent_at, finished))
+        self.results.append(TurnResult(prompt, answer, now - sent_at, finished, sent_at=sent_at))
         self._in_flight = None
 
 

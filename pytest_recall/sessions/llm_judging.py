@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_recall.cases.runs import CaseRun, LlmJudgement
+from pytest_recall.scoring.judge_panel import majority_reason, sample_majority
 from pytest_recall.scoring.judge_scope import (
     FreeFormJudge,
     answer_to_judge,
@@ -58,6 +59,8 @@ class LlmJudgeSettings:
     timeout_s: float = DEFAULT_JUDGE_TIMEOUT_S
     name: str = "judge1"
     panel: tuple[Judge, ...] = ()
+    # --recall-judge-samples: each judge is asked this many times per answer, its verdict the majority.
+    samples: int = 1
 
     @property
     def others(self) -> tuple[Judge, ...]:
@@ -75,6 +78,8 @@ class LlmJudgeSettings:
         mode: dict[str, Any] = {"cmd": self.text, "both": self.both, "free_form": self.free_form}
         if self.panel:
             mode |= {"judges": {judge.name: judge.text for judge in self.panel}, "score_by": self.name}
+        if self.samples > 1:
+            mode |= {"samples": self.samples, "score_by": self.name}
         return {"llm_judge": mode}
 
 
@@ -107,11 +112,22 @@ class LlmJudging:
 
     def submit(self, run: CaseRun, other: Judge | None = None) -> Future[LlmJudgement]:
         """The verdict on a run's last answer: from the cache, or asked of the judge on a thread. ``other``
-        names a judge beside the scoring one: its verdict never decides."""
+        names a judge beside the scoring one: its verdict never decides. With samples, the majority of that
+        many askings, each cached apart."""
         request = judge_request(run.case, run.judged_stdout)
         argv = self.settings.argv if other is None else other.argv
-        key = judge_cache_key(argv, request)
         decides = other is None and llm_decides(run.case.expected, self.settings.free_form)
+        if self.settings.samples == 1:
+            return self._submit(argv, request, judge_cache_key(argv, request), decides)
+        sampled = [
+            self._submit(argv, request, judge_cache_key(argv, request, sample), decides)
+            for sample in range(self.settings.samples)
+        ]
+        return _all_of(sampled)
+
+    def _submit(
+        self, argv: tuple[str, ...], request: Mapping[str, Any], key: str, decides: bool
+    ) -> Future[LlmJudgement]:
         earlier = self._verdicts.get(key)
         if earlier is not None and not (earlier.done() and earlier.result().error):
             return self._after(earlier, argv, request, decides)
@@ -177,17 +193,68 @@ class LlmJudging:
         found = self._shared.load(key) if self._shared is not None else None
         if found is None:
             return None
-        return cached_copy(LlmJudgement(found[0], found[1], key=key))
+        score, reason, prompt_sha256 = found
+        return cached_copy(LlmJudgement(score, reason, key=key, prompt_sha256=prompt_sha256))
 
     def _store(self, judgement: LlmJudgement) -> None:
         if self._shared is not None:
-            self._shared.save(judgement.key, judgement.score, judgement.reason)
+            self._shared.save(judgement.key, judgement.score, judgement.reason, judgement.prompt_sha256)
 
     def close(self) -> None:
         self._stop.set()
         self._threads.shutdown(wait=False, cancel_futures=True)
         if self._shared is not None:
             self._shared.close()
+
+
+def _all_of(sampled: list[Future[LlmJudgement]]) -> Future[LlmJudgement]:
+    """One verdict once every sample's is in: their majority (see :func:`majority_of`)."""
+    mine: Future[LlmJudgement] = Future()
+    left = [len(sampled)]
+    lock = threading.Lock()
+
+    def one_done(_: Future[LlmJudgement]) -> None:
+        with lock:
+            left[0] -= 1
+            if left[0]:
+                return
+        try:
+            mine.set_result(majority_of([future.result() for future in sampled]))
+        except BaseException as exc:  # the case's flow raises it, as its own error
+            mine.set_exception(exc)
+
+    for future in sampled:
+        future.add_done_callback(one_done)
+    return mine
+
+
+def majority_of(sampled: list[LlmJudgement]) -> LlmJudgement:
+    """A judge's samples of one answer as one verdict: the majority of those that gave one (a tie fails), a judge
+    error only when none did; the cost and attempts of them all, cached only when every sample was."""
+    scores = tuple(judgement.score for judgement in sampled)
+    score, flipped = sample_majority(scores)
+    costs = [judgement.cost_usd for judgement in sampled if judgement.cost_usd is not None]
+    first = sampled[0]
+    return replace(
+        first,
+        score=score,
+        reason=majority_reason(scores),
+        error=None if score is not None else first.error,
+        attempts=sum(judgement.attempts for judgement in sampled),
+        duration_s=round(sum(judgement.duration_s for judgement in sampled), 4),
+        cost_usd=round(sum(costs), 6) if costs else None,
+        tokens_in=_total(judgement.tokens_in for judgement in sampled),
+        tokens_out=_total(judgement.tokens_out for judgement in sampled),
+        cached=all(judgement.cached for judgement in sampled),
+        prompt_sha256=next((j.prompt_sha256 for j in sampled if j.prompt_sha256), None),
+        samples=scores,
+        flipped=flipped,
+    )
+
+
+def _total(counts: Iterable[int | None]) -> int | None:
+    given = [count for count in counts if count is not None]
+    return sum(given) if given else None
 
 
 def cached_copy(judgement: LlmJudgement) -> LlmJudgement:

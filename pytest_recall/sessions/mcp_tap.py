@@ -21,8 +21,9 @@ killed with its session still leaves what it saw:
   their annotations (what classes a call as a read or a write);
 - ``{"event": "call", ...}``: a ``tools/call``, its tool, the size of its
   arguments and of its result, the text the result carried (cut to
-  ``TEXT_KEPT`` characters), whether it was an error, and its latency from the
-  request's last byte read to the answer's last byte read.
+  ``TEXT_KEPT`` characters), whether it was an error, its latency from the
+  request's last byte read to the answer's last byte read, and when the
+  request was read (``at``, the host's monotonic clock).
 
 The log is evidence of an honest agent's use of its memory, not proof against
 a hostile one: the agent runs as the same user in the same sandbox and could
@@ -114,6 +115,9 @@ class Recorder:
                 "text": text[:TEXT_KEPT],
                 "is_error": "error" in message or (isinstance(result, dict) and result.get("isError") is True),
                 "latency_ms": round((at - started) * 1000, 3),
+                # When the request was read, on the host's monotonic clock (CLOCK_MONOTONIC, one for every
+                # process): what tells a live session's turns apart, each call going to the turn sent before it.
+                "at": round(started, 6),
             }
         )
 

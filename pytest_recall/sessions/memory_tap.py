@@ -22,10 +22,12 @@ stripped from the entry the CLI sees, and each untapped server.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +166,7 @@ def _call(server: str, event: Mapping[str, Any], kind: str) -> MemoryCall:
         text=text if isinstance(text, str) else "",
         is_error=event.get("is_error") is True,
         latency_ms=number("latency_ms"),
+        at=number("at") if isinstance(event.get("at"), (int, float)) else None,
     )
 
 
@@ -177,3 +180,15 @@ def read_tap_calls(harness: Path) -> MemoryCalls:
     if fault is not None:
         return MemoryCalls(fault=fault)
     return parse_tap_log(data)
+
+
+def calls_by_turn(calls: MemoryCalls, sent_at: Sequence[float | None]) -> list[MemoryCalls]:
+    """A live session's calls, split among its turns: each call to the last turn sent before it was made (one
+    made before the first turn, as the CLI starts, to the first). The tools offered, the servers untapped and a
+    log's fault hold for the whole session, so every turn carries them."""
+    times = [at for at in sent_at if at is not None]
+    split: list[list[MemoryCall]] = [[] for _ in sent_at]
+    for call in calls.calls:
+        turn = 0 if call.at is None else max(0, bisect.bisect_right(times, call.at) - 1)
+        split[min(turn, len(split) - 1)].append(call)
+    return [dataclasses.replace(calls, calls=tuple(mine)) for mine in split]

@@ -35,7 +35,7 @@ from typing import Any
 from pytest_recall.sessions.agent_file import read_agent_file
 from pytest_recall.sessions.run_folders import made_folder
 
-# A verdict is a score and a reason; one larger than this is not shared (the worker keeps its own).
+# A verdict is a score, a reason and its prompt's hash; one larger than this is not shared (the worker keeps its own).
 MAX_VERDICT_BYTES = 64 * 1024
 
 
@@ -74,8 +74,9 @@ class VerdictFolder:
         except OSError:
             self._fd = None  # gone or replaced already: this process keeps its own verdicts
 
-    def load(self, key: str) -> tuple[float, str | None] | None:
-        """The score and reason saved under ``key`` by a worker of this run; None when there is none to trust."""
+    def load(self, key: str) -> tuple[float, str | None, str | None] | None:
+        """The score, reason and prompt hash saved under ``key`` by a worker of this run; None when there is none
+        to trust."""
         with self._lock:
             if self._fd is None:
                 return None
@@ -85,16 +86,18 @@ class VerdictFolder:
             return None
         try:
             verdict = json.loads(body.decode("utf-8"))
-            score, reason = float(verdict["score"]), verdict["reason"]
-        except (ValueError, TypeError, KeyError):
+            score, reason, prompt = float(verdict["score"]), verdict["reason"], verdict.get("prompt_sha256")
+        except (ValueError, TypeError, KeyError, AttributeError):
             return None
-        return score, reason if isinstance(reason, str) else None
+        return score, reason if isinstance(reason, str) else None, prompt if isinstance(prompt, str) else None
 
-    def save(self, key: str, score: float | None, reason: str | None) -> None:
-        """Signed, written whole under a name of its own and renamed into place; a failure only loses the sharing."""
+    def save(self, key: str, score: float | None, reason: str | None, prompt_sha256: str | None = None) -> None:
+        """Signed, written whole under a name of its own and renamed into place; a failure only loses the sharing.
+        The prompt's hash travels with the verdict: a worker that takes it says which prompt gave it, as the one
+        that asked does."""
         if score is None:
             return
-        body = json.dumps({"score": score, "reason": reason}).encode("utf-8")
+        body = json.dumps({"score": score, "reason": reason, "prompt_sha256": prompt_sha256}).encode("utf-8")
         data = self._sign(key, body).encode("ascii") + b"\n" + body
         if len(data) > MAX_VERDICT_BYTES:
             return

@@ -15,6 +15,7 @@ costs the cap, not a gigabyte.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -35,6 +36,10 @@ from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.workspace_copy import CopyPlan
 
 CARRIED_DIR = "carried-workspace"
+# The errors of a disk with no room left for the copy, for anyone or for this user.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+# How many entries of the case's area a full disk's accounting walks before it stops counting.
+AREA_WALK_MAX_ENTRIES = 100_000
 # Bounds of one snapshot: bytes read per file, paths pictured, bytes read in all.
 SNAPSHOT_FILE_CAP = 256 * 1024
 SNAPSHOT_MAX_PATHS = 20_000
@@ -51,7 +56,11 @@ class WorkspaceKeeper:
 
     def __init__(self, case: Case, harness: Path, *, last_step: int) -> None:
         self.case = case
+        self.harness = harness
         self.carried = harness / CARRIED_DIR
+        # What the disk had free before any step: whether a full disk later is the agent's doing is judged on it.
+        self.free_at_start = _free_bytes(harness)
+        self.entered = 0
         self.last_step = last_step
         self.before: dict[str, SnapshotEntry] = {}
         self.snapshot: WorkspaceSnapshot | None = None
@@ -66,10 +75,26 @@ class WorkspaceKeeper:
 
     def enter(self, step_number: int, workdir: Path) -> None:
         """Fill the (empty) workdir a step is about to start in; a failure is the case's error, not a crash."""
+        self.entered += 1
         try:
             self._enter(step_number, workdir)
         except OSError as exc:
+            if exc.errno in DISK_FULL:
+                raise self._disk_full(step_number, exc) from None
             raise AgentStartError(f"the workspace could not be copied into the step's workdir: {exc}") from None
+
+    def _disk_full(self, step_number: int, exc: OSError) -> AgentStartError:
+        """A disk with no room for the copy: the agent's doing when, after a step of its own, what the case's area
+        holds (its memory, HOME, carried workspace) is at least half of what the disk had free when the case
+        began; otherwise something else filled it, and the case is the harness's error."""
+        held = _bytes_under(self.harness)
+        share = f"the case's folders hold {_megabytes(held)} of the {_megabytes(self.free_at_start)} free when it began"
+        if self.entered > 1 and 2 * held >= self.free_at_start:
+            return DiskFilledByAgent(f"it filled the disk before step {step_number} ({share}): {exc.strerror}")
+        return AgentStartError(
+            f"the workspace could not be copied into the step's workdir: the disk is full, not by this case's agent "
+            f"({share}); free some space and run it again: {exc.strerror}"
+        )
 
     def _enter(self, step_number: int, workdir: Path) -> None:
         carry = self.case.workspace_mode == "carry"
@@ -205,3 +230,35 @@ def _file_entry(path: str, cap_bytes: int) -> SnapshotEntry:
         return SnapshotEntry(ENTRY_OTHER)
     finally:
         os.close(fd)
+
+
+class DiskFilledByAgent(AgentStartError):
+    """A later step could not start because the agent's own files filled the disk: its failure, not the harness's."""
+
+
+def _free_bytes(path: Path) -> int:
+    try:
+        info = os.statvfs(path)
+    except OSError:
+        return 0
+    return info.f_bavail * info.f_frsize
+
+
+def _bytes_under(root: Path) -> int:
+    """The disk space the files under ``root`` take (blocks, so a sparse file counts what it holds), links not
+    followed, up to a bounded number of entries: an agent's deep tree costs the bound, not its size."""
+    total = entries = 0
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            entries += 1
+            if entries > AREA_WALK_MAX_ENTRIES:
+                return total
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"

@@ -21,8 +21,10 @@ as ``datasets``' ``to_json`` writes a split such as ``100K``) are read too:
 there ``chat`` is a list of batches, each a flat list of messages (the 10M
 split: a list of ``{"plan-N": [batch, ...]}`` objects, the other plans
 null), and ``probing_questions`` is the Python literal of the probing
-questions' object, read with ``ast.literal_eval``. A row is held whole while
-it is read, so the 10M conversations are better imported from folders.
+questions' object, read with ``ast.literal_eval``. A row's ``chat`` is
+spooled to a temporary file a batch at a time as the row is read (a 10M
+row's a plan at a time), as MemoryAgentBench's contexts are, so no row's
+conversation is held whole.
 
 A conversation becomes a case group: its batches are ingested once, cut into
 steps by a character budget (:mod:`long_steps`), and each probing question
@@ -40,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases.answer_forms import KIND_BEAM
-from pytest_recall.suites.json_stream import Digest, iter_array
+from pytest_recall.suites.json_stream import Digest, SpooledItems, iter_array
 from pytest_recall.suites.public_records import RecordError, require, require_list, require_text, shown
 
 # The ten memory abilities, as the paper and the probing-question files name them.
@@ -203,8 +205,9 @@ def expectation(sample: str, probe: Probe, chars_per_step: int) -> dict[str, Any
     }
 
 
-def parse_row(index: int, record: Any, split: str) -> tuple[str, list[Probe], list[Batch]]:
-    """A hub row: its id (``<split>-<conversation_id>``), its probing questions and its batches."""
+def parse_row(index: int, record: Any, split: str) -> tuple[str, list[Probe], Iterator[Batch]]:
+    """A hub row: its id (``<split>-<conversation_id>``), its probing questions and its batches, read as used (a
+    row read by :func:`~pytest_recall.suites.json_stream.iter_rows` holds its chat spooled, not in memory)."""
     where = f"record {index}"
     if not isinstance(record, Mapping):
         raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
@@ -219,14 +222,20 @@ def parse_row(index: int, record: Any, split: str) -> tuple[str, list[Probe], li
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             raise RecordError(f"{where}: field 'probing_questions' is no Python literal of the questions") from None
     parsed = parse_probes(probes, f"{where}: field 'probing_questions'")
-    batches: list[Batch] = []
-    for item in require_list(record, "chat", where):
+    chat = record.get("chat")
+    items = chat.items() if isinstance(chat, SpooledItems) else iter(require_list(record, "chat", where))
+    return sample, parsed, _row_batches(items, where)
+
+
+def _row_batches(items: Iterator[Any], where: str) -> Iterator[Batch]:
+    """A hub row's batches, read as they are used from its chat's elements (spooled by the reader, one held)."""
+    number = 0
+    for item in items:
         # A 10M row's item is {"plan-N": [batch, ...], <the other plans>: null}; any other row's item is a batch.
         plans = [v for v in item.values() if v is not None] if isinstance(item, Mapping) else [[item]]
         for plan in plans:
             for batch in plan if isinstance(plan, list) else [plan]:
-                number = len(batches) + 1
+                number += 1
                 # A batch is a flat list of messages, or (as chat.json writes it) an object of turns.
                 turns = batch if isinstance(batch, Mapping) else {"turns": [batch]}
-                batches.append(_batch(number, turns, f"{where}: chat batch {number}"))
-    return sample, parsed, batches
+                yield _batch(number, turns, f"{where}: chat batch {number}")

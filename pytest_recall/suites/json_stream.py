@@ -28,6 +28,11 @@ buffer's stretch of the string is cut between escapes, never between the
 two halves of a ``\\uXXXX`` surrogate pair, and decoded by ``json.loads``, so
 the text is what ``json.loads`` would make of the whole string.
 
+BEAM's hub rows nest it inside one array: a row's ``chat`` is every batch
+of the conversation. :func:`iter_rows` spools such an array value the same
+way, an element at a time, into a :class:`SpooledItems` (one line of JSON an
+element), read back an element at a time.
+
 A ``digest`` given to :func:`iter_array` or :func:`iter_rows` sees every byte
 read, so the import's SHA-256 costs no second read of the file.
 """
@@ -107,6 +112,11 @@ class _Buffer:
         self.text = ""
         self.pos = 0
         self.eof = False
+        self._lines_before = 0  # line ends in the text already dropped from the window
+
+    def line(self) -> int:
+        """The number of the line the window's position is on, from 1."""
+        return self._lines_before + self.text.count("\n", 0, self.pos) + 1
 
     def more(self, at_least: int) -> bool:
         """Read at least ``at_least`` more characters (fewer only at the end); False at the end."""
@@ -116,6 +126,7 @@ class _Buffer:
         if not read:
             self.eof = True
             return False
+        self._lines_before += self.text.count("\n", 0, self.pos)
         self.text = self.text[self.pos :] + read
         self.pos = 0
         return True
@@ -191,14 +202,14 @@ def _array(buffer: _Buffer, path: Path) -> Iterator[int]:
 def _elements(buffer: _Buffer, path: Path, unwrap: re.Pattern[str] | None) -> Iterator[Any]:
     for index in _array(buffer, path):
         if unwrap is None:
-            yield _decode(buffer, path, index)
+            yield _decode(buffer, path, f"record {index}")
             continue
         key = _keyed_array(buffer, unwrap)
         if key is None:
-            yield None, _decode(buffer, path, index)
+            yield None, _decode(buffer, path, f"record {index}")
             continue
         for inner in _items(buffer, path, f"record {index} ({key!r}) item"):
-            yield key, _decode(buffer, path, inner)
+            yield key, _decode(buffer, path, f"record {inner}")
         if buffer.skip_space() != "}":
             raise StreamError(f"{path}: record {index}: an object holding {key!r} must hold nothing else")
         buffer.pos += 1
@@ -242,19 +253,24 @@ def _items(buffer: _Buffer, path: Path, what: str) -> Iterator[int]:
         index += 1
 
 
-def _decode(buffer: _Buffer, path: Path, index: int) -> Any:
-    """The element at the buffer's position; reads more, doubling, while the element runs past the buffer."""
+def _decode(buffer: _Buffer, path: Path, where: str, *, one_line: bool = False) -> Any:
+    """The element at the buffer's position; reads more, doubling, while the element runs past the buffer.
+
+    ``one_line``: the element cannot run past its line's end (JSON Lines), so once the window holds that end a
+    malformed element is refused there, not after reading the rest of the file in the hope it is cut.
+    """
     while True:
         try:
             value, end = _DECODER.raw_decode(buffer.text, buffer.pos)
         except json.JSONDecodeError as exc:
             # An element cut by the buffer's end looks malformed until the rest is read.
-            if buffer.more(len(buffer.text) - buffer.pos):
+            whole = one_line and "\n" in buffer.text[buffer.pos :]
+            if not whole and buffer.more(len(buffer.text) - buffer.pos):
                 continue
-            raise StreamError(f"{path}: record {index} is not valid JSON ({exc.msg})") from None
+            raise StreamError(f"{path}: {where} is not valid JSON ({exc.msg})") from None
         except RecursionError:
             raise StreamError(
-                f"{path}: record {index} is nested too deep to read; a benchmark record nests a few levels"
+                f"{path}: {where} is nested too deep to read; a benchmark record nests a few levels"
             ) from None
         # A number at the buffer's end may go on in the next read ("12" of "123").
         at_end = end == len(buffer.text) and not buffer.eof and isinstance(value, (int, float))
@@ -267,43 +283,87 @@ def _decode(buffer: _Buffer, path: Path, index: int) -> Any:
 class SpooledText:
     """A long string value of a record, decoded into a temporary file so no copy of it is held, read back in pieces.
 
-    ``blank`` is whether it holds nothing but whitespace, known without reading it again.
+    ``blank`` is whether it holds nothing but whitespace, known without reading it again. Not ``kept``, the text
+    is checked and dropped: a pass that only needs the record's other fields writes no file.
     """
 
-    def __init__(self, chunk: int = CHUNK_CHARS) -> None:
+    def __init__(self, chunk: int = CHUNK_CHARS, *, kept: bool = True) -> None:
         # newline="": a "\r\n" in the string stays as it is; surrogatepass: a lone "\ud83d" too, as json.loads keeps it.
         # Closed by close(), which iter_rows calls once the record is done with: it outlives any one block.
-        self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="")  # noqa: SIM115
+        self._file = (
+            tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="")  # noqa: SIM115
+            if kept
+            else None
+        )
         self._chunk = chunk
         self.blank = True
 
     def write(self, text: str) -> None:
         self.blank = self.blank and (text == "" or text.isspace())
-        self._file.write(text)
+        if self._file is not None:
+            self._file.write(text)
 
     def pieces(self) -> Iterator[str]:
         """The text from its start, in pieces of at most the reader's chunk; may be read again."""
+        if self._file is None:
+            raise ValueError("a string read with kept=False was not kept: read the rows with kept=True")
         self._file.flush()
         self._file.seek(0)
         while piece := self._file.read(self._chunk):
             yield piece
 
     def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+class SpooledItems:
+    """A long array value of a record (BEAM's ``chat``), each element decoded on its own into a temporary file as a
+    line of JSON, so what is held is one element, never the array; read back one element at a time."""
+
+    def __init__(self) -> None:
+        # Closed by close(), which iter_rows calls once the record is done with: it outlives any one block.
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self.count = 0
+
+    def write(self, item: Any) -> None:
+        # ensure_ascii: a lone surrogate half, which json.loads keeps, is written as its escape, never raw.
+        self._file.write(json.dumps(item) + "\n")
+        self.count += 1
+
+    def items(self) -> Iterator[Any]:
+        """The elements from the first, in order; may be read again."""
+        self._file.flush()
+        self._file.seek(0)
+        for line in self._file:
+            yield json.loads(line)
+
+    def close(self) -> None:
         self._file.close()
 
 
-def iter_rows(path: Path, *, long_key: str, digest: Digest | None = None, chunk: int | None = None) -> Iterator[Any]:
-    """The records of a JSON array or JSON Lines file, a record's string ``long_key`` as a :class:`SpooledText`.
+def iter_rows(
+    path: Path, *, long_key: str, digest: Digest | None = None, chunk: int | None = None, kept: bool = True
+) -> Iterator[Any]:
+    """The records of a JSON array or JSON Lines file, a record's string ``long_key`` as a :class:`SpooledText`
+    (an array ``long_key`` as a :class:`SpooledItems`, whatever ``kept``).
 
-    A record's spooled text is deleted when the next record is asked for (or the reading stops). ``chunk`` is
-    read when called, :data:`CHUNK_CHARS` by default, so a test can shrink it to cut escapes at a buffer's end.
+    A record's spooled text is deleted when the next record is asked for (or the reading stops); with ``kept``
+    false it is only checked, never written. ``chunk`` is read when called, :data:`CHUNK_CHARS` by default, so a
+    test can shrink it to cut escapes at a buffer's end.
     """
     try:
         with _opened(path, digest) as handle:
             buffer = _Buffer(handle, chunk or CHUNK_CHARS)
-            indexes = _array(buffer, path) if buffer.skip_space() == "[" else _records(buffer)
-            for index in indexes:
-                record = _row(buffer, path, index, long_key)
+            lines = buffer.skip_space() != "["
+            # A JSON Lines record is named by its line, so the first bad one is refused where it is, by number.
+            places = (
+                (f"line {buffer.line()}" for _ in _records(buffer))
+                if lines
+                else map("record {}".format, _array(buffer, path))
+            )
+            for where in places:
+                record = _row(buffer, path, where, long_key, one_line=lines, kept=kept)
                 try:
                     yield record
                 finally:
@@ -320,14 +380,14 @@ def _records(buffer: _Buffer) -> Iterator[int]:
         index += 1
 
 
-def _row(buffer: _Buffer, path: Path, index: int, long_key: str) -> Any:
+def _row(buffer: _Buffer, path: Path, where: str, long_key: str, *, one_line: bool, kept: bool) -> Any:
     """The record at the buffer's position, its string ``long_key`` spooled; any other value decoded whole."""
     if buffer.skip_space() != "{":
-        return _decode(buffer, path, index)
+        return _decode(buffer, path, where, one_line=one_line)
     buffer.pos += 1
     record: dict[str, Any] = {}
     try:
-        _fields(buffer, path, index, long_key, record)
+        _fields(buffer, path, where, long_key, record, one_line=one_line, kept=kept)
     except BaseException:
         _close_spooled(record)
         raise
@@ -336,40 +396,57 @@ def _row(buffer: _Buffer, path: Path, index: int, long_key: str) -> Any:
 
 def _close_spooled(record: Any) -> None:
     for value in record.values() if isinstance(record, dict) else ():
-        if isinstance(value, SpooledText):
+        if isinstance(value, (SpooledText, SpooledItems)):
             value.close()
 
 
-def _fields(buffer: _Buffer, path: Path, index: int, long_key: str, row: dict[str, Any]) -> None:
+def _fields(
+    buffer: _Buffer, path: Path, where: str, long_key: str, row: dict[str, Any], *, one_line: bool, kept: bool
+) -> None:
     """The fields of the object whose ``{`` was just consumed, into ``row``, up to and with its ``}``."""
     mark = buffer.skip_space()
     while mark != "}":
         if mark != '"':
-            raise StreamError(f"{path}: record {index}: expected a field name in quotes, found {mark or 'the end'!r}")
-        key = _decode(buffer, path, index)
+            raise StreamError(f"{path}: {where}: expected a field name in quotes, found {mark or 'the end'!r}")
+        key = _decode(buffer, path, where, one_line=one_line)
         if buffer.skip_space() != ":":
-            raise StreamError(f"{path}: record {index}: expected ':' after the field name {key!r}")
+            raise StreamError(f"{path}: {where}: expected ':' after the field name {key!r}")
         buffer.pos += 1
-        if isinstance(row.get(key), SpooledText):
+        if isinstance(row.get(key), (SpooledText, SpooledItems)):
             row[key].close()  # a field given twice: the last one counts, as in json.loads
         if buffer.skip_space() == '"' and key == long_key:
-            row[key] = _long_string(buffer, path, index)
+            row[key] = _long_string(buffer, path, where, kept)
+        elif buffer.skip_space() == "[" and key == long_key:
+            row[key] = _long_array(buffer, path, f"{where}: field {key!r}", one_line=one_line)
         else:
-            row[key] = _decode(buffer, path, index)
+            row[key] = _decode(buffer, path, where, one_line=one_line)
         mark = buffer.skip_space()
         if mark == ",":
             buffer.pos += 1
             mark = buffer.skip_space()
             if mark == "}":
-                raise StreamError(f"{path}: record {index}: a trailing ',' after field {key!r} is not JSON")
+                raise StreamError(f"{path}: {where}: a trailing ',' after field {key!r} is not JSON")
         elif mark != "}":
-            raise StreamError(f"{path}: record {index}: after field {key!r}, expected ',' or '}}', found {mark!r}")
+            raise StreamError(f"{path}: {where}: after field {key!r}, expected ',' or '}}', found {mark!r}")
     buffer.pos += 1
 
 
-def _long_string(buffer: _Buffer, path: Path, index: int) -> SpooledText:
+def _long_array(buffer: _Buffer, path: Path, where: str, *, one_line: bool) -> SpooledItems:
+    """The JSON array at the buffer's position, its elements decoded one at a time into a :class:`SpooledItems`."""
+    spooled = SpooledItems()
+    buffer.pos += 1  # the opening bracket
+    try:
+        for index in _items(buffer, path, f"{where} item"):
+            spooled.write(_decode(buffer, path, f"{where} item {index}", one_line=one_line))
+    except BaseException:
+        spooled.close()
+        raise
+    return spooled
+
+
+def _long_string(buffer: _Buffer, path: Path, where: str, kept: bool) -> SpooledText:
     """The JSON string at the buffer's position decoded into a :class:`SpooledText`, a buffer's stretch at a time."""
-    spooled = SpooledText(buffer.chunk)
+    spooled = SpooledText(buffer.chunk, kept=kept)
     buffer.pos += 1  # the opening quote
     while True:
         run = _STRING_RUN.match(buffer.text, buffer.pos)
@@ -382,7 +459,7 @@ def _long_string(buffer: _Buffer, path: Path, index: int) -> SpooledText:
                 spooled.write(json.loads(f'"{buffer.text[buffer.pos : end]}"'))
             except json.JSONDecodeError as exc:
                 spooled.close()
-                raise StreamError(f"{path}: record {index} is not valid JSON ({exc.msg} in a string)") from None
+                raise StreamError(f"{path}: {where} is not valid JSON ({exc.msg} in a string)") from None
             buffer.pos = end
         if closed:
             buffer.pos += 1
@@ -390,7 +467,7 @@ def _long_string(buffer: _Buffer, path: Path, index: int) -> SpooledText:
         # Unread text shorter than a surrogate pair may be an escape cut by the buffer's end; longer is malformed.
         if len(buffer.text) - buffer.pos >= 2 * _ESCAPE or not buffer.more(buffer.chunk):
             spooled.close()
-            raise StreamError(f"{path}: record {index} is not valid JSON (a bad escape or no closing quote)")
+            raise StreamError(f"{path}: {where} is not valid JSON (a bad escape or no closing quote)")
 
 
 def _ends_in_high_surrogate(text: str, start: int, end: int) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 from pytest_recall.cases.groups import GROUP_FILE
 from pytest_recall.cases.model import ANSWER_FILE
 from pytest_recall.suites import beam, memoryagentbench
-from pytest_recall.suites.json_stream import CountedDigest, SpooledText, StreamError, iter_records, iter_rows
+from pytest_recall.suites.json_stream import CountedDigest, SpooledText, StreamError, iter_rows
 from pytest_recall.suites.long_steps import StepWriter
 from pytest_recall.suites.public_import import (
     ImportSummary,
@@ -80,7 +80,8 @@ def _beam_folders(source: Path) -> Iterator[Conversation]:
 
 def _beam_rows(source: Path, digest: CountedDigest | None = None) -> Iterator[Conversation]:
     """The conversations of a hub export (one row a conversation, as ``to_json`` writes a split)."""
-    for index, record in enumerate(iter_records(source, digest=digest)):
+    # Each row's chat spooled, not held: deleted when the next row is read, so each row's batches are used first.
+    for index, record in enumerate(iter_rows(source, long_key="chat", digest=digest)):
         yield beam.parse_row(index, record, source.stem)
 
 
@@ -144,9 +145,10 @@ def _beam_group(group: Path, sample: str, batches: Iterable[beam.Batch], total: 
     return writer.close()
 
 
-def _rows(path: Path, digest: Any = None) -> Iterator[memoryagentbench.Row]:
-    """The file's rows, each row's context spooled, not held (deleted when the next row is read)."""
-    for index, record in enumerate(iter_rows(path, long_key="context", digest=digest)):
+def _rows(path: Path, digest: Any = None, *, kept: bool = True) -> Iterator[memoryagentbench.Row]:
+    """The file's rows, each row's context spooled, not held (deleted when the next row is read); not ``kept``,
+    only checked: the first pass needs the questions, and the context goes through a file once, when written."""
+    for index, record in enumerate(iter_rows(path, long_key="context", digest=digest, kept=kept)):
         yield memoryagentbench.parse_row(index, record, path.name)
 
 
@@ -155,7 +157,7 @@ def import_memoryagentbench(path: Path, out: Path, selection: Selection) -> Impo
         keys: list[tuple[str, str, str]] = []
         digest = hashing()
         seen: set[str] = set()
-        for row in _rows(path, digest):
+        for row in _rows(path, digest, kept=False):
             for question in row.questions:
                 if question.question_id in seen:
                     raise PublicImportError(f"{path}: question id {question.question_id!r} appears twice")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -101,6 +102,32 @@ def read_events(stdout: str) -> Outcome:
     )
 
 
+# The AI SDK Cline is built on prints a warning with its stack trace on stderr at every request (a deprecated
+# provider option of its own making): a user reading a failed step's transcript wants what went wrong.
+_SDK_WARNING = re.compile(r"^\w*Warning: AI SDK Warning")
+_STACK_FRAME = re.compile(r"^\s+at \S")
+
+
+def quiet_stderr(stderr: str) -> str:
+    """Cline's stderr for the transcript: each AI SDK warning once, with how often it came, without its stack
+    trace; every other line as it was."""
+    kept: list[str] = []
+    counts: dict[str, int] = {}
+    in_warning = False
+    for line in stderr.splitlines():
+        if _SDK_WARNING.match(line):
+            in_warning = True
+            if line not in counts:
+                kept.append(line)
+            counts[line] = counts.get(line, 0) + 1
+        elif not (in_warning and (_STACK_FRAME.match(line) or not line.strip())):
+            in_warning = False
+            kept.append(line)
+    return "\n".join(
+        f"{line} (x{counts[line]}, stack traces left out)" if counts.get(line, 0) > 1 else line for line in kept
+    )
+
+
 def model_base_url(env: Mapping[str, str]) -> str | None:
     """The ``baseUrl`` of the provider Cline last used, from its ``providers.json``, if it names one."""
     cline_dir = env.get("CLINE_DIR") or os.path.join(env.get("HOME", "~"), ".cline")
@@ -118,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = {**os.environ, **LOCAL_ENV}
     refuse_dead_loopback_model(ADAPTER, model_base_url(env), "providers.json's baseUrl")
     extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
+    done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt, stderr_filter=quiet_stderr)
     return finish(read_events(done.stdout), done.returncode)
 
 

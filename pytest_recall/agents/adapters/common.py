@@ -96,15 +96,20 @@ def find_cli(adapter: Adapter) -> str:
 
 
 def run_cli(
-    argv: Sequence[str], env: Mapping[str, str] | None = None, stdin_text: str | None = None
+    argv: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    stdin_text: str | None = None,
+    stderr_filter: Callable[[str], str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the CLI with ``stdin_text`` (or nothing) on stdin and its stdout captured; its stderr stays the adapter's."""
+    """Run the CLI with ``stdin_text`` (or nothing) on stdin and its stdout captured; its stderr stays the adapter's,
+    or with ``stderr_filter`` is captured and what the filter keeps of it goes to the transcript once the CLI ends."""
     try:
-        return subprocess.run(
+        done = subprocess.run(
             list(argv),
             input=stdin_text,
             stdin=subprocess.DEVNULL if stdin_text is None else None,
             stdout=subprocess.PIPE,
+            stderr=None if stderr_filter is None else subprocess.PIPE,
             text=True,
             errors="replace",
             env=None if env is None else dict(env),
@@ -113,6 +118,9 @@ def run_cli(
     except OSError as exc:
         print(f"could not start {argv[0]}: {exc}", file=sys.stderr)
         raise SystemExit(NOT_FOUND) from None
+    if stderr_filter is not None:
+        chatter(stderr_filter(done.stderr or ""))
+    return done
 
 
 def write_cost(outcome: Outcome) -> None:
@@ -184,6 +192,12 @@ def json_events(stdout: str) -> Iterator[dict[str, Any]]:
             yield event
         else:
             chatter(line)
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """A JSON object of a CLI's events, or an empty one where a broken stream holds anything else: read as
+    nothing, never a traceback."""
+    return value if isinstance(value, dict) else {}
 
 
 def json_number(value: Any) -> float:

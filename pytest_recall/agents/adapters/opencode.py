@@ -30,6 +30,8 @@ from pytest_recall.agents.adapters.common import (
     find_cli,
     finish,
     json_events,
+    json_number,
+    json_object,
     refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
@@ -66,20 +68,20 @@ def read_events(stdout: str, cli: str = "opencode") -> Outcome:
     errors: list[str] = []
     for event in json_events(stdout):
         kind = event.get("type")
-        part = event.get("part") or {}
+        part = json_object(event.get("part"))
         if kind == "step_start":
             step_text = []
         elif kind == "text":
             step_text.append(str(part.get("text") or ""))
         elif kind == "step_finish":
             finished = True
-            tokens = part.get("tokens") or {}
-            tokens_in += int(tokens.get("input") or 0)
-            tokens_out += int(tokens.get("output") or 0)
-            cost += float(part.get("cost") or 0)
+            tokens = json_object(part.get("tokens"))
+            tokens_in += int(json_number(tokens.get("input")))
+            tokens_out += int(json_number(tokens.get("output")))
+            cost += json_number(part.get("cost"))
         elif kind == "error":
             error = event.get("error") or {}
-            data = error.get("data") or {} if isinstance(error, dict) else {}
+            data = json_object(json_object(error).get("data"))
             errors.append(str(data.get("message") or error))
         if kind != "text":
             chatter(json.dumps(event))
