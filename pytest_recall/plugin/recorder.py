@@ -22,7 +22,7 @@ import pytest
 
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import BUDGET_REASON
-from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
+from pytest_recall.plugin.junit import add_run_properties, is_case_figure, place_case_figures, shorten_failure
 from pytest_recall.plugin.protocol_facts import ProtocolFacts
 from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
 from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, received_record
@@ -86,7 +86,7 @@ class Recorder:
         for name, value in properties:
             if name == LOG_ERROR_PROPERTY:
                 self.log_errors[str(value)] = self.log_errors.get(str(value), 0) + 1
-            elif name not in CASE_PROPERTY_NAMES:
+            elif not is_case_figure(name):
                 kept.append((name, value))
         if len(kept) != len(properties):
             report.user_properties = kept

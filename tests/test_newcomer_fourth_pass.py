@@ -1,0 +1,66 @@
+"""Issue 66, a newcomer's first hour, fourth pass: each trap a test that fails on the commit before its fix.
+
+The inner runs use one or two cases each: the mechanism is the point, never a suite's size.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from mcp_servers import LEAKY_SERVER, RECALL_MCP_REMEMBER
+from test_junit_schema import schema_for
+from test_rejudge import add_open, judge
+
+from conftest import RecallSuite
+from pytest_recall.plugin.junit import parse_figures_block
+from pytest_recall.testing.fake_model import FakeModelServer, RateLimitStretch
+
+
+def recipe_args(recall_suite: RecallSuite, recipe: str) -> list[str]:
+    """One documented recipe's flags over one or two cases built for it."""
+    folder = recall_suite.pytester.path
+    if recipe == "several judges":
+        add_open(recall_suite, "case_01_right", "We chose Postgres")
+        strict, lenient = judge(folder, "strict"), judge(folder, "lenient")
+        return [f"--recall-judge-cmd=strict={strict}", f"--recall-judge-cmd=lenient={lenient}", "--recall-judge-both"]
+    recall_suite.add("remembers", ["remember 12345.67", "recall"])
+    if recipe == "mcp":
+        config = folder / "mcp.json"
+        entry = {"command": sys.executable, "args": [str(LEAKY_SERVER), "{scope}/store.txt"]}
+        config.write_text(json.dumps({"mcpServers": {"memory": entry}}), encoding="utf-8")
+        return [f"--recall-mcp={config}", "--recall-answer-judge=contains", "--recall-control"]
+    if recipe == "epochs and stop":
+        return ["--recall-epochs=2", "--recall-stop=decided", "--recall-gate=score"]
+    recall_suite.add("limited", ["remember 2.25", "recall"], "2.25")
+    return ["--recall-rate-limit-attempts=1"]
+
+
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+@pytest.mark.parametrize(
+    "recipe", ["several judges", pytest.param("mcp", marks=pytest.mark.slow), "epochs and stop", "rate limits"]
+)
+def test_every_recipes_junit_file_is_valid_in_both_families(
+    recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch, recipe: str, family: str
+) -> None:
+    junit = recall_suite.pytester.path / "junit.xml"
+    args = [*recipe_args(recall_suite, recipe), f"--junitxml={junit}", "-o", f"junit_family={family}"]
+    command = {"mcp": RECALL_MCP_REMEMBER, "rate limits": recall_suite.agent("model_caller")}.get(recipe)
+    with FakeModelServer("plain", rate_limit=RateLimitStretch(after=2, seconds=600, retry_after=1)) as server:
+        monkeypatch.setenv("RECALL_TEST_MODEL_URL", server.base_url)
+        result = recall_suite.run(*args, command=command)
+    assert result.ret in (0, 1), result.stdout.str()
+    schema_for(family).validate(str(junit))
+    first = ET.parse(junit).getroot().iter("testcase").__next__()
+    if family == "xunit2":
+        out = first.find("system-out")
+        assert out is not None and out.text is not None
+        figures = parse_figures_block(out.text)
+    else:
+        figures = {p.get("name", ""): p.get("value", "") for p in first.iter("property")}
+    expected = {"several judges": "recall_judge_lenient_score", "mcp": "recall_memory_reads_last"}
+    if recipe in expected:
+        assert expected[recipe] in figures, figures
