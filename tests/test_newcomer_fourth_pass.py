@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from mcp_servers import LEAKY_SERVER, RECALL_MCP_REMEMBER
 from test_junit_schema import schema_for
-from test_rejudge import add_open, judge
+from test_rejudge import add_open, counting_agent, judge
 
-from conftest import RecallSuite
+from conftest import AGENTS_DIR, RecallSuite
 from pytest_recall.plugin.junit import parse_figures_block
 from pytest_recall.testing.fake_model import FakeModelServer, RateLimitStretch
 
@@ -64,3 +63,38 @@ def test_every_recipes_junit_file_is_valid_in_both_families(
     expected = {"several judges": "recall_judge_lenient_score", "mcp": "recall_memory_reads_last"}
     if recipe in expected:
         assert expected[recipe] in figures, figures
+
+
+def test_a_resume_under_another_rootdir_reuses_every_record_and_says_how_many(recall_suite: RecallSuite) -> None:
+    # Named from the folder above first (``suite/one::recall``), then from here (``cases/suite/one::recall``),
+    # as an install that adds a pyproject.toml above the bundled suites does to their node ids.
+    recall_suite.add("one", ["remember 12345.67", "recall"])
+    recall_suite.add("two", ["remember 12345.67", "say 1.00"])
+    command, counter = counting_agent(recall_suite.pytester.path)
+    recall_suite.run(f"--rootdir={recall_suite.root}", command=command).assert_outcomes(passed=1, failed=1)
+    assert recall_suite.records()["one"]["nodeid"] == "suite/one::recall"
+    mine = recall_suite.pytester.path / "mine.json"
+    recall_suite.report_path.rename(mine)
+    assert len(counter.read_text().splitlines()) == 4
+
+    again = recall_suite.run(f"--recall-resume={mine}", command=command)
+
+    again.assert_outcomes(passed=1, failed=1)
+    again.stdout.fnmatch_lines([f"*resume: reused 2 of 2 scored records in {mine}"])
+    assert len(counter.read_text().splitlines()) == 4, "a resume ran a case its file held"
+    assert sorted(recall_suite.records()[name]["nodeid"] for name in ("one", "two")) == [
+        "cases/suite/one::recall",
+        "cases/suite/two::recall",
+    ]
+
+
+def test_a_resume_that_reuses_fewer_records_than_it_read_says_so(recall_suite: RecallSuite) -> None:
+    recall_suite.add("one", ["remember 12345.67", "recall"])
+    mine = recall_suite.pytester.path / "mine.json"
+    recall_suite.run(f"--recall-report={mine}", report=False).assert_outcomes(passed=1)
+
+    again = recall_suite.run(
+        f"--recall-resume={mine}", "-q", command=f"{sys.executable} -B {AGENTS_DIR / 'scripted.py'}"
+    )
+
+    again.stdout.fnmatch_lines([f"*resume: reused 0 of 1 scored record in {mine}; 1 matched no case of this run (*"])

@@ -93,7 +93,7 @@ def add_run_properties(config: pytest.Config, report: Mapping[str, Any]) -> None
 
 
 def is_case_figure(name: object) -> bool:
-    """Whether a ``user_properties`` name is one of a case's JUnit figures, which xunit2 keeps out of ``<properties>``."""
+    """Whether a ``user_properties`` name is a case's JUnit figure, which xunit2 keeps out of ``<properties>``."""
     return name in CASE_PROPERTY_NAMES or (isinstance(name, str) and name.startswith(CASE_PROPERTY_PREFIXES))
 
 

@@ -32,6 +32,7 @@ from pytest_recall.reporting.shard import (
 )
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of, summary_of_row
 from pytest_recall.reporting.summary import (
+    counted,
     error_lines,
     format_summary,
     rate_limit_lines,
@@ -61,6 +62,7 @@ __all__ = [
     "build_report",
     "check_report_tail",
     "content_hashes",
+    "counted",
     "data_entry",
     "durations_by_nodeid",
     "error_lines",
