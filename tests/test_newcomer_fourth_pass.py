@@ -98,3 +98,62 @@ def test_a_resume_that_reuses_fewer_records_than_it_read_says_so(recall_suite: R
     )
 
     again.stdout.fnmatch_lines([f"*resume: reused 0 of 1 scored record in {mine}; 1 matched no case of this run (*"])
+
+
+def test_judges_given_over_exact_answers_say_the_built_in_judge_judged_them(recall_suite: RecallSuite) -> None:
+    recall_suite.add("money", ["remember 12345.67", "recall"])
+    folder = recall_suite.pytester.path
+    judges = [
+        f"--recall-judge-cmd=strict={judge(folder, 'strict')}",
+        f"--recall-judge-cmd=lenient={judge(folder, 'lenient')}",
+    ]
+
+    result = recall_suite.run(*judges)
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*LLM judge: no answer was put to the judges: these cases are judged by the built-in judge; "
+            "add --recall-judge-both to put them to the judges too"
+        ]
+    )
+
+
+# A judge as ``recall-judge -m gpt-nope`` fails: its CLI's error, then the wrapper's own last line.
+FAILING_JUDGE = """
+import sys
+sys.stdin.read()
+print("Error: 'Unknown model: gpt-nope'", file=sys.stderr)
+print("llm printed no JSON response", file=sys.stderr)
+raise SystemExit(1)
+"""
+
+
+def test_a_judge_error_keeps_its_cause_and_the_summary_shows_the_first(recall_suite: RecallSuite) -> None:
+    add_open(recall_suite, "case_01_right", "We chose Postgres")
+    script = recall_suite.pytester.path / "failing_judge.py"
+    script.write_text(FAILING_JUDGE, encoding="utf-8")
+
+    result = recall_suite.run(f"--recall-judge-cmd={sys.executable} {script}")
+
+    cause = "the judge exited 1: Error: 'Unknown model: gpt-nope' | llm printed no JSON response"
+    assert recall_suite.records()["case_01_right"]["llm_judge"]["error"] == cause
+    result.stdout.fnmatch_lines(
+        [
+            "*LLM judge: 1 answer judged (0 cached), 1 judge error (not agent failures)*",
+            f"*first judge error: *case_01_right*: {cause}",
+        ]
+    )
+
+
+def test_the_agreement_line_names_the_scoring_judge_it_compares(recall_suite: RecallSuite) -> None:
+    recall_suite.add("money", ["remember 12345.67", "recall"], "12345.67")
+    folder = recall_suite.pytester.path
+    judges = [
+        f"--recall-judge-cmd=strict={judge(folder, 'strict')}",
+        f"--recall-judge-cmd=lenient={judge(folder, 'lenient')}",
+    ]
+
+    result = recall_suite.run(*judges, "--recall-judge-both")
+
+    result.stdout.fnmatch_lines(["*the scoring judge (strict) and the built-in judge agree on 1/1 answers (1.000)*"])

@@ -32,7 +32,6 @@ from pytest_recall.reporting.shard import (
 )
 from pytest_recall.reporting.spool import CaseSummary, RecordSpool, StreamedCases, summary_of, summary_of_row
 from pytest_recall.reporting.summary import (
-    counted,
     error_lines,
     format_summary,
     rate_limit_lines,
@@ -41,6 +40,7 @@ from pytest_recall.reporting.summary import (
     warning_lines,
 )
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode, transcripts_view
+from pytest_recall.reporting.wording import counted
 
 __all__ = [
     "AUTO",

@@ -43,12 +43,12 @@ from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.summary import (
     BENCHMARK_METRICS,
     benchmark_lines,
-    counted,
     memory_lines,
     rate_limit_lines,
     run_unit,
     stop_line,
 )
+from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring.stats import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]

@@ -7,6 +7,7 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
+from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
 
@@ -159,11 +160,6 @@ def failure_text(row: Mapping[str, Any]) -> str:
         what = f"agent failed in step {number} (exit {failed.get('exit_code')})"
     stderr = [line.strip() for line in str(failed.get("stderr") or "").splitlines() if line.strip()]
     return f"{what}: {stderr[-1][:160]}" if stderr else what
-
-
-def counted(n: int, word: str) -> str:
-    """``1 case``, ``2 cases``: the one place a count meets its noun."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def run_unit(report: Mapping[str, Any]) -> str:
