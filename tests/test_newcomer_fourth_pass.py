@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from mcp_servers import LEAKY_SERVER, RECALL_MCP_REMEMBER
@@ -157,3 +158,27 @@ def test_the_agreement_line_names_the_scoring_judge_it_compares(recall_suite: Re
     result = recall_suite.run(*judges, "--recall-judge-both")
 
     result.stdout.fnmatch_lines(["*the scoring judge (strict) and the built-in judge agree on 1/1 answers (1.000)*"])
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("recall-claude", "--recall-cmd: recall-claude cannot find RECALL_CLAUDE_BIN=*no-such-claude; install *"),
+        (
+            "recall-acp -- no-such-agent-cli --acp",
+            "--recall-cmd: recall-acp runs 'no-such-agent-cli', which was not found*",
+        ),
+    ],
+)
+def test_an_adapter_whose_cli_is_missing_is_refused_before_any_case(
+    recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch, command: str, said: str
+) -> None:
+    recall_suite.add("remembers", ["remember 12345.67", "recall"])
+    monkeypatch.setenv("RECALL_CLAUDE_BIN", str(recall_suite.pytester.path / "no-such-claude"))
+    script, _, rest = command.partition(" ")
+    full = " ".join([str(Path(sys.executable).with_name(script)), rest]).strip()
+
+    result = recall_suite.run(command=full)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {said}"])
