@@ -323,14 +323,16 @@ def _rejudge(args: argparse.Namespace) -> int:
     report = _load_reports([args.report])[0]
     total = len(report["cases"])
     if len(unjudgeable := not_kept(report)) == total:
-        raise BadInput([missing_line(unjudgeable, total) or f"{args.report} holds no case to re-judge"])
+        raise BadInput(
+            [missing_line(unjudgeable, total, report.get("run_mode")) or f"{args.report} holds no case to re-judge"]
+        )
     result = rejudge(
         report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers, samples=args.judge_samples
     )
     sampled = f", {args.judge_samples} samples each (the majority; a tie fails)" if args.judge_samples > 1 else ""
     print(f"rejudge: {total - len(result['not_kept'])} answers of {args.report} by {len(judges)} judges{sampled}")
     print("\n".join(format_panel(result["table"])))
-    missing = missing_line(result["not_kept"], total)
+    missing = missing_line(result["not_kept"], total, report.get("run_mode"))
     if missing is not None:
         print(f"  {missing}")
     if args.output:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mcp_servers import LEAKY_SERVER, RECALL_MCP_REMEMBER
 from test_junit_schema import schema_for
-from test_rejudge import add_open, counting_agent, judge
+from test_rejudge import add_open, cli, counting_agent, judge
 
 from conftest import AGENTS_DIR, RecallSuite
 from pytest_recall.plugin.junit import parse_figures_block
@@ -182,3 +182,13 @@ def test_an_adapter_whose_cli_is_missing_is_refused_before_any_case(
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {said}"])
+
+
+def test_rejudge_of_a_run_without_judge_both_names_that_flag(recall_suite: RecallSuite) -> None:
+    recall_suite.add("money", ["remember 12345.67", "recall"])
+    recall_suite.run().assert_outcomes(passed=1)
+
+    done = cli("rejudge", recall_suite.report_path, f"--judge-cmd={judge(recall_suite.pytester.path, 'strict')}")
+
+    assert done.returncode == 2
+    assert "(the run had no --recall-judge-both, so only free-form answers were kept for a judge: " in done.stderr
