@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mcp_servers import LEAKY_SERVER, RECALL_MCP_REMEMBER
 from test_junit_schema import schema_for
+from test_protocol import pytest_recall, saved
 from test_rejudge import add_open, cli, counting_agent, judge
 
 from conftest import AGENTS_DIR, RecallSuite
@@ -192,3 +193,21 @@ def test_rejudge_of_a_run_without_judge_both_names_that_flag(recall_suite: Recal
 
     assert done.returncode == 2
     assert "(the run had no --recall-judge-both, so only free-form answers were kept for a judge: " in done.stderr
+
+
+def test_compare_lists_only_real_protocol_differences_with_hashes_cut_short(tmp_path: Path) -> None:
+    prompts = {f"prompt_{kind}.txt": f"{kind:x}" * 64 for kind in range(11)}
+    judged = {"command": "recall-judge -m fake", "files_sha256": prompts, "both": True}
+    base = saved(tmp_path, "base.json", judges__llm_judge=None)
+    unjudged = json.loads(base.read_text(encoding="utf-8"))
+    unjudged["protocol"]["run"].pop("epochs_from", None)  # an older report, without the field
+    base.write_text(json.dumps(unjudged), encoding="utf-8")
+    new = saved(tmp_path, "new.json", judges__llm_judge=judged, run__epochs_from=None)
+
+    result = pytest_recall("compare", base, new)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        "Protocol differs in 1 field(s): the two numbers were not measured the same way",
+        "  judges.llm_judge: none -> set (3 fields)",
+    ]
