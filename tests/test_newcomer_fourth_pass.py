@@ -6,6 +6,7 @@ The inner runs use one or two cases each: the mechanism is the point, never a su
 from __future__ import annotations
 
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -211,3 +212,45 @@ def test_compare_lists_only_real_protocol_differences_with_hashes_cut_short(tmp_
         "Protocol differs in 1 field(s): the two numbers were not measured the same way",
         "  judges.llm_judge: none -> set (3 fields)",
     ]
+
+
+def test_epochs_from_says_how_many_cases_its_baseline_settled_and_warns_when_none_are_this_runs(
+    recall_suite: RecallSuite,
+) -> None:
+    recall_suite.add("steady", ["remember 12345.67", "recall"])
+    recall_suite.add("elsewhere", ["remember 12345.67", "recall"], suite="other")
+    baseline = recall_suite.pytester.path / "baseline.json"
+    recall_suite.run(recall_suite.root / "suite", "--recall-epochs=2", f"--recall-report={baseline}", report=False)
+
+    same = recall_suite.run(recall_suite.root / "suite", "--recall-epochs=3", f"--recall-epochs-from={baseline}")
+    other = recall_suite.run(recall_suite.root / "other", "--recall-epochs=2", f"--recall-epochs-from={baseline}", "-q")
+
+    same.stdout.fnmatch_lines(["*epochs from a baseline: 1 of 1 case ran once, settled by it (1 settled)"])
+    other.stdout.fnmatch_lines(
+        ["*WARNING: --recall-epochs-from: the baseline settled 1 case, none of them in this run (a report of another*"]
+    )
+
+
+def test_epochs_from_a_one_epoch_baseline_is_refused(recall_suite: RecallSuite) -> None:
+    recall_suite.add("steady", ["remember 12345.67", "recall"])
+    recall_suite.run().assert_outcomes(passed=1)
+
+    again = recall_suite.run("--recall-epochs=2", f"--recall-epochs-from={recall_suite.report_path}")
+
+    assert again.ret == pytest.ExitCode.USAGE_ERROR
+    again.stderr.fnmatch_lines(["ERROR: --recall-epochs-from: *report.json ran each case once, so it settles no case*"])
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_no_doc_example_runs_every_bundled_case() -> None:
+    """``pytest cases`` in the clone collects all the bundled suites (2,494 sessions): examples name one suite."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    whole = [
+        f"{page.name}:{number}"
+        for page in pages
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"\bpytest cases(\s|$)", line)
+    ]
+    assert whole == []

@@ -244,11 +244,17 @@ def _epoch_choice(path: Path | None, epochs: int) -> EpochChoice | None:
 
     try:
         sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
-        return EpochChoice(path, sha256, settled_cases(load_report(path)))
+        baseline = load_report(path)
     except OSError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: {exc}; give the report of an earlier run") from None
+    if (baseline.get("epochs") or 1) < 2:
+        raise pytest.UsageError(
+            f"--recall-epochs-from: {path} ran each case once, so it settles no case: "
+            "give the report of a run with --recall-epochs=N above 1"
+        )
+    return EpochChoice(path, sha256, settled_cases(baseline))
 
 
 def _shard(read: OptionReader) -> tuple[int, int] | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
+from pytest_recall.reporting.protocol import PROTOCOL_KEY
 from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
@@ -16,6 +17,7 @@ def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) 
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
     lines = [verdict_line(report), *warning_lines(report, summaries)]
     lines += _trust_lines(report)
+    lines += epochs_from_line(report, summaries)
     if (stopped := stop_line(report)) is not None:
         lines.append(f"  {stopped}")
     lines += [f"  {line}" for line in rate_limit_lines(report)]
@@ -91,7 +93,7 @@ def warning_lines(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -
     control = report.get("control")
     if isinstance(control, Mapping) and control.get("mcp_leaked"):
         lines.append(f"  {MCP_LEAK_WARNING.format(score=control.get('score') or 0)}")
-    return lines + failure_lines(summaries)
+    return lines + epochs_from_warning(report, summaries) + failure_lines(summaries)
 
 
 # Said when the no-memory control of a --recall-mcp run scored above 0: it cannot have remembered anything.
@@ -264,6 +266,41 @@ def _lift_words(lift: Mapping[str, Any] | None, level: int) -> str:
         f"; lift decided after {lift['decided_after']} of {lift['n_pairs']} pairs: memory {side} than its "
         f"control at {level}% (mean difference {lift['estimate']:+.3f} over {lift['n_fed']} pairs)"
     )
+
+
+def _epochs_from(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> tuple[int, int, int] | None:
+    """With ``--recall-epochs-from``: how many cases the baseline settled, this run's cases that ran once
+    because it settled them, and this run's cases."""
+    chosen = ((report.get(PROTOCOL_KEY) or {}).get("run") or {}).get("epochs_from")
+    if not isinstance(chosen, Mapping):
+        return None
+    runs: dict[tuple[object, object], int] = {}
+    for summary in summaries:
+        if not summary.control:
+            runs[(summary.suite, summary.id)] = runs.get((summary.suite, summary.id), 0) + 1
+    once = sum(1 for count in runs.values() if count == 1)
+    return int(chosen.get("settled") or 0), once, len(runs)
+
+
+def epochs_from_line(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+    """How many cases ran once because the baseline settled them, so pass@k is not read as k runs of each."""
+    given = _epochs_from(report, summaries)
+    if given is None or given[1] == 0:
+        return []
+    settled, once, total = given
+    return [f"  epochs from a baseline: {once} of {counted(total, 'case')} ran once, settled by it ({settled} settled)"]
+
+
+def epochs_from_warning(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+    """A baseline that settled none of this run's cases (another suite's report) chose nothing: said, even
+    under ``-q``."""
+    given = _epochs_from(report, summaries)
+    if given is None or given[1] or not given[2]:
+        return []
+    return [
+        f"  WARNING: --recall-epochs-from: the baseline settled {counted(given[0], 'case')}, none of them in this "
+        "run (a report of another suite?): every case ran every epoch"
+    ]
 
 
 def _trust_lines(report: Mapping[str, Any]) -> list[str]:
