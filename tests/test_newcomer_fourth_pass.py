@@ -254,3 +254,15 @@ def test_no_doc_example_runs_every_bundled_case() -> None:
         if re.search(r"\bpytest cases(\s|$)", line)
     ]
     assert whole == []
+
+
+def test_the_one_line_verdict_says_the_run_was_decided_early() -> None:
+    from pytest_recall.reporting.summary import verdict_line
+
+    stop = {"decided_after": 486, "n_cases": 600, "n_not_run": 114}
+    report = {"score": 0.737, "threshold": 0.7, "passed": True, "n_passed": 358, "n_total": 486, "stop": stop}
+
+    assert verdict_line(report) == (
+        "recall: PASSED  score 0.737  (threshold 0.7)  358/486 cases passed; "
+        "decided after 486 of 600 cases, 114 not run"
+    )

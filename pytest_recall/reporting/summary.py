@@ -187,7 +187,16 @@ def verdict_line(report: Mapping[str, Any]) -> str:
             if report.get("n_collection_errors")
             else ""
         )
+        + _stopped_words(report.get("stop"))
     )
+
+
+def _stopped_words(stop: Any) -> str:
+    """``--recall-stop=decided`` that stopped early, on the verdict line itself: ``-q`` keeps only that line,
+    and a score over 486 of 600 cases must not read as one over all 600."""
+    if not isinstance(stop, Mapping) or stop.get("decided_after") is None:
+        return ""
+    return f"; decided after {stop['decided_after']} of {stop['n_cases']} cases, {stop['n_not_run']} not run"
 
 
 def error_lines(summaries: Sequence[CaseSummary]) -> list[str]:
