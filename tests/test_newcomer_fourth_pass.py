@@ -266,3 +266,12 @@ def test_the_one_line_verdict_says_the_run_was_decided_early() -> None:
         "recall: PASSED  score 0.737  (threshold 0.7)  358/486 cases passed; "
         "decided after 486 of 600 cases, 114 not run"
     )
+
+
+def test_an_agent_over_an_empty_folder_is_told_how_to_name_a_suite(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(f"--recall-cmd={sys.executable} -c pass", "-p", "no:cacheprovider")
+
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        [f'recall: no case folder under {pytester.path}; name a suite folder: pytest "$(pytest-recall suite *'],
+    )

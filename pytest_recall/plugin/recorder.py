@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.checks import NAME_A_SUITE
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import BUDGET_REASON
 from pytest_recall.plugin.junit import add_run_properties, is_case_figure, place_case_figures, shorten_failure
@@ -50,6 +51,7 @@ class Recorder:
         self.outputs = run_config.outputs
         self.max_cost_usd = run_config.scale_out.max_cost_usd
         self.resume_path = run_config.scale_out.resume_path
+        self.found_nothing = False
         # Records --recall-resume reused instead of running their case, told from the ones it read.
         self.resumed: set[str] = set()
         self.command = run_config.command
@@ -162,6 +164,8 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        # An agent to measure and no case found: pytest's "no tests ran" alone leaves a newcomer in an empty folder.
+        self.found_nothing = exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and bool(self.command.argv)
         if not self.records and not self.unrecorded_failures and not (interrupted and self.command.argv):
             # No case ran and nothing was cut short: this was not a recall run.
             return
@@ -215,6 +219,9 @@ class Recorder:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The verdict in colour; ``-q`` keeps the verdict, the warnings and the errors, ``-qq`` the verdict alone."""
         if self.report is None:
+            if self.found_nothing:
+                here = self.config.invocation_params.dir
+                terminalreporter.write_line(f"recall: no case folder under {here}; {NAME_A_SUITE}", yellow=True)
             return
         verbosity = self.config.get_verbosity()
         verdict, *details = format_summary(self.report, self.summaries)
