@@ -275,3 +275,29 @@ def test_an_agent_over_an_empty_folder_is_told_how_to_name_a_suite(pytester: pyt
     result.stdout.fnmatch_lines(
         [f'recall: no case folder under {pytester.path}; name a suite folder: pytest "$(pytest-recall suite *'],
     )
+
+
+def test_compare_says_why_a_large_category_drop_is_no_verdict(tmp_path: Path) -> None:
+    from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.reporting.merge import report_of_rows
+
+    def report(name: str, closing: float) -> Path:
+        records = [
+            {"id": f"q{i}", "suite": "s", "nodeid": f"s/q{i}::recall", "score": closing if i == 0 else 1.0,
+             "category": "closing_balance" if i == 0 else "recall", "error": None, "epoch": 1, "control": False,
+             "duration_s": 1.0, "cost_usd": None, "content_hash": f"h{i}", "steps": []}
+            for i in range(8)
+        ]  # fmt: skip
+        write_json_atomic(tmp_path / name, report_of_rows(records, threshold=0.5, command="agent"))
+        return tmp_path / name
+
+    result = pytest_recall("compare", report("base.json", 1.0), report("new.json", 0.0))
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("closing_balance") and "-100.0" in line for line in lines), lines
+    assert lines[-2:] == [
+        "No verdict from 8 paired cases: at alpha 0.05 a paired test needs at least 6 cases moving the same way, "
+        "and none the other, to call a change; 1 went down and 0 up, and a category's row is never the verdict",
+        "Verdict: no significant change (-12.5 points, p = 1.000).",
+    ]
