@@ -301,3 +301,35 @@ def test_compare_says_why_a_large_category_drop_is_no_verdict(tmp_path: Path) ->
         "and none the other, to call a change; 1 went down and 0 up, and a category's row is never the verdict",
         "Verdict: no significant change (-12.5 points, p = 1.000).",
     ]
+
+
+def fenced(page: Path, info: str) -> str:
+    """The body of the one fenced block of ``page`` whose info string is ``info``."""
+    blocks = re.findall(rf"^```{re.escape(info)}\n(.*?)^```$", page.read_text(encoding="utf-8"), re.M | re.S)
+    assert len(blocks) == 1, f"{page.name} holds {len(blocks)} blocks marked {info!r}"
+    return str(blocks[0])
+
+
+def test_the_readmes_starter_agent_remembers_through_its_scope(recall_suite: RecallSuite) -> None:
+    agent = fenced(REPO / "README.md", "python my_agent.py")
+    assert len([line for line in agent.splitlines() if line.strip()]) <= 16, "a starter, not a framework"
+    (recall_suite.pytester.path / "my_agent.py").write_text(agent, encoding="utf-8")
+    suite = recall_suite.copy_seed_suite()
+
+    result = recall_suite.run(suite, "-k", "case_01 or case_03", command="python my_agent.py")
+
+    # case_01's answer is the last amount of its table, which the toy keeps; case_03 needs arithmetic.
+    result.assert_outcomes(passed=1, failed=1)
+    assert recall_suite.records()["case_01"]["steps"][0]["memory"], "step 1 kept nothing in RECALL_SCOPE_DIR"
+
+
+@pytest.mark.parametrize("benchmark", ["longmemeval", "locomo"])
+def test_the_documented_import_records_import_as_written(tmp_path: Path, benchmark: str) -> None:
+    record = json.loads(fenced(REPO / "docs" / "public-benchmarks.md", f"json {benchmark}-record"))
+    source = tmp_path / f"{benchmark}.json"
+    source.write_text(json.dumps([record]), encoding="utf-8")
+
+    done = cli("import", benchmark, source, "--out", tmp_path / "suite")
+
+    assert done.returncode == 0, done.stderr
+    assert "imported 1 " in done.stdout
