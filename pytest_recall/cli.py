@@ -267,6 +267,7 @@ def _judge_audit(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from pytest_recall.cases.model import CaseError
+    from pytest_recall.reporting.wording import counted
     from pytest_recall.scoring.judge_audit import (
         AuditItem,
         audit_items,
@@ -303,7 +304,7 @@ def _judge_audit(args: argparse.Namespace) -> int:
 
     with ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="recall-judge-audit") as pool:
         table = audit_table(list(zip(items, pool.map(score, items), strict=True)), bound=args.gaming_bound)
-    print(f"judge-audit: {shlex.join(argv)} on {len(questions)} questions of {args.suite}")
+    print(f"judge-audit: {shlex.join(argv)} on {counted(len(questions), 'question')} of {args.suite}")
     print("\n".join(audit_lines(table, args.gaming_bound)))
     if args.json:
         document = {"judge": args.judge_cmd, "bound": args.gaming_bound, "flagged": flagged(table), "table": table}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -333,3 +334,29 @@ def test_the_documented_import_records_import_as_written(tmp_path: Path, benchma
 
     assert done.returncode == 0, done.stderr
     assert "imported 1 " in done.stdout
+
+
+def test_small_things_read_as_a_person_would_write_them(tmp_path: Path) -> None:
+    from pytest_recall.cases.command_paths import resolve_command_paths
+    from pytest_recall.reporting.card import results_card
+    from pytest_recall.reporting.failure import verdict_report
+
+    failure = verdict_report({"score": 2 / 9, "reason": "mean of epochs", "reported": None}, {"answer": "1.00"})
+    assert failure.splitlines()[:3] == ["scored 0.222: mean of epochs", "  expected: '1.00'", "  reported: no answer"]
+
+    (tmp_path / "forgetful.py").write_text("", encoding="utf-8")
+    resolved = resolve_command_paths(("./forgetful.py", "--fast"), str(tmp_path))[1]
+    assert resolved == (("./forgetful.py", str(tmp_path / "forgetful.py")),), "the header names what it made absolute"
+
+    report = {"score": 0.875, "passed": True, "threshold": 0.5, "n_scored": 8, "latency_ms_median": 40}
+    card = results_card(report)
+    assert "**Score 87.5%: PASSED at threshold 50.0%**" in card
+    assert "| 0.04 s |" in card, card
+
+
+@pytest.mark.parametrize(
+    "left", ["llm-fake/keys.json", "mcp/node_modules/x", "memory.json", "abilities-small/a", "mcp.json"]
+)
+def test_what_the_recipes_leave_in_the_clone_is_ignored_by_git(left: str) -> None:
+    done = subprocess.run(["git", "-C", str(REPO), "check-ignore", "-q", left], check=False)
+    assert done.returncode == 0, f"{left} would show as untracked after a docs recipe"
