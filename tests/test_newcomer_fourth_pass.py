@@ -360,3 +360,23 @@ def test_small_things_read_as_a_person_would_write_them(tmp_path: Path) -> None:
 def test_what_the_recipes_leave_in_the_clone_is_ignored_by_git(left: str) -> None:
     done = subprocess.run(["git", "-C", str(REPO), "check-ignore", "-q", left], check=False)
     assert done.returncode == 0, f"{left} would show as untracked after a docs recipe"
+
+
+def test_the_page_tells_a_rate_limited_case_from_forgetting_and_a_measurement_from_a_pass(
+    recall_suite: RecallSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recall_suite.add("remembers", ["remember 12345.67", "recall"])
+    recall_suite.add("limited", ["remember 2.25", "recall"], "2.25")
+    html = recall_suite.pytester.path / "page.html"
+    with FakeModelServer("plain", rate_limit=RateLimitStretch(after=2, seconds=600, retry_after=1)) as server:
+        monkeypatch.setenv("RECALL_TEST_MODEL_URL", server.base_url)
+        recall_suite.run(
+            "--recall-rate-limit-attempts=1", "--recall-threshold=0", f"--recall-html={html}",
+            command=recall_suite.agent("model_caller"),
+        )  # fmt: skip
+
+    assert [record["outcome"] for record in recall_suite.records().values()].count("rate_limited") == 1
+    page = html.read_text(encoding="utf-8")
+    assert '<div class="badge">MEASURED</div>' in page and "Threshold 0: this run measures" in page
+    rows = json.loads(re.search(r'<script type="application/json" id="recall-rows">(.*?)</script>', page, re.S)[1])
+    assert sorted(row[1] for row in rows) == ["PASS 1.00", "RATE LIMITED"]
