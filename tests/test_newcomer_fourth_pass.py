@@ -380,3 +380,17 @@ def test_the_page_tells_a_rate_limited_case_from_forgetting_and_a_measurement_fr
     assert '<div class="badge">MEASURED</div>' in page and "Threshold 0: this run measures" in page
     rows = json.loads(re.search(r'<script type="application/json" id="recall-rows">(.*?)</script>', page, re.S)[1])
     assert sorted(row[1] for row in rows) == ["PASS 1.00", "RATE LIMITED"]
+
+
+def test_no_memory_figures_are_printed_over_cases_whose_agent_never_ran(recall_suite: RecallSuite) -> None:
+    recall_suite.add("remembers", ["remember 12345.67", "recall"])
+    config = recall_suite.pytester.path / "mcp.json"
+    entry = {"command": sys.executable, "args": [str(LEAKY_SERVER), "{scope}/store.txt"]}
+    config.write_text(json.dumps({"mcpServers": {"memory": entry}}), encoding="utf-8")
+    missing_cli = f"{sys.executable} -c \"import sys; sys.exit('recall-claude: cannot find claude on PATH')\""
+
+    result = recall_suite.run(f"--recall-mcp={config}", "--recall-answer-judge=contains", command=missing_cli)
+
+    assert recall_suite.records()["remembers"]["outcome"] == "agent_failed"
+    result.stdout.no_fnmatch_line("*memory (MCP tap)*")
+    result.stdout.no_fnmatch_line("*evidence recall*")
