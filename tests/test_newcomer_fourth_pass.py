@@ -215,31 +215,49 @@ def test_compare_lists_only_real_protocol_differences_with_hashes_cut_short(tmp_
     ]
 
 
+def baseline(path: Path, epochs: int) -> Path:
+    """A report in which ``suite/steady`` scored 1 in each of ``epochs`` epochs, as an earlier run writes it."""
+    from pytest_recall.reporting.files import write_json_atomic
+    from pytest_recall.reporting.merge import report_of_rows
+
+    records = [
+        {"id": "steady", "suite": "suite", "nodeid": f"suite/steady::recall[epoch{epoch}]", "category": "recall",
+         "score": 1.0, "error": None, "epoch": epoch, "control": False, "duration_s": 1.0, "cost_usd": None,
+         "content_hash": "h", "steps": []}
+        for epoch in range(1, epochs + 1)
+    ]  # fmt: skip
+    write_json_atomic(path, report_of_rows(records, threshold=0.5, command="agent"))
+    return path
+
+
+@pytest.mark.parametrize("suite", ["suite", "other"])
 def test_epochs_from_says_how_many_cases_its_baseline_settled_and_warns_when_none_are_this_runs(
-    recall_suite: RecallSuite,
+    recall_suite: RecallSuite, suite: str
 ) -> None:
-    recall_suite.add("steady", ["remember 12345.67", "recall"])
-    recall_suite.add("elsewhere", ["remember 12345.67", "recall"], suite="other")
-    baseline = recall_suite.pytester.path / "baseline.json"
-    recall_suite.run(recall_suite.root / "suite", "--recall-epochs=2", f"--recall-report={baseline}", report=False)
+    recall_suite.add("steady", ["remember 12345.67", "recall"], suite=suite)
+    chosen = baseline(recall_suite.pytester.path / "baseline.json", epochs=2)
 
-    same = recall_suite.run(recall_suite.root / "suite", "--recall-epochs=3", f"--recall-epochs-from={baseline}")
-    other = recall_suite.run(recall_suite.root / "other", "--recall-epochs=2", f"--recall-epochs-from={baseline}", "-q")
+    # The count is a detail of the summary; the warning stays under -q.
+    quiet = ["-q"] if suite == "other" else []
+    result = recall_suite.run("--recall-epochs=2", f"--recall-epochs-from={chosen}", *quiet)
 
-    same.stdout.fnmatch_lines(["*epochs from a baseline: 1 of 1 case ran once, settled by it (1 settled)"])
-    other.stdout.fnmatch_lines(
-        ["*WARNING: --recall-epochs-from: the baseline settled 1 case, none of them in this run (a report of another*"]
-    )
+    said = {
+        "suite": "*epochs from a baseline: 1 of 1 case ran once, settled by it (1 settled)",
+        "other": "*WARNING: --recall-epochs-from: the baseline settled 1 case, none of them in this run (a report of*",
+    }
+    result.stdout.fnmatch_lines([said[suite]])
 
 
 def test_epochs_from_a_one_epoch_baseline_is_refused(recall_suite: RecallSuite) -> None:
     recall_suite.add("steady", ["remember 12345.67", "recall"])
-    recall_suite.run().assert_outcomes(passed=1)
+    chosen = baseline(recall_suite.pytester.path / "baseline.json", epochs=1)
 
-    again = recall_suite.run("--recall-epochs=2", f"--recall-epochs-from={recall_suite.report_path}")
+    again = recall_suite.run("--recall-epochs=2", f"--recall-epochs-from={chosen}")
 
     assert again.ret == pytest.ExitCode.USAGE_ERROR
-    again.stderr.fnmatch_lines(["ERROR: --recall-epochs-from: *report.json ran each case once, so it settles no case*"])
+    again.stderr.fnmatch_lines(
+        ["ERROR: --recall-epochs-from: *baseline.json ran each case once, so it settles no case*"]
+    )
 
 
 REPO = Path(__file__).resolve().parent.parent
