@@ -267,6 +267,7 @@ def _judge_audit(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from pytest_recall.cases.model import CaseError
+    from pytest_recall.reporting.wording import counted
     from pytest_recall.scoring.judge_audit import (
         AuditItem,
         audit_items,
@@ -303,7 +304,7 @@ def _judge_audit(args: argparse.Namespace) -> int:
 
     with ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="recall-judge-audit") as pool:
         table = audit_table(list(zip(items, pool.map(score, items), strict=True)), bound=args.gaming_bound)
-    print(f"judge-audit: {shlex.join(argv)} on {len(questions)} questions of {args.suite}")
+    print(f"judge-audit: {shlex.join(argv)} on {counted(len(questions), 'question')} of {args.suite}")
     print("\n".join(audit_lines(table, args.gaming_bound)))
     if args.json:
         document = {"judge": args.judge_cmd, "bound": args.gaming_bound, "flagged": flagged(table), "table": table}
@@ -323,14 +324,16 @@ def _rejudge(args: argparse.Namespace) -> int:
     report = _load_reports([args.report])[0]
     total = len(report["cases"])
     if len(unjudgeable := not_kept(report)) == total:
-        raise BadInput([missing_line(unjudgeable, total) or f"{args.report} holds no case to re-judge"])
+        raise BadInput(
+            [missing_line(unjudgeable, total, report.get("run_mode")) or f"{args.report} holds no case to re-judge"]
+        )
     result = rejudge(
         report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers, samples=args.judge_samples
     )
     sampled = f", {args.judge_samples} samples each (the majority; a tie fails)" if args.judge_samples > 1 else ""
     print(f"rejudge: {total - len(result['not_kept'])} answers of {args.report} by {len(judges)} judges{sampled}")
     print("\n".join(format_panel(result["table"])))
-    missing = missing_line(result["not_kept"], total)
+    missing = missing_line(result["not_kept"], total, report.get("run_mode"))
     if missing is not None:
         print(f"  {missing}")
     if args.output:

@@ -272,4 +272,4 @@ def test_a_run_with_a_judge_script_in_either_documented_form_runs(recall_suite: 
         f"--recall-judge-cmd={value}", "--recall-free-form-judge=llm", command=str(agent), report=False
     )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
-    result.stdout.fnmatch_lines(["*LLM judge: 1 answers judged*"])
+    result.stdout.fnmatch_lines(["*LLM judge: 1 answer judged*"])

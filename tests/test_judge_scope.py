@@ -141,7 +141,7 @@ def test_the_report_section_counts_errors_apart_and_lists_each_disagreement() ->
         {"case": "s/b", "kind": "money", "deterministic": False, "llm": True}
     ]
     lines = judge_summary_lines({"llm_judge": section})
-    assert "5 answers judged (1 cached), 1 judge errors (not agent failures); cost $0.0200" in lines[0]
+    assert "5 answers judged (1 cached), 1 judge error (not agent failures); cost $0.0200" in lines[0]
     assert lines[-1] == "    disagree: s/b (money): built-in judge fail, LLM judge pass"
     assert judge_section([summary_of_row(records[-1])]) == {}
 

@@ -20,6 +20,8 @@ import pytest
 from mcp_servers import LEAKY_SERVER as SERVER
 from mcp_servers import RECALL_MCP_REMEMBER as RECALL_MCP
 
+from pytest_recall.plugin.junit import parse_figures_block
+
 NOTEBOOK = str(Path(sys.executable).with_name("recall-notebook"))
 
 
@@ -68,7 +70,8 @@ def test_the_memory_arm_writes_then_reads_and_the_report_says_so(recall_suite: A
     tree = ElementTree.parse(recall_suite.pytester.path / "junit.xml")
     properties = {item.get("name"): item.get("value") for item in tree.iter("property")}
     assert properties["recall_memory_unused_cases"] == "0" and properties["recall_memory_evidence_recall"] == "1.0"
-    assert properties["recall_memory_reads_last"] == "1" and properties["recall_memory_unused"] == "false"
+    figures = parse_figures_block(next(tree.iter("system-out")).text or "")
+    assert figures["recall_memory_reads_last"] == "1" and figures["recall_memory_unused"] == "false"
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from processes import start_killable_run, wait_for
 
-from pytest_recall.plugin.runlog import ResumeIndex, RunLog, load_records
+from pytest_recall.plugin.runlog import ResumeIndex, RunLog, case_key, load_records
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.merge import report_of_rows
 from pytest_recall.reporting.transcripts import prompt_reference
@@ -352,7 +352,8 @@ def test_the_index_holds_where_each_record_is_and_reads_it_back_when_the_case_is
         local = ResumeIndex.from_handoff(index.handoff(same_host=True))
         for resumed in (index, local, remote):
             for record in records:
-                taken = resumed.take(record["nodeid"], record["content_hash"], COMMAND, mode)
+                key = case_key(record["suite"], record["id"], record["nodeid"])
+                taken = resumed.take(key, record["content_hash"], COMMAND, mode)
                 assert taken is not None and taken.as_json() == record
                 assert resumed.holds(record)
             assert not resumed.holds({**records[0], "reason": "another"})

@@ -40,6 +40,13 @@ def raw_cases(path: Path) -> list[dict[str, Any]]:
     return cases
 
 
+def key_of(record: dict[str, Any]) -> str:
+    """The key a resume finds a record by: its suite, case id and item, whatever the rootdir."""
+    from pytest_recall.plugin.runlog import case_key
+
+    return case_key(record["suite"], record["id"], str(record["nodeid"]))
+
+
 def test_the_run_mode_is_written_once_and_every_reader_puts_it_back(tmp_path: Path) -> None:
     records = [{**synthetic_record(i), "run_mode": MODE} for i in range(1, 6)]
     records[2] = {**records[2], "run_mode": OTHER}  # a case of another run, as in a merge
@@ -96,7 +103,7 @@ def test_resume_from_a_version_2_report_finds_its_cases_with_their_mode_and_comm
     assert len(index) == 3
     again = ResumeIndex.from_handoff(index.handoff(same_host=False))
     for resumed in (index, again):
-        taken = resumed.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
+        taken = resumed.take(key_of(records[0]), str(records[0]["content_hash"]), COMMAND, MODE)
         assert taken is not None
         assert taken.run_mode == MODE and taken.command == COMMAND
 
@@ -116,7 +123,7 @@ def test_resume_from_a_version_1_report_finds_its_cases_with_their_own_mode_and_
     assert "run_mode" in raw_cases(path)[0] and "command" in raw_cases(path)[0]
     index = ResumeIndex.load(path)
     assert len(index) == 3
-    taken = index.take(str(records[0]["nodeid"]), str(records[0]["content_hash"]), COMMAND, MODE)
+    taken = index.take(key_of(records[0]), str(records[0]["content_hash"]), COMMAND, MODE)
     assert taken is not None and taken.run_mode == MODE and taken.command == COMMAND
 
 
@@ -142,7 +149,7 @@ def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in
     assert streamed is not None
     index = ResumeIndex.load(path)
     handed = ResumeIndex.from_handoff(index.handoff(same_host=False))
-    taken = [handed.take(str(r["nodeid"]), str(r["content_hash"]), COMMAND, MODE) for r in records]
+    taken = [handed.take(key_of(r), str(r["content_hash"]), COMMAND, MODE) for r in records]
     resumed = [record.as_json() for record in taken if record is not None]
     for cases in (load_report(path)["cases"], list(streamed["cases"]), resumed):
         assert cases == records

@@ -23,7 +23,7 @@ from typing import Any
 
 from pytest_recall.reporting.judge_rows import case_name, deterministic_score
 from pytest_recall.reporting.judge_section import prompts_sha256
-from pytest_recall.reporting.records import CaseRecord
+from pytest_recall.reporting.records import CaseRecord, judges_both
 from pytest_recall.scoring.judge_panel import PanelCase, majority_reason, panel_table, sample_majority
 from pytest_recall.scoring.judge_scope import judge_cache_key
 from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
@@ -167,13 +167,17 @@ def not_kept(report: Mapping[str, Any]) -> list[str]:
     return [case_name(record) for record in records if record.judge_request is None]
 
 
-def missing_line(not_kept: Sequence[str], total: int) -> str | None:
-    """One line naming the cases that cannot be re-judged, or None when every case can."""
+def missing_line(not_kept: Sequence[str], total: int, run_mode: Mapping[str, Any] | None = None) -> str | None:
+    """One line naming the cases that cannot be re-judged, or None when every case can; for a run without
+    ``--recall-judge-both`` (its exact answers kept no request) it names that flag, the usual cause."""
     if not not_kept:
         return None
     named = ", ".join(not_kept[:NAMED_MISSING])
     more = f" and {len(not_kept) - NAMED_MISSING} more" if len(not_kept) > NAMED_MISSING else ""
-    return (
-        f"{len(not_kept)} of {total} cases kept no answer to judge and cannot be re-judged "
-        f"(a report from before kept answers, an agent failure, or a kind no judge takes): {named}{more}"
+    why = (
+        "a report from before kept answers, an agent failure, or a kind no judge takes"
+        if judges_both(run_mode)
+        else "the run had no --recall-judge-both, so only free-form answers were kept for a judge: run it again "
+        "with --recall-judge-cmd=CMD --recall-judge-both"
     )
+    return f"{len(not_kept)} of {total} cases kept no answer to judge and cannot be re-judged ({why}): {named}{more}"

@@ -33,9 +33,9 @@ def resolve_command_paths(
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """The command with its relative paths made absolute against ``base`` (the working folder by default).
 
-    Also returns each later argument that was resolved, with what it became:
-    a program named by a path is plainly a path; a later argument is the trap
-    worth naming. The value of ``--opt=value`` is resolved as an argument.
+    Also returns each word that was resolved, with what it became, the program
+    (``./forgetful.py``) as well as a later argument, so the header can say where
+    each now points. The value of ``--opt=value`` is resolved as an argument.
     """
     here = os.getcwd() if base is None else base
     resolved: list[tuple[str, str]] = []
@@ -49,7 +49,7 @@ def resolve_command_paths(
             words.append(word)
             continue
         absolute = absolute_word(value, here, program=index == 0)
-        if index > 0 and absolute != value:
+        if absolute != value:
             resolved.append((value, absolute))
         words.append(prefix + absolute)
     return tuple(words), tuple(resolved)

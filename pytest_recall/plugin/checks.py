@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from pytest_recall.cases.command_paths import resolve_command_paths
 from pytest_recall.plugin.config import RunConfig
 
 __all__ = [
+    "check_adapter_cli",
     "check_command_starts",
     "check_mcp_agent",
     "check_mcp_servers",
@@ -208,3 +209,36 @@ def check_mcp_agent(argv: tuple[str, ...]) -> None:
                 f"--recall-mcp cannot be used with {program}: {adapter.mcp_refusal}; drop --recall-mcp, "
                 "or measure the servers through recall-claude or recall-codex"
             )
+
+
+def check_adapter_cli(argv: tuple[str, ...], run_env: Sequence[tuple[str, str | None]] = ()) -> None:
+    """An adapter whose CLI is missing would exit 127 in every case, and the memory figures would then
+    blame retrieval: refused before any case runs, as a missing ``--recall-cmd`` is.
+
+    The CLI is looked for as the adapter will look: ``$<BIN_VARIABLE>`` (from ``--recall-env`` or this
+    environment) or its name on PATH; for ``recall-acp``, the command after ``--``.
+    """
+    __tracebackhide__ = True
+    from pytest_recall.agents.adapters import acp, all_adapters
+
+    program = os.path.basename(argv[0])
+    if program == acp.ADAPTER.script:
+        after = argv[argv.index("--") + 1 :] if "--" in argv else ()
+        if after and "{" not in after[0] and shutil.which(after[0]) is None:
+            raise pytest.UsageError(
+                f"--recall-cmd: {program} runs {after[0]!r}, which was not found on PATH; "
+                "install that agent CLI or give its full path after --"
+            )
+        return
+    adapter = next((adapter for adapter in all_adapters() if adapter.script == program), None)
+    if adapter is None:
+        return
+    given = dict(run_env)
+    override = given[adapter.bin_variable] if adapter.bin_variable in given else os.environ.get(adapter.bin_variable)
+    if override and "{" in override:
+        return
+    if shutil.which(override or adapter.cli) is None:
+        where = f"{adapter.bin_variable}={override}" if override else f"{adapter.cli!r} on PATH"
+        raise pytest.UsageError(
+            f"--recall-cmd: {program} cannot find {where}; install {adapter.package} or set {adapter.bin_variable}"
+        )

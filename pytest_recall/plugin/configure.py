@@ -267,6 +267,11 @@ def _epoch_choice(path: Path | None, epochs: int, ci_width: float | None) -> Epo
         raise pytest.UsageError(f"--recall-epochs-from: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: {exc}; give the report of an earlier run") from None
+    if (report.get("epochs") or 1) < 2:
+        raise pytest.UsageError(
+            f"--recall-epochs-from: {path} ran each case once, so it settles no case: "
+            "give the report of a run with --recall-epochs=N above 1"
+        )
     if ci_width is None:
         return EpochChoice(path, sha256, settled_cases(report))
     try:

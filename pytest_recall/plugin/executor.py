@@ -23,7 +23,7 @@ import pytest
 from pytest_recall.cases.model import Case, CaseError
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.plugin.config import RunConfig, ScaleOut
-from pytest_recall.plugin.runlog import ResumeIndex
+from pytest_recall.plugin.runlog import ResumeIndex, case_key
 from pytest_recall.plugin.sandbox_setup import session_sandbox
 from pytest_recall.plugin.stop import StopSignal
 from pytest_recall.reporting import CaseRecord
@@ -146,11 +146,15 @@ class CaseExecutor:
         record = self._stored(item)
         if record is not None:
             self._position.pop(item.nodeid, None)
+            # Stored under another rootdir, it stands in this run's report under this run's node id.
+            record = replace(record, nodeid=item.nodeid)
         return record
 
     def _stored(self, item: RunnableItem) -> CaseRecord | None:
         assert self.resume is not None
-        return self.resume.take(item.nodeid, self.effective_case(item.case).content_hash, self.command, self.run_mode)
+        case = self.effective_case(item.case)
+        key = case_key(case.suite, case.case_id, item.nodeid)
+        return self.resume.take(key, case.content_hash, self.command, self.run_mode)
 
     def _starts_ahead(self, item: RunnableItem) -> bool:
         """Whether a case ahead is to start now: not in flight, within budget, and not resumed

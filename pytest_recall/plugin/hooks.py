@@ -13,7 +13,7 @@ from pytest_recall.cases.mcp_stores import unscoped_store_lines
 from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
 from pytest_recall.cases.traptask import is_trap_task_dir
 from pytest_recall.plugin import hookspecs
-from pytest_recall.plugin.checks import check_command_starts, check_mcp_agent, check_suite_arguments
+from pytest_recall.plugin.checks import check_adapter_cli, check_command_starts, check_mcp_agent, check_suite_arguments
 from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.configure import read_run_config
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor, session_settings
@@ -86,6 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if run_config.command.argv:
             check_suite_arguments(config)
             check_command_starts(run_config.command.argv)
+            check_adapter_cli(run_config.command.argv, run_config.isolation.env)
             if run_config.isolation.mcp_servers:
                 check_mcp_agent(run_config.command.argv)
         for judge_argv in {run_config.llm_judge.argv, *(judge.argv for judge in run_config.llm_judge.panel)} - {()}:

@@ -24,7 +24,7 @@ from pytest_recall.cases.traptask import load_task_case, task_case_ids
 from pytest_recall.plugin.config import CONFIG_KEY, RunConfig
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, judge_only_refusal
-from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, entry_property, record_property
+from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, RESUMED_PROPERTY, entry_property, record_property
 from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
 from pytest_recall.scoring import DRAW_SEED, Verdict, case_draw_key, draw_key
 from pytest_recall.sessions import argv_prompt_problem
@@ -94,8 +94,10 @@ class CaseItem(pytest.Item):
             pytest.fail(FREE_NEEDS_JUDGE.format(case=self.reportinfo()[2]), pytrace=False)
         if self.outline.judge_only and executor.judging is None:
             pytest.fail(judge_only_refusal([(str(self.reportinfo()[2]), self.outline.judge_only)]), pytrace=False)
+        resumed = False
         try:
             stored = executor.stored(self)
+            resumed = stored is not None
             if stored is None:
                 stopped = executor.stops(self)
                 if stopped is not None:
@@ -115,6 +117,8 @@ class CaseItem(pytest.Item):
         if stored is not None:
             # Resumed (an earlier run paid for this verdict) or changed: reported as it stands.
             self._publish(stored)
+            if resumed:
+                self.user_properties.append((RESUMED_PROPERTY, True))
             return
         assert self.run is not None
         if self.run.error:
@@ -179,7 +183,7 @@ class CaseItem(pytest.Item):
         self.run = None
         self.record = None
         self._case = None
-        self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_PROPERTY]
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in (RECORD_PROPERTY, RESUMED_PROPERTY)]
 
     def forget(self) -> None:
         """Once the teardown report holds them, the per-case scalars are of no more use to the item."""

@@ -35,6 +35,8 @@ from pytest_recall.reporting import (
 # The first line of a testcase's <system-out> block of per-case figures under xunit2.
 FIGURES_HEADER = "[pytest-recall]"
 CASE_PROPERTY_NAMES = frozenset(f"recall_{name}" for name in JUNIT_CASE_FIELDS).union(JUNIT_JUDGE_PROPERTIES)
+# Per-case figures named by what a run has: each other judge's score (several judges), the MCP tap's use.
+CASE_PROPERTY_PREFIXES = ("recall_judge_", "recall_memory_")
 # Characters XML 1.0 cannot hold at all; an agent may print them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -90,17 +92,24 @@ def add_run_properties(config: pytest.Config, report: Mapping[str, Any]) -> None
             writer.add_global_property(name, value)
 
 
+def is_case_figure(name: object) -> bool:
+    """Whether a ``user_properties`` name is a case's JUnit figure, which xunit2 keeps out of ``<properties>``."""
+    return name in CASE_PROPERTY_NAMES or (isinstance(name, str) and name.startswith(CASE_PROPERTY_PREFIXES))
+
+
 def figures_block(properties: list[tuple[str, object]]) -> str:
     """The per-case figures as the xunit2 ``<system-out>`` block: a header, then ``name=value`` lines.
 
     Every field is always there, in a fixed order, empty when the record has
     no value, so a CI script can read it with a line split; a case the judge
-    command judged (``--recall-judge-cmd``) has its verdict's lines after them.
+    command judged (``--recall-judge-cmd``) has its verdict's lines after them,
+    then the figures only some runs have (other judges' scores, memory use).
     """
     given = {str(name): str(value) for name, value in properties}
     names = [f"recall_{name}" for name in JUNIT_CASE_FIELDS]
     if given.keys() & set(JUNIT_JUDGE_PROPERTIES):
         names += JUNIT_JUDGE_PROPERTIES
+    names += [name for name in given if name not in names]
     lines = [FIGURES_HEADER]
     for name in names:
         value = given.get(name, "")
@@ -131,10 +140,10 @@ def place_case_figures(config: pytest.Config, report: pytest.TestReport) -> None
     writers = [w for w in junit_writers(config) if getattr(w, "family", "xunit1") == "xunit2"]
     if not writers:
         return
-    figures = [(n, v) for n, v in report.user_properties if n in CASE_PROPERTY_NAMES]
+    figures = [(n, v) for n, v in report.user_properties if is_case_figure(n)]
     if not figures:
         return
-    report.user_properties = [(n, v) for n, v in report.user_properties if n not in CASE_PROPERTY_NAMES]
+    report.user_properties = [(n, v) for n, v in report.user_properties if not is_case_figure(n)]
     if report.when != "teardown":
         return
     for writer in writers:

@@ -493,8 +493,8 @@ SCALE_OUT_OPTIONS = (
     ),
     Option(
         "recall_resume",
-        "Resume from a run log (or a report): skip cases it already scored with the same node id, content and "
-        "command, and report their stored records as they are. A missing file resumes nothing.",
+        "Resume from a run log (or a report): skip cases it already scored with the same suite, case id, "
+        "content and command, and report their stored records as they are. A missing file resumes nothing.",
         metavar="PATH",
     ),
 )

@@ -20,18 +20,20 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.plugin.checks import NAME_A_SUITE
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import BUDGET_REASON
-from pytest_recall.plugin.junit import CASE_PROPERTY_NAMES, add_run_properties, place_case_figures, shorten_failure
+from pytest_recall.plugin.junit import add_run_properties, is_case_figure, place_case_figures, shorten_failure
 from pytest_recall.plugin.protocol_facts import ProtocolFacts
-from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, log_error_lines
-from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, received_record
+from pytest_recall.plugin.runlog import LOG_ERROR_PROPERTY, RESUME_KEY, log_error_lines
+from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, RESUMED_PROPERTY, received_record
 from pytest_recall.reporting import (
     CaseRecord,
     CaseSummary,
     RecordSpool,
     StreamedCases,
     build_report,
+    counted,
     error_lines,
     format_summary,
     html_chunks,
@@ -48,6 +50,10 @@ class Recorder:
         self.config = config
         self.outputs = run_config.outputs
         self.max_cost_usd = run_config.scale_out.max_cost_usd
+        self.resume_path = run_config.scale_out.resume_path
+        self.found_nothing = False
+        # Records --recall-resume reused instead of running their case, told from the ones it read.
+        self.resumed: set[str] = set()
         self.command = run_config.command
         # Written once at the top of the report; a case whose own differs keeps its own.
         self.run_mode = run_config.run_mode()
@@ -86,15 +92,20 @@ class Recorder:
         for name, value in properties:
             if name == LOG_ERROR_PROPERTY:
                 self.log_errors[str(value)] = self.log_errors.get(str(value), 0) + 1
-            elif name not in CASE_PROPERTY_NAMES:
+            elif not is_case_figure(name):
                 kept.append((name, value))
         if len(kept) != len(properties):
             report.user_properties = kept
 
     def _take_record(self, report: pytest.TestReport) -> None:
         received = received_record(report.user_properties)
-        if received is not None:
-            report.user_properties = [p for p in report.user_properties if p[0] != RECORD_PROPERTY]
+        resumed = any(name == RESUMED_PROPERTY for name, _ in report.user_properties)
+        if received is not None or resumed:
+            if received is not None and resumed:
+                # Every phase's report carries the record: a case counts once.
+                self.resumed.add(report.nodeid)
+            dropped = (RECORD_PROPERTY, RESUMED_PROPERTY)
+            report.user_properties = [p for p in report.user_properties if p[0] not in dropped]
         place_case_figures(self.config, report)
         if received is not None:
             record, text = received
@@ -153,6 +164,8 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        # An agent to measure and no case found: pytest's "no tests ran" alone leaves a newcomer in an empty folder.
+        self.found_nothing = exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and bool(self.command.argv)
         if not self.records and not self.unrecorded_failures and not (interrupted and self.command.argv):
             # No case ran and nothing was cut short: this was not a recall run.
             return
@@ -189,9 +202,26 @@ class Recorder:
             return "to resume, run again with --recall-log=FILE this time: a log keeps each case as it finishes"
         return f"to resume, run the same command again with --recall-resume={kept}"
 
+    def resume_line(self) -> tuple[str, bool] | None:
+        """How many of the records ``--recall-resume`` read it reused, and whether some went unused."""
+        index = self.config.stash.get(RESUME_KEY, None)
+        if index is None or not len(index):
+            return None
+        found = len(index)
+        reused = len(self.resumed)
+        line = f"resume: reused {reused} of {counted(found, 'scored record')} in {self.resume_path}"
+        if reused >= found:
+            return line, False
+        unused = found - reused
+        why = "its case changed, the command or run mode differs, or it was not selected"
+        return f"{line}; {unused} matched no case of this run ({why})", True
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         """The verdict in colour; ``-q`` keeps the verdict, the warnings and the errors, ``-qq`` the verdict alone."""
         if self.report is None:
+            if self.found_nothing:
+                here = self.config.invocation_params.dir
+                terminalreporter.write_line(f"recall: no case folder under {here}; {NAME_A_SUITE}", yellow=True)
             return
         verbosity = self.config.get_verbosity()
         verdict, *details = format_summary(self.report, self.summaries)
@@ -204,6 +234,9 @@ class Recorder:
             terminalreporter.write_line(line)
         for line in error_lines(self.summaries):
             terminalreporter.write_line(line, red=True)
+        resume = self.resume_line()
+        if resume is not None and (verbosity >= 0 or resume[1]):
+            terminalreporter.write_line(f"  {resume[0]}", yellow=resume[1])
         if self.report.get("interrupted"):
             terminalreporter.write_line(f"  {self.resume_hint()}", yellow=True)
         if self.not_started:

@@ -8,7 +8,7 @@ an exclusive ``flock``, so lines from different processes never interleave.
 A run killed at any point keeps every line written before the kill.
 
 A later run given the log with ``--recall-resume`` skips the cases it
-already scored (same node id, same content hash, same command) and reports
+already scored (same suite, case id and item, same content hash, same command) and reports
 their stored records as they are, so its report equals that of a run that
 was never interrupted.
 """
@@ -78,12 +78,24 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def case_key(suite: object, case_id: object, nodeid: str) -> str:
+    """What names a case's run whatever the rootdir: its suite, its id, and the item's name (epoch, control).
+
+    A node id alone changes with where pytest roots the run (``cases/s/c::recall`` in a clone
+    once an install adds a ``pyproject.toml`` above, ``s/c::recall`` before), and a resume keyed
+    on it ran every case again. A record without a suite (none this version writes) keeps its node id.
+    """
+    if not (isinstance(suite, str) and isinstance(case_id, str)):
+        return nodeid
+    return f"{suite}/{case_id}::{nodeid.rpartition('::')[2]}"
+
+
 def resume_key(row: Mapping[str, Any]) -> ResumeKey | None:
     """What decides whether a stored record still holds: the case, its content, the command, and the run mode."""
     nodeid, content_hash, command = row.get("nodeid"), row.get("content_hash"), row.get("command")
     if not (isinstance(nodeid, str) and isinstance(content_hash, str) and isinstance(command, str)):
         return None
-    return nodeid, content_hash, command, mode_key(row.get("run_mode"))
+    return case_key(row.get("suite"), row.get("id"), nodeid), content_hash, command, mode_key(row.get("run_mode"))
 
 
 def mode_key(run_mode: Any) -> str:
@@ -125,7 +137,7 @@ class ResumeIndex:
             return
         problem = record_problem(row)
         if problem is not None:
-            self.refused.append(f"resume refused the record of {key[0]}: {problem}; the case runs again")
+            self.refused.append(f"resume refused the record of {row.get('nodeid')}: {problem}; the case runs again")
             return
         # The command and mode repeat in every record: one shared string each.
         self._done[(key[0], key[1], sys.intern(key[2]), sys.intern(key[3]))] = place
@@ -190,14 +202,18 @@ class ResumeIndex:
         record = parse_line(self._line(place).encode("utf-8"))
         return with_shared(dict(record), self.shared) if record is not None else None
 
-    def take(self, nodeid: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> CaseRecord | None:
-        """The stored record of this very case, command and run mode, or None to run it."""
-        stored = self._stored((nodeid, content_hash, command, mode_key(run_mode)))
+    def take(self, key: str, content_hash: str, command: str, run_mode: Mapping[str, Any]) -> CaseRecord | None:
+        """The stored record of this very case (its :func:`case_key`), command and run mode, or None to run it."""
+        stored = self._stored((key, content_hash, command, mode_key(run_mode)))
         return None if stored is None else CaseRecord.from_json(stored)
 
     def holds(self, row: Mapping[str, Any]) -> bool:
+        """Whether this record is one the index holds, under whatever node id this run gave it."""
         key = resume_key(row)
-        return key is not None and key in self._done and self._stored(key) == dict(row)
+        if key is None or key not in self._done:
+            return False
+        stored = self._stored(key)
+        return stored is not None and {**stored, "nodeid": row.get("nodeid")} == dict(row)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -30,6 +30,8 @@ from pytest_recall.sessions import SharedVerdicts, remove_agent_tree
 
 # The user property that carries a case's record from the item to the recorder.
 RECORD_PROPERTY = "recall_record"
+# Beside the record when ``--recall-resume`` reused it rather than running the case: the recorder counts them.
+RESUMED_PROPERTY = "recall_resumed"
 
 # The resumable records the controller read.
 RESUME_INPUT = "recall_resume_index"

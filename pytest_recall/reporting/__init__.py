@@ -40,6 +40,7 @@ from pytest_recall.reporting.summary import (
     warning_lines,
 )
 from pytest_recall.reporting.transcripts import DEFAULT_TRANSCRIPTS, TranscriptMode, transcripts_view
+from pytest_recall.reporting.wording import counted
 
 __all__ = [
     "AUTO",
@@ -61,6 +62,7 @@ __all__ = [
     "build_report",
     "check_report_tail",
     "content_hashes",
+    "counted",
     "data_entry",
     "durations_by_nodeid",
     "error_lines",

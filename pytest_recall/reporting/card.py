@@ -39,7 +39,11 @@ def _headline(report: Mapping[str, Any]) -> str:
         width = " (no interval: too few scored cases)"
     command = report.get("command")
     agent = f" for `{_code(str(command))}`" if command else ""
-    return f"**Score {score}**{width} over {report.get('n_scored', report.get('n_total', 0))} scored cases{agent}."
+    verdict = ""
+    if isinstance(report.get("passed"), bool):
+        verdict = f": {'PASSED' if report['passed'] else 'FAILED'} at threshold {_percent(report.get('threshold'))}"
+    n_scored = report.get("n_scored", report.get("n_total", 0))
+    return f"**Score {score}{verdict}**{width} over {n_scored} scored cases{agent}."
 
 
 def _category_table(report: Mapping[str, Any]) -> list[str]:
@@ -125,7 +129,10 @@ def _count(value: Any) -> str:
 
 
 def _seconds(value: Any) -> str:
-    return f"{value / 1000:.1f} s" if isinstance(value, (int, float)) else "–"
+    """Milliseconds as seconds, two decimals under ten seconds: a fast agent's 40 ms is not "0.0 s"."""
+    if not isinstance(value, (int, float)):
+        return "–"
+    return f"{value / 1000:.2f} s" if value < 10_000 else f"{value / 1000:.1f} s"
 
 
 def _cell(text: str) -> str:

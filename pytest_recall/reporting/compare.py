@@ -9,12 +9,14 @@ them to files and exit codes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
 from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
+from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring.sequential import case_draw_key, lift_sign
 from pytest_recall.scoring.stats import (
     BOOTSTRAP_SEED,
@@ -194,6 +196,7 @@ def format_comparison(result: Mapping[str, Any]) -> str:
         *_unpaired_lines(result),
         *judge_comparison_lines(result),
         *_sequential_lines(result.get("sequential")),
+        *_too_few_lines(result),
         _verdict(result),
     ]
     return "\n".join(lines)
@@ -234,6 +237,25 @@ def _verdict(result: Mapping[str, Any]) -> str:
     if result.get("improvement"):
         return f"Verdict: improvement ({evidence})."
     return f"Verdict: no significant change ({evidence})."
+
+
+def _too_few_lines(result: Mapping[str, Any]) -> list[str]:
+    """Why a change that looks large is no verdict: how many cases a paired test needs moving one way.
+
+    With every changed case moving the same way, both tests' two-sided p is ``2 / 2**k`` over ``k``
+    changed cases, so none below ``log2(2 / alpha)`` of them can reach ``alpha``, whatever a category shows.
+    """
+    if result.get("regression") or result.get("improvement"):
+        return []
+    alpha = float(result.get("alpha", 0.05))
+    needed = math.ceil(math.log2(2 / alpha))
+    overall = result["overall"]
+    paired = counted(int(result.get("n_paired", 0)), "paired case")
+    return [
+        f"No verdict from {paired}: at alpha {alpha:g} a paired test needs at least {needed} cases moving the "
+        f"same way, and none the other, to call a change; {overall['worsened']} went down and "
+        f"{overall['improved']} up, and a category's row is never the verdict"
+    ]
 
 
 def _sequential_lines(sequential: Mapping[str, Any] | None) -> list[str]:

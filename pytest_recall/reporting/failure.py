@@ -47,10 +47,13 @@ def verdict_report(
     failing run must stay readable in a CI log.
     """
     heading = f"{title} " if title else ""
+    score, reported = verdict.get("score"), verdict.get("reported")
+    # Three decimals, as every other score the run prints: a mean of epochs reads 0.222, not 0.2222222222222222.
+    shown_score = round(score, 3) if isinstance(score, float) else score
     lines = [
-        f"{heading}scored {verdict.get('score')}: {verdict.get('reason')}",
+        f"{heading}scored {shown_score}: {verdict.get('reason')}",
         f"  expected: {expected.get('answer')!r}",
-        f"  reported: {verdict.get('reported')!r}",
+        f"  reported: {'no answer' if reported is None else repr(reported)}",
     ]
     if expected.get("category"):
         lines.append(f"  category: {expected.get('category')}")

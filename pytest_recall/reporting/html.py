@@ -43,12 +43,12 @@ from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.summary import (
     BENCHMARK_METRICS,
     benchmark_lines,
-    counted,
     memory_lines,
     rate_limit_lines,
     run_unit,
     stop_line,
 )
+from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring.stats import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]
@@ -168,7 +168,8 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
     passed = bool(report.get("passed"))
     score, threshold = _number(report.get("score")), _number(report.get("threshold"))
     interval = stats.get("confidence")
-    verdict = "PASS" if passed else "FAIL"
+    # Threshold 0 gates nothing (a measurement run): a big green PASS over 0.0% would read as a result.
+    verdict = "MEASURED" if threshold == 0 else "PASS" if passed else "FAIL"
     notes = [
         _threshold_sentence(passed, score, threshold),
         *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
@@ -217,6 +218,8 @@ def _passed_of_total(report: Mapping[str, Any]) -> str:
 def _threshold_sentence(passed: bool, score: float | None, threshold: float | None) -> str:
     if score is None or threshold is None:
         return ""
+    if threshold == 0:
+        return "Threshold 0: this run measures, and gates nothing."
     meets = score >= threshold
     sentence = f"The score {'meets' if meets else 'is below'} the threshold of {_percent(threshold)}"
     if meets == passed:
@@ -514,6 +517,7 @@ h4{margin:10px 0 2px;font-size:13px;color:var(--muted)}
 .verdict p{margin:2px 0}
 .badge{font-size:36px;font-weight:800;letter-spacing:2px;padding:6px 18px;border-radius:6px;color:#fff}
 .pass .badge{background:var(--good)}.fail .badge{background:var(--bad)}
+.verdict.measured{border-color:var(--muted);background:#f6f8fa}.measured .badge{background:var(--muted)}
 .interval{font-weight:600}
 .tiles{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px;margin:16px 0}
 .tiles div{border:1px solid var(--line);border-radius:6px;padding:6px 10px}

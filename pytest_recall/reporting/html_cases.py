@@ -96,11 +96,11 @@ def data_block(rows: Any) -> Markup:
 def case_row(row: Mapping[str, Any]) -> list[Any]:
     """One row as the script reads it, by position (the constants at the top of ``html_script.SCRIPT``)."""
     score = number(row.get("score"))
-    label = status(score, row.get("error"))[0]
+    label = status(score, row.get("error"), row.get("outcome"))[0]
     steps = row.get("steps")
     return [
         STATUS_LABELS.index(label),
-        label + ("" if score is None else f" {score:.2f}"),
+        label + ("" if score is None or label == "RATE LIMITED" else f" {score:.2f}"),
         score,
         clean_text(row.get("id")),
         clean_text(row.get("suite")),

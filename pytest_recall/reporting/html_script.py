@@ -25,8 +25,8 @@ import hashlib
 SCRIPT = r"""
 "use strict";
 (() => {
-  const TONES = ["bad", "bad", "warn", "good", "muted"];
-  const LABELS = ["ERROR", "FAIL", "PARTIAL", "PASS", "NO GOLD"];
+  const TONES = ["bad", "bad", "warn", "good", "muted", "muted"];
+  const LABELS = ["ERROR", "FAIL", "PARTIAL", "PASS", "NO GOLD", "RATE LIMITED"];
   const PAGE_ROWS = 100;
   // Names shown of a helped or harmed list before the rest is folded.
   const LISTED = 20;

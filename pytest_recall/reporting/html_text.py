@@ -30,7 +30,8 @@ _ASTRAL_NONCHARACTERS = re.compile(
 # Terminal output ends lines with CR LF, and progress bars redraw with a bare CR.
 _CARRIAGE_RETURN = re.compile("\r\n?")
 # Outcome labels, worst first: the page's case tables sort by this rank.
-STATUS_LABELS = ("ERROR", "FAIL", "PARTIAL", "PASS", "NO GOLD")
+# The order is the script's (``LABELS`` and ``TONES`` in html_script.SCRIPT): worst first, unmeasured last.
+STATUS_LABELS = ("ERROR", "FAIL", "PARTIAL", "PASS", "NO GOLD", "RATE LIMITED")
 
 
 def clean_text(value: Any) -> str:
@@ -84,8 +85,11 @@ def byte_size(value: Any) -> str:
     return f"{value / 1024:.1f} KB" if value < 1 << 20 else f"{value / (1 << 20):.1f} MB"
 
 
-def status(score: float | None, error: Any) -> tuple[str, str]:
-    """A label that says the outcome in words (colour alone is not enough), and its CSS tone."""
+def status(score: float | None, error: Any, outcome: Any = None) -> tuple[str, str]:
+    """A label that says the outcome in words (colour alone is not enough), and its CSS tone. A case the
+    model's rate limit stopped was never measured: it is not dressed as forgetting."""
+    if outcome == "rate_limited":
+        return ("RATE LIMITED", "muted")
     if score is None:
         return ("ERROR", "bad") if error else ("NO GOLD", "muted")
     if scored_a_pass(score):

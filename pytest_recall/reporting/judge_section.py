@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.cases.runs import LlmJudgement
+from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.judge_agreement import agreement_report, judged_twice_from
 from pytest_recall.scoring.verdict import Verdict, scored_a_pass
@@ -96,6 +97,14 @@ def judge_section(summaries: Iterable[CaseSummary]) -> dict[str, Any]:
     if not judged:
         return {}
     errors = [verdict for verdict in judged if verdict.get("score") is None]
+    first_error = next(
+        (
+            f"{summary.nodeid}: {verdict['error']}"
+            for summary in listed
+            if (verdict := summary.llm_judge) and verdict.get("error")
+        ),
+        None,
+    )
     costs = [verdict["cost_usd"] for verdict in judged if isinstance(verdict.get("cost_usd"), (int, float))]
     return {
         "llm_judge": {
@@ -108,6 +117,7 @@ def judge_section(summaries: Iterable[CaseSummary]) -> dict[str, Any]:
             "tokens_out": _total(verdict.get("tokens_out") for verdict in judged),
             "agreement": agreement_report(judged_twice_from(listed)),
             "prompts_sha256": prompts_sha256(judged),
+            **({"first_error": first_error} if first_error else {}),
         }
     }
 
@@ -123,10 +133,20 @@ def _total(values: Iterable[Any]) -> int | None:
     return sum(known) if known else None
 
 
+# Said when judges were given but no answer of the run was put to them: exact answers go to the built-in judge.
+NOTHING_JUDGED = (
+    "LLM judge: no answer was put to {who}: these cases are judged by the built-in judge; "
+    "add --recall-judge-both to put them to {who} too"
+)
+
+
 def judge_summary_lines(report: Mapping[str, Any]) -> list[str]:
     """The judge at a glance: verdicts, errors, cost, agreement with kappa, per kind, and the disagreements."""
     section = report.get("llm_judge")
+    given = (report.get("run_mode") or {}).get("llm_judge")
     if not isinstance(section, Mapping):
+        if isinstance(given, Mapping) and not given.get("both"):
+            return ["  " + NOTHING_JUDGED.format(who="the judges" if given.get("judges") else "the judge")]
         return []
     cost = section.get("cost_usd")
     tokens = section.get("tokens_in"), section.get("tokens_out")
@@ -134,12 +154,16 @@ def judge_summary_lines(report: Mapping[str, Any]) -> list[str]:
     if tokens != (None, None):
         spent += f", tokens {tokens[0] or 0} in / {tokens[1] or 0} out"
     lines = [
-        f"  LLM judge: {section['n_judged']} answers judged ({section['n_cached']} cached), "
-        f"{section['n_errors']} judge errors (not agent failures); {spent}"
+        f"  LLM judge: {counted(section['n_judged'], 'answer')} judged ({section['n_cached']} cached), "
+        f"{counted(section['n_errors'], 'judge error')} (not agent failures); {spent}"
     ]
+    if section.get("first_error"):
+        lines.append(f"    first judge error: {section['first_error']}")
     agreement = section.get("agreement") or {}
     if agreement.get("n"):
-        lines.append(f"  judges agree on {agreement_text(agreement)}")
+        scoring = given.get("score_by") if isinstance(given, Mapping) else None
+        who = f"the scoring judge ({scoring})" if scoring else "the LLM judge"
+        lines.append(f"  {who} and the built-in judge agree on {agreement_text(agreement)}")
         kinds = agreement.get("by_kind") or {}
         if len(kinds) > 1:
             lines.append("    " + "; ".join(f"{kind} {agreement_text(entry)}" for kind, entry in kinds.items()))

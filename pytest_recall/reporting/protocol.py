@@ -10,14 +10,18 @@ agent. Pure functions; the glue gathers the facts at start-up.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring import beam_rubric, lexical_judge, locomo_f1
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.suites import memoryagentbench
 from pytest_recall.suites.locomo import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
 
+# A file's or a data set's hash, shown by its first 12 digits where differences are listed.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 # The top-level field of a report that holds the block.
 PROTOCOL_KEY = "protocol"
 # A difference under this field is a different data set: no verdict across it without --allow-protocol-diff.
@@ -143,22 +147,6 @@ def build_protocol(
     }
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    """A nested block as ``{"a.b": leaf}``; a list of suites is keyed by suite name, any other list is a leaf."""
-    if isinstance(value, Mapping):
-        flat: dict[str, Any] = {}
-        for key, inner in value.items():
-            flat.update(_flat(inner, f"{prefix}.{key}" if prefix else str(key)))
-        return flat
-    if isinstance(value, list) and value and all(isinstance(v, Mapping) and "suite" in v for v in value):
-        flat = {}
-        for entry in value:
-            rest = {k: v for k, v in entry.items() if k != "suite"}
-            flat.update(_flat(rest, f"{prefix}[{entry['suite']}]"))
-        return flat
-    return {prefix: value}
-
-
 def protocol_differences(base: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Every field whose value differs between two blocks, as ``{"field", "base", "new"}``; none when equal.
 
@@ -168,13 +156,32 @@ def protocol_differences(base: Mapping[str, Any] | None, new: Mapping[str, Any] 
         return []
     if not isinstance(base, Mapping) or not isinstance(new, Mapping):
         return [{"field": PROTOCOL_KEY, "base": _presence(base), "new": _presence(new)}]
-    left, right = _flat(base), _flat(new)
-    missing = object()
-    return [
-        {"field": key, "base": left.get(key), "new": right.get(key)}
-        for key in sorted(left.keys() | right.keys())
-        if left.get(key, missing) != right.get(key, missing)
-    ]
+    return sorted(_differences(base, new, ""), key=lambda difference: str(difference["field"]))
+
+
+def _differences(base: Any, new: Any, prefix: str) -> list[dict[str, Any]]:
+    """The fields that differ under ``prefix``. A field one report lacks and the other holds as null is no
+    difference (``run.epochs_from: None -> None``), and a block one side lacks whole (a judge only one run
+    had) is one difference, not a line per hash inside it."""
+    if base == new:
+        return []
+    left, right = _keyed(base), _keyed(new)
+    if left is None or right is None:
+        return [{"field": prefix, "base": base, "new": new}]
+    found: list[dict[str, Any]] = []
+    for key in left.keys() | right.keys():
+        joined = key if not prefix else f"{prefix}{key}" if key.startswith("[") else f"{prefix}.{key}"
+        found += _differences(left.get(key), right.get(key), joined)
+    return found
+
+
+def _keyed(value: Any) -> Mapping[str, Any] | None:
+    """A block's fields by name, a list of suites' by ``[suite]``; None for a leaf or a missing block."""
+    if isinstance(value, Mapping):
+        return {str(key): inner for key, inner in value.items()}
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) and "suite" in v for v in value):
+        return {f"[{entry['suite']}]": {k: v for k, v in entry.items() if k != "suite"} for entry in value}
+    return None
 
 
 def _presence(block: Any) -> str:
@@ -196,5 +203,12 @@ def difference_lines(differences: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def _shown(value: Any) -> str:
+    """A leaf as read at a glance: a sha256 cut to 12 digits, a block one side lacks as ``none`` or its size."""
+    if value is None:
+        return "none"
+    if isinstance(value, Mapping):
+        return f"set ({counted(len(value), 'field')})"
     text = str(value)
+    if _SHA256.fullmatch(text):
+        return text[:12]
     return text if len(text) <= 80 else text[:77] + "..."

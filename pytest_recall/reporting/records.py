@@ -184,7 +184,7 @@ class CaseRecord:
             group=case.group,
             llm_judge=llm_judge_field(run.llm_judge, verdict),
             llm_judges=other_judges_field(run.other_judges, verdict),
-            judge_request=kept_request(run, both=_judges_both(run_mode)),
+            judge_request=kept_request(run, both=judges_both(run_mode)),
             memory_use=case_memory_use(run.steps, evidence_of(case.expected), run.ingest_writes),
             steps=tuple(_step_fields(step, full_prompts) for step in run.steps),
         )
@@ -325,7 +325,7 @@ def _step_fields(step: StepRun, full_prompts: bool) -> dict[str, Any]:
     }
 
 
-def _judges_both(run_mode: Mapping[str, Any] | None) -> bool:
+def judges_both(run_mode: Mapping[str, Any] | None) -> bool:
     """Whether the run's judge command takes every text gold (``--recall-judge-both``), as its run mode says."""
     judge = (run_mode or {}).get("llm_judge")
     return isinstance(judge, Mapping) and bool(judge.get("both"))

@@ -7,6 +7,8 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
+from pytest_recall.reporting.protocol import PROTOCOL_KEY
+from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
 
@@ -15,6 +17,7 @@ def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) 
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
     lines = [verdict_line(report), *warning_lines(report, summaries)]
     lines += _trust_lines(report)
+    lines += epochs_from_line(report, summaries)
     if (stopped := stop_line(report)) is not None:
         lines.append(f"  {stopped}")
     lines += [f"  {line}" for line in rate_limit_lines(report)]
@@ -90,7 +93,7 @@ def warning_lines(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -
     control = report.get("control")
     if isinstance(control, Mapping) and control.get("mcp_leaked"):
         lines.append(f"  {MCP_LEAK_WARNING.format(score=control.get('score') or 0)}")
-    return lines + failure_lines(summaries)
+    return lines + epochs_from_warning(report, summaries) + failure_lines(summaries)
 
 
 # Said when the no-memory control of a --recall-mcp run scored above 0: it cannot have remembered anything.
@@ -161,11 +164,6 @@ def failure_text(row: Mapping[str, Any]) -> str:
     return f"{what}: {stderr[-1][:160]}" if stderr else what
 
 
-def counted(n: int, word: str) -> str:
-    """``1 case``, ``2 cases``: the one place a count meets its noun."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def run_unit(report: Mapping[str, Any]) -> str:
     """What the counts count: *cases* are case folders, *runs* are case x epoch; they differ only with epochs."""
     return "run" if (report.get("epochs") or 1) > 1 else "case"
@@ -189,7 +187,16 @@ def verdict_line(report: Mapping[str, Any]) -> str:
             if report.get("n_collection_errors")
             else ""
         )
+        + _stopped_words(report.get("stop"))
     )
+
+
+def _stopped_words(stop: Any) -> str:
+    """``--recall-stop=decided`` that stopped early, on the verdict line itself: ``-q`` keeps only that line,
+    and a score over 486 of 600 cases must not read as one over all 600."""
+    if not isinstance(stop, Mapping) or stop.get("decided_after") is None:
+        return ""
+    return f"; decided after {stop['decided_after']} of {stop['n_cases']} cases, {stop['n_not_run']} not run"
 
 
 def error_lines(summaries: Sequence[CaseSummary]) -> list[str]:
@@ -284,6 +291,41 @@ def _epochs_line(report: Mapping[str, Any], epochs: int) -> str:
         if settled.get("settled"):
             line += f" ({settled['settled']} settled by --recall-epochs-from)"
     return line
+
+
+def _epochs_from(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> tuple[int, int, int] | None:
+    """With ``--recall-epochs-from``: how many cases the baseline settled, this run's cases that ran once
+    because it settled them, and this run's cases."""
+    chosen = ((report.get(PROTOCOL_KEY) or {}).get("run") or {}).get("epochs_from")
+    if not isinstance(chosen, Mapping):
+        return None
+    runs: dict[tuple[object, object], int] = {}
+    for summary in summaries:
+        if not summary.control:
+            runs[(summary.suite, summary.id)] = runs.get((summary.suite, summary.id), 0) + 1
+    once = sum(1 for count in runs.values() if count == 1)
+    return int(chosen.get("settled") or 0), once, len(runs)
+
+
+def epochs_from_line(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+    """How many cases ran once because the baseline settled them, so pass@k is not read as k runs of each."""
+    given = _epochs_from(report, summaries)
+    if given is None or given[1] == 0:
+        return []
+    settled, once, total = given
+    return [f"  epochs from a baseline: {once} of {counted(total, 'case')} ran once, settled by it ({settled} settled)"]
+
+
+def epochs_from_warning(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+    """A baseline that settled none of this run's cases (another suite's report) chose nothing: said, even
+    under ``-q``."""
+    given = _epochs_from(report, summaries)
+    if given is None or given[1] or not given[2]:
+        return []
+    return [
+        f"  WARNING: --recall-epochs-from: the baseline settled {counted(given[0], 'case')}, none of them in this "
+        "run (a report of another suite?): every case ran every epoch"
+    ]
 
 
 def _trust_lines(report: Mapping[str, Any]) -> list[str]:

@@ -138,7 +138,14 @@ def _once(
             return JudgeReply(None, error=f"the judge {done.problem}"), no_cost
         cost, _not_a_plain_file = read_cost(cost_file)  # the judge's cost file: what it is not, it reports no cost
         if done.exit_code != 0:
-            tail = done.stderr[-300:].decode("utf-8", "replace").strip().splitlines()
-            said = f": {tail[-1]}" if tail else ""
-            return JudgeReply(None, error=f"the judge exited {done.exit_code}{said}"), cost
+            return JudgeReply(None, error=f"the judge exited {done.exit_code}{stderr_cause(done.stderr)}"), cost
         return read_judge_reply(done.stdout.decode("utf-8", "replace")), cost
+
+
+def stderr_cause(stderr: bytes) -> str:
+    """The last two lines a failed judge wrote on stderr: a wrapper's own last line (``llm printed no JSON
+    response``) hides the cause its CLI wrote just above it (``Error: 'Unknown model: gpt-nope'``)."""
+    lines = [line.strip() for line in stderr[-600:].decode("utf-8", "replace").splitlines() if line.strip()]
+    if not lines:
+        return ": it wrote nothing on stderr"
+    return ": " + " | ".join(lines[-2:])
