@@ -158,3 +158,34 @@ def test_a_case_claiming_a_rate_limit_at_every_attempt_ends_within_its_budget(re
     assert limits["paused_s"] <= 10.5 and took < 60, (limits, took)
     assert limits["pause_budget_s"] == RUN_PAUSE_BUDGET_S and limits["budget_spent"] is False
     result.stdout.fnmatch_lines([f"*paused * in all (bound {RUN_PAUSE_BUDGET_S:.0f}s)*"])
+
+
+# -- hole 2: the retrieval judges pass a shotgun ---------------------------------------------------
+
+
+@pytest.mark.parametrize("judge", ["contains", "evidence"])
+@pytest.mark.parametrize(
+    ("count", "why"), [(9000, "bytes returned, more than the 64 KiB"), (60, "60 different amounts returned")]
+)
+def test_a_shotgun_is_no_retrieval(judge: str, count: int, why: str) -> None:
+    from pytest_recall.scoring.retrieval_judge import score_contains, score_evidence
+
+    score = score_contains if judge == "contains" else score_evidence
+    printed = "\n".join(f"V-{number:04d} balance {number}.67" for number in range(count))
+    verdict = score(printed, {"answer": "12.67", "answer_kind": "money"})
+    assert verdict["score"] == 0.0 and why in verdict["reason"], verdict
+    assert score("V-0012 balance 12.67", {"answer": "12.67", "answer_kind": "money"})["score"] == 1.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("judge", ["contains", "evidence"])
+def test_an_agent_printing_the_answer_space_fails_the_retrieval_judges(
+    recall_suite: Any, mode: str, judge: str
+) -> None:
+    recall_suite.add("case_0", ["Remember: voucher V-0012 has the balance 12.67.", "What was the balance?"], "12.67")
+    result = recall_suite.run(
+        f"--recall-answer-judge={judge}", *mode_args(mode), command=state_planter("shotgun", "9000")
+    )
+    result.assert_outcomes(failed=1)
+    record = recall_suite.records()["case_0"]
+    assert record["score"] == 0.0 and "no retrieval" in record["reason"], record
