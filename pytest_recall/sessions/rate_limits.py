@@ -62,11 +62,12 @@ class HostPause:
         loaded = self._file.read()
         if loaded is None:
             return {}
-        until, paused = loaded.get("until"), loaded.get("paused_s")
+        until = bounded_number(loaded.get("until"), time.time() + LONGEST_PAUSE_S)
+        paused = bounded_number(loaded.get("paused_s"), RUN_PAUSE_BUDGET_S)
         refusals, spent = loaded.get("refusals"), loaded.get("budget_spent", False)
         if (
-            bounded_number(until, time.time() + LONGEST_PAUSE_S) is None
-            or bounded_number(paused, RUN_PAUSE_BUDGET_S) is None
+            until is None
+            or paused is None
             or not isinstance(refusals, int)
             or isinstance(refusals, bool)
             or not 0 <= refusals <= MAX_REFUSALS
@@ -74,7 +75,7 @@ class HostPause:
         ):
             self._file.ignore(f"{self._file.name} ({self._file.path}) holds values out of bounds")
             return {}
-        return {"until": float(until), "paused_s": float(paused), "refusals": refusals, "budget_spent": spent}
+        return {"until": until, "paused_s": paused, "refusals": refusals, "budget_spent": spent}
 
     def until(self) -> float:
         """The wall-clock time no session may start before; 0 when there is no pause."""

@@ -36,10 +36,12 @@ from pytest_recall.agents.adapters.common import (
     finish,
     json_events,
     json_number,
+    json_object,
     refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -63,19 +65,20 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, *UNATTENDED, *extra]
 
 
+@stream_reader
 def read_events(stdout: str) -> Outcome:
     """The last assistant message is the answer; tokens and dollars add up over every assistant message."""
     last: dict[str, Any] | None = None
     tokens_in = tokens_out = 0
     cost = 0.0
     for event in json_events(stdout):
-        message = _object(event.get("message"))
+        message = json_object(event.get("message"))
         if event.get("type") == "message_end" and message.get("role") == "assistant":
             last = message
-            usage = _object(message.get("usage"))
+            usage = json_object(message.get("usage"))
             tokens_in += int(json_number(usage.get("input")))
             tokens_out += int(json_number(usage.get("output")))
-            cost += json_number(_object(usage.get("cost")).get("total"))
+            cost += json_number(json_object(usage.get("cost")).get("total"))
         if event.get("type") != "message_update":  # the deltas repeat the message: the transcript keeps the rest
             chatter(json.dumps(event))
     content = (last or {}).get("content")
@@ -96,11 +99,6 @@ def read_events(stdout: str) -> Outcome:
         tokens_out=tokens_out,
         failure="" if ok else f"pi: {failure}",
     )
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """A JSON object of pi's events, or an empty one where a broken stream holds anything else."""
-    return value if isinstance(value, dict) else {}
 
 
 def model_base_url(extra: Sequence[str], env: Mapping[str, str]) -> str | None:
