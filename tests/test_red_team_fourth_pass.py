@@ -102,6 +102,7 @@ def test_a_planted_pause_file_is_ignored_with_a_warning(recall_suite: Any, plant
     result.stdout.fnmatch_lines(["*RecallStateWarning: the run's rate-limit pause file * ignored*"])
 
 
+@pytest.mark.slow
 def test_a_planted_stop_decision_is_ignored_under_xdist(recall_suite: Any) -> None:
     add_cases(recall_suite, 8)
     result = recall_suite.run(
@@ -141,6 +142,7 @@ def test_the_runs_pauses_stop_at_its_budget(tmp_path: Path) -> None:
     assert pause.state()["budget_spent"] is True and pause.state()["paused_s"] == RUN_PAUSE_BUDGET_S
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_a_case_claiming_a_rate_limit_at_every_attempt_ends_within_its_budget(recall_suite: Any, mode: str) -> None:
     recall_suite.add("case_a", ["remember 12345.67", "recall, or claim a rate limit"])
