@@ -79,6 +79,34 @@ def test_a_400_digit_figure_in_a_report_is_one_line_from_card_and_report(
     ]
 
 
+JUDGES_OF_NUMBERS = {
+    "score_by": "a",
+    "table": dict.fromkeys(["judges", "deterministic", "pairs", "spread", "flips"], 1),
+}
+WRONG_SHAPES = [
+    ("card", {"control": {"lift_test": 5}}),
+    ("report", {"control": {"lift_test": "abc"}}),
+    ("report", {"control": {"lift": [1]}}),
+    ("report", {"judges": JUDGES_OF_NUMBERS}),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "blocks"), WRONG_SHAPES, ids=["card-lift-test", "report-lift-test", "report-lift", "report-judges"]
+)
+def test_a_loosely_typed_block_of_the_wrong_shape_is_one_line(
+    tmp_path: Path, command: str, blocks: dict[str, Any]
+) -> None:
+    report = saved_report(tmp_path / "good.json") | blocks
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(report), encoding="utf-8")
+    done = pytest_recall(command, hostile, *(["--html", tmp_path / "page.html"] if command == "report" else []))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"pytest-recall {command}: {hostile}: not a pytest-recall report: a value of the wrong")
+    assert not (tmp_path / "page.html").exists()
+
+
 @pytest.mark.parametrize(
     "change", [{"scores": [[1], [1]]}, {"suite": None}, {"scores": "11"}], ids=["list-scores", "no-suite", "a-string"]
 )
