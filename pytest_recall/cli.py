@@ -7,8 +7,9 @@ logic serves the plugin, the command and the tests.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -48,6 +49,17 @@ def _load_reports(paths: list[str], *, summaries: bool = False) -> list[dict[str
     return reports
 
 
+@contextlib.contextmanager
+def _rendering(path: str) -> Iterator[None]:
+    """Where a report is shown: blocks the schema types loosely (``control``, ``judges``) may hold the wrong
+    shapes in a report written by hand, which is one line naming the file, never a traceback."""
+    try:
+        yield
+    except (TypeError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+        shown = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise BadInput([f"{path}: not a pytest-recall report: a value of the wrong shape ({shown})"]) from None
+
+
 def _merge(args: argparse.Namespace) -> int:
     """Exit by the merged verdict, as the run would have: 2 interrupted, else 1 by the gate, else 0."""
     from pytest_recall.reporting.document import write_report
@@ -83,10 +95,11 @@ def _report(args: argparse.Namespace) -> int:
         raise BadInput([str(exc)]) from None
     report = streamed if streamed is not None else _load_reports([args.report])[0]
     try:
-        print("\n".join(format_summary(report, case_scalars(report))))
-        if args.html:
-            write_chunks_atomic(Path(args.html), html_chunks(report))
-            print(f"  html: {args.html}")
+        with _rendering(args.report):
+            print("\n".join(format_summary(report, case_scalars(report))))
+            if args.html:
+                write_chunks_atomic(Path(args.html), html_chunks(report))
+                print(f"  html: {args.html}")
         return 0
     finally:
         close_files(report)
@@ -127,7 +140,9 @@ def _card(args: argparse.Namespace) -> int:
         report = summarized_report(Path(args.report))
     except (OSError, ValueError) as exc:
         raise BadInput([str(exc)]) from None
-    sys.stdout.write(results_card(report))
+    with _rendering(args.report):
+        card = results_card(report)
+    sys.stdout.write(card)
     return 0
 
 

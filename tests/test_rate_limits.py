@@ -72,9 +72,10 @@ def test_a_429_stretch_mid_run_pauses_every_worker_and_every_case_still_scores(
 
 def test_a_claimed_retry_after_is_held_to_the_backoff_cap(tmp_path: Path) -> None:
     # The wait comes from what the step's agent printed: a year of it must not hold every session of the run.
-    until = HostPause(tmp_path).extend(retry_after=365 * 24 * 3600, refusals=1)
-    assert until - time.time() <= MAX_BACKOFF_S * 1.5
-    assert HostPause(tmp_path).state()["paused_s"] <= MAX_BACKOFF_S * 1.5
+    secret = "ab" * 32
+    until = HostPause(tmp_path, secret).extend(retry_after=365 * 24 * 3600, refusals=1)
+    assert until is not None and until - time.time() <= MAX_BACKOFF_S * 1.5
+    assert HostPause(tmp_path, secret).state()["paused_s"] <= MAX_BACKOFF_S * 1.5
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ exit.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -57,3 +58,14 @@ def bounded_lines(handle: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[by
             raise ValueError(f"a line at byte {offset} is longer than {limit >> 20} MiB")
         offset += len(line)
         yield line
+
+
+def bounded_number(value: Any, most: float) -> float | None:
+    """``value`` when it is a number from 0 to ``most`` (an int of any length, NaN and infinity included, is
+    compared without overflow); else None. For figures an agent or a server wrote."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and value.bit_length() > 1023:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and 0 <= number <= most else None

@@ -29,6 +29,8 @@ from pytest_recall.plugin.stop import StopSignal
 from pytest_recall.reporting import CaseRecord
 from pytest_recall.scoring import TaskJudgeFailure, Verdict, case_verdict, task_judge_problem
 from pytest_recall.sessions import (
+    CASE_PAUSE_TIMEOUTS,
+    DEFAULT_TIMEOUT_S,
     CasePool,
     Flow,
     GroupIngests,
@@ -196,7 +198,8 @@ class CaseExecutor:
             )
             return flow if pause is None else pause.paced(flow)
 
-        flow = retrying(attempt, self.spread, pause)
+        timeout_s = self.sessions.limits.timeout_s or case.timeout_s or DEFAULT_TIMEOUT_S
+        flow = retrying(attempt, self.spread, pause, pause_budget_s=CASE_PAUSE_TIMEOUTS * timeout_s)
         # No judge command: the flow as it is, with no extra generator frame on every step's yield.
         self.pool.submit(item.nodeid, flow if self.judging is None else judged_flow(flow, self.judging))
 
@@ -289,7 +292,13 @@ def agent_failed(run: CaseRun) -> bool:
     return run.error is not None or any(step.result.failed for step in run.steps)
 
 
-def retrying(attempt: Callable[[], Flow], spread: ScaleOut, pause: HostPause | None = None) -> Flow:
+def retrying(
+    attempt: Callable[[], Flow],
+    spread: ScaleOut,
+    pause: HostPause | None = None,
+    *,
+    pause_budget_s: float = CASE_PAUSE_TIMEOUTS * DEFAULT_TIMEOUT_S,
+) -> Flow:
     """Run a case; after an agent failure run it again from step 1, up to ``spread.retries`` more times.
 
     Each attempt is a new :func:`case_flow`, so a fresh scope and HOME. Between
@@ -300,20 +309,29 @@ def retrying(attempt: Callable[[], Flow], spread: ScaleOut, pause: HostPause | N
     outside ``retries``, until ``spread.rate_limit_attempts`` runs were
     refused; the last refused run is then the case's (``rate_limited``), as
     another ordinary retry would only meet the same limit. That refusal
-    pauses the host too: the next case would meet the limit as well.
+    pauses the host too: the next case would meet the limit as well. Nor
+    does a case wait for its refusals past ``pause_budget_s`` in all (tied to
+    its timeout by the caller), or past the run's pause budget: a claim made
+    at every attempt would otherwise hold it for attempts times the cap.
     """
     number = refusals = 1
     earlier: list[float] = []
+    paused = 0.0
     while True:
         run = yield from attempt()
         wait = rate_limit_wait(run)
-        until = pause.extend(wait, refusals) if pause is not None and wait is not None else None
+        refused = pause is not None and wait is not None
+        until = (
+            pause.extend(wait, refusals, pause_budget_s - paused) if pause is not None and wait is not None else None
+        )
         if until is not None and refusals < spread.rate_limit_attempts:
             earlier += [step.cost_usd for step in run.steps if step.cost_usd is not None]
-            yield Pause(time.monotonic() + max(0.0, until - time.time()))
+            held = max(0.0, until - time.time())
+            paused += held
+            yield Pause(time.monotonic() + held)
             refusals += 1
             continue
-        if until is not None or number > spread.retries or not agent_failed(run):
+        if refused or number > spread.retries or not agent_failed(run):
             spent = sum(earlier) if earlier else None
             runs = number + refusals - 1
             return replace(run, attempts=runs, earlier_cost_usd=spent) if runs > 1 else run

@@ -32,7 +32,7 @@ from pytest_recall.plugin.judge_fixture import RecallJudge
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, OPTIONS, add_options, judge_only_refusal
 from pytest_recall.plugin.preflight import preflight
 from pytest_recall.plugin.progress import register_progress
-from pytest_recall.plugin.rate_pause import RatePause, pause_folder
+from pytest_recall.plugin.rate_pause import RatePause, host_pause
 from pytest_recall.plugin.recorder import Recorder
 from pytest_recall.plugin.runlog import RESUME_KEY, load_records, open_run_log
 from pytest_recall.plugin.sandbox_setup import check_sandbox
@@ -51,7 +51,7 @@ from pytest_recall.plugin.xdist_handoff import (
 )
 from pytest_recall.reporting import durations_by_nodeid, shard_members, shared_home_warning
 from pytest_recall.scoring import judge_answer, score_contains, score_evidence
-from pytest_recall.sessions import HostPause, SharedVerdicts, tracking_line
+from pytest_recall.sessions import SharedVerdicts, tracking_line
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
 
@@ -258,7 +258,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         resume=resume,
         shared_verdicts=SharedVerdicts.from_handoff(shared_verdicts),
     )
-    executor.host_pause = HostPause(pause_folder(config, handed(config, PAUSE_FOLDER_INPUT)))
+    executor.host_pause = host_pause(config, handed(config, PAUSE_FOLDER_INPUT))
     executor.plan(planned)
     executor.stop = config.stash.get(STOP_KEY, None) or worker_signal(handed(config, STOP_FILE_INPUT))
     session.config.stash[EXECUTOR_KEY] = executor

@@ -1,9 +1,12 @@
 """The glue of the run-wide rate-limit pause: one folder for the host, handed to every xdist worker.
 
-The controller (or a plain run) makes the folder; each process's executor
-pauses and retries through :class:`~pytest_recall.sessions.rate_limits.HostPause`
-on the file there, and at the end the controller says in the report how long
-new sessions were held back.
+The controller (or a plain run) makes the folder and draws the secret that
+signs the pause file there (an agent can find the folder in default mode,
+but cannot sign); both reach each worker in its ``workerinput``. Each
+process's executor pauses and retries through
+:class:`~pytest_recall.sessions.rate_limits.HostPause` on that file, and at
+the end the controller says in the report how long new sessions were held
+back, and the run's bound on that.
 """
 
 from __future__ import annotations
@@ -16,27 +19,25 @@ import pytest
 
 from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.xdist_handoff import PAUSE_FOLDER_INPUT
-from pytest_recall.sessions import HostPause, made_folder
+from pytest_recall.sessions import RUN_PAUSE_BUDGET_S, HostPause, made_folder, new_secret
 
-PAUSE_FOLDER_KEY = pytest.StashKey[Path]()
+PAUSE_KEY = pytest.StashKey[HostPause]()
 
 
 class RatePause:
     """Controller only: makes the run's pause folder and reports the pause."""
 
     def __init__(self, config: pytest.Config) -> None:
-        self.folder = made_folder("pause")
-        config.add_cleanup(lambda: shutil.rmtree(str(self.folder), ignore_errors=True))
-        config.stash[PAUSE_FOLDER_KEY] = self.folder
+        self.pause = _own_pause(config)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         # A worker on another host cannot see this folder; it pauses only its own sessions then.
         if getattr(getattr(node.gateway, "spec", None), "popen", False):
-            node.workerinput[PAUSE_FOLDER_INPUT] = str(self.folder)
+            node.workerinput[PAUSE_FOLDER_INPUT] = {"folder": str(self.pause.folder), "secret": self.pause.secret}
 
     def pytest_recall_modify_report(self, report: dict[str, Any], config: pytest.Config) -> None:
-        state = HostPause(self.folder).state()
+        state = self.pause.state()
         if state.get("refusals"):
             report["rate_limits"] = {
                 "n_refused": int(state["refusals"]),
@@ -44,16 +45,23 @@ class RatePause:
                 # The runs (not the control) still refused when their budget of attempts was spent.
                 "n_rate_limited": int((report.get("by_outcome") or {}).get("rate_limited", 0)),
                 "attempts": config.stash[CONFIG_KEY].scale_out.rate_limit_attempts,
+                "pause_budget_s": RUN_PAUSE_BUDGET_S,
+                "budget_spent": bool(state["budget_spent"]),
             }
 
 
-def pause_folder(config: pytest.Config, handed_folder: str | None) -> Path:
-    """This process's pause folder: the controller's, or its own when it runs apart (another host)."""
-    if handed_folder is not None:
-        return Path(handed_folder)
-    found = config.stash.get(PAUSE_FOLDER_KEY, None)
+def host_pause(config: pytest.Config, handed: Any) -> HostPause:
+    """This process's pause: the controller's, as handed to a worker, or its own when it runs apart."""
+    if isinstance(handed, dict) and isinstance(handed.get("folder"), str) and isinstance(handed.get("secret"), str):
+        return HostPause(Path(handed["folder"]), handed["secret"])
+    return _own_pause(config)
+
+
+def _own_pause(config: pytest.Config) -> HostPause:
+    """The pause this process made (a new folder and secret the first time it is asked)."""
+    found = config.stash.get(PAUSE_KEY, None)
     if found is None:
-        found = made_folder("pause")
-        config.stash[PAUSE_FOLDER_KEY] = found
-        config.add_cleanup(lambda: shutil.rmtree(str(found), ignore_errors=True))
+        folder = made_folder("pause")
+        found = config.stash[PAUSE_KEY] = HostPause(folder, new_secret())
+        config.add_cleanup(lambda: shutil.rmtree(str(folder), ignore_errors=True))
     return found

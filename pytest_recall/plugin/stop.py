@@ -7,7 +7,9 @@ put them in, each case's runs together), one mean per case however many
 epochs it ran, holding back any case that finished ahead of an earlier one: a case
 that fails by timing out finishes late, and feeding results as they finish
 would lean towards the quick passes. Once decided it says so in a small file
-in a folder every xdist worker on the host was handed; a worker looks at it
+in a folder every xdist worker on the host was handed, signed under a secret
+handed with it (an agent can find the folder in default mode but cannot sign:
+a planted decision is ignored with a warning); a worker looks at it
 before each case starts, so no new case starts, and those in flight finish
 and count. Cases that never started are pytest skips with the decision as
 their reason: they have no record, so they count neither in the score nor
@@ -37,7 +39,7 @@ import pytest
 from pytest_recall.plugin.xdist_handoff import STOP_FILE_INPUT
 from pytest_recall.reporting import CaseSummary
 from pytest_recall.scoring import LiftTest, ScoreGate, case_draw_key, score_interval
-from pytest_recall.sessions import made_folder
+from pytest_recall.sessions import SignedState, made_folder, new_secret
 
 # The level of the gate's decision and of the interval the report gives; as the run's intervals, 95%.
 STOP_ALPHA = 0.05
@@ -56,33 +58,49 @@ class StopSignal:
     """Whether the gate is decided, read the same way in the controller, a plain run and a worker.
 
     A plain run keeps it in memory; under xdist the controller also writes
-    it to ``path``, and a worker (which has no gate) reads that file.
+    it, signed, to ``file``, and a worker (which has no gate) reads that file.
     """
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
+    def __init__(self, file: SignedState | None) -> None:
+        self.file = file
         self._reason: str | None = None
 
     def decide(self, reason: str) -> None:
         self._reason = reason
-        if self.path is not None:
-            self.path.write_text(reason, encoding="utf-8")
+        if self.file is not None:
+            self.file.write({"reason": reason})
 
     def reason(self) -> str | None:
         """Why no further case may start, or None while the gate is open."""
-        if self._reason is None and self.path is not None:
-            try:
-                self._reason = self.path.read_text(encoding="utf-8") or None
-            except FileNotFoundError:
+        if self._reason is None and self.file is not None:
+            decided = self.file.read()
+            if decided is None:
                 return None
+            reason = decided.get("reason")
+            if not isinstance(reason, str) or not reason.startswith(NOT_RUN_REASON) or len(reason) > 500:
+                self.file.ignore(f"{self.file.name} ({self.file.path}) holds no decision of the gate")
+                return None
+            self._reason = reason
         return self._reason
+
+    def handoff(self) -> dict[str, str] | None:
+        if self.file is None:
+            return None
+        return {"path": str(self.file.path), "secret": self.file.secret}
 
 
 STOP_KEY = pytest.StashKey[StopSignal]()
 
 
-def worker_signal(handed_path: str | None) -> StopSignal | None:
-    return None if handed_path is None else StopSignal(Path(handed_path))
+def worker_signal(handed: Any) -> StopSignal | None:
+    """The controller's signal as a worker was handed it (a path and the secret that signs it); None without."""
+    if not isinstance(handed, dict) or not all(isinstance(handed.get(key), str) for key in ("path", "secret")):
+        return None
+    return StopSignal(_decision_file(Path(handed["path"]), handed["secret"]))
+
+
+def _decision_file(path: Path, secret: str) -> SignedState:
+    return SignedState(path, secret, "the run's stop decision (--recall-stop=decided)")
 
 
 class StopGate:
@@ -104,7 +122,7 @@ class StopGate:
         if under_xdist:
             folder = made_folder("stop")
             config.add_cleanup(lambda: shutil.rmtree(str(folder), ignore_errors=True))
-        self.signal = StopSignal(None if folder is None else folder / "decided")
+        self.signal = StopSignal(None if folder is None else _decision_file(folder / "decided", new_secret()))
         self._drawn: dict[str, int] = {}  # a run item's node id -> its case's place in drawn order
         self._waiting: dict[int, int] = {}  # a case's place -> how many of its runs have not finished
         self._runs: dict[int, list[float]] = {}  # a case's place -> the scores of its runs that have
@@ -138,7 +156,7 @@ class StopGate:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[STOP_FILE_INPUT] = None if self.signal.path is None else str(self.signal.path)
+        node.workerinput[STOP_FILE_INPUT] = self.signal.handoff()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.skipped:

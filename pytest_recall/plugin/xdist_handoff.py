@@ -43,9 +43,11 @@ TRANSCRIPTS_INPUT = "recall_transcripts"
 BATCH_INPUT = "recall_batch"
 # Where workers on this host share the judge command's verdicts, and the secret that signs them; see shared_verdicts.
 JUDGE_CACHE_INPUT = "recall_judge_cache"
-# --recall-stop=decided: the file the controller writes once the score gate is decided (see plugin/stop.py).
+# --recall-stop=decided: the file the controller writes once the score gate is decided, and the secret that signs it
+# (see plugin/stop.py).
 STOP_FILE_INPUT = "recall_stop_file"
-# The folder of the run's rate-limit pause on this host (see plugin/rate_pause.py); absent on another host.
+# The folder of the run's rate-limit pause on this host and the secret that signs its file (see plugin/rate_pause.py);
+# absent on another host.
 PAUSE_FOLDER_INPUT = "recall_rate_pause"
 _WORKER_ID = re.compile(r"^gw(\d+)$")
 

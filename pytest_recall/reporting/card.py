@@ -2,12 +2,15 @@
 
 The card gives the number with its interval, never alone, and the protocol
 it was measured under, so a reader can tell whether it is comparable to
-another. A pure function of the report.
+another. A pure function of the report. What it copies from the report (a
+category name, the command) is escaped: a card pasted into a README renders
+it as text, as the HTML page does.
 """
 
 from __future__ import annotations
 
 import json
+import string
 from collections.abc import Mapping
 from typing import Any
 
@@ -136,9 +139,12 @@ def _seconds(value: Any) -> str:
 
 
 def _cell(text: str) -> str:
-    """A table cell: a pipe or a line break would end it early."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A report's text as plain text in a table cell: every ASCII punctuation mark backslash-escaped, as CommonMark
+    allows, so that no tag, link, image or emphasis in a category name renders (nor a pipe ends the cell), and a
+    line break a space."""
+    return "".join(f"\\{char}" if char in string.punctuation else char for char in " ".join(text.splitlines()))
 
 
 def _code(text: str) -> str:
-    return text.replace("`", "'")
+    """Inside a code span nothing renders, but a backtick ends it and a blank line ends the paragraph."""
+    return " ".join(text.replace("`", "'").splitlines())

@@ -9,7 +9,9 @@ unbiased estimate, and so does the score, whatever the allocation.
 
 A case is settled when the earlier report ran it at least twice and it
 scored the same every time; a case the report does not hold, or ran once,
-is not settled (nothing says it is stable).
+is not settled (nothing says it is stable). A ``per_case`` entry that is not
+a case's epochs (its suite, its id and a list of scores) makes the report
+unusable for the choice, said in one line.
 
 With ``--recall-ci-width`` the same report's per-case scores also say how
 many runs each case gets (:mod:`pytest_recall.scoring.repeat_plan`).
@@ -25,12 +27,20 @@ CaseKey = tuple[str, str]
 
 
 def settled_cases(report: Mapping[str, Any]) -> frozenset[CaseKey]:
-    """The cases ``report``'s epochs found stable: at least two runs, and one score in all of them."""
+    """The cases ``report``'s epochs found stable: at least two runs, and one score in all of them; a ValueError
+    naming the first ``per_case`` entry that is not a case's epochs."""
     settled = set()
-    for case in report.get("per_case") or ():
-        scores = case.get("scores") or ()
+    for index, case in enumerate(report.get("per_case") or ()):
+        scores = case.get("scores") or []
+        if not (
+            isinstance(case.get("suite"), str)
+            and isinstance(case.get("id"), str)
+            and isinstance(scores, list)
+            and all(score is None or _is_number(score) for score in scores)
+        ):
+            raise ValueError(f"per_case[{index}] is not a case's epochs (its suite, its id and a list of scores)")
         if len(scores) >= 2 and len(set(scores)) == 1:
-            settled.add((str(case["suite"]), str(case["id"])))
+            settled.add((case["suite"], case["id"]))
     return frozenset(settled)
 
 
@@ -41,3 +51,7 @@ def baseline_scores(report: Mapping[str, Any]) -> list[tuple[CaseKey, list[float
         for case in report.get("per_case") or ()
         if (scores := [score for score in case.get("scores") or () if score is not None])
     ]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.reporting.schema_check import Check, UnknownKeyword, all_finite, compile_schema
+from pytest_recall.reporting.schema_check import Check, UnknownKeyword, all_finite, compile_schema, past_any_float
 
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 # A bad value is quoted in the message; a whole record quoted would not be one readable line.
@@ -70,7 +70,7 @@ def _problem(document: Any, definition: str | None) -> str | None:
     if finite and check is not None and check(document):
         return None
     for where, number in _non_finite(document, ""):
-        return f"at {where or 'the top'}: {_number_name(number)} is not a JSON number"
+        return f"at {where or 'the top'}: {_number_fault(number)}"
     error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(document))
     if error is None:
         return None
@@ -86,8 +86,10 @@ def _path_text(path: Any) -> str:
     return text
 
 
-def _non_finite(value: Any, where: str) -> Iterator[tuple[str, float]]:
-    if isinstance(value, float) and not math.isfinite(value):
+def _non_finite(value: Any, where: str) -> Iterator[tuple[str, float | int]]:
+    if (isinstance(value, float) and not math.isfinite(value)) or (
+        isinstance(value, int) and not isinstance(value, bool) and past_any_float(value)
+    ):
         yield where, value
     elif isinstance(value, Mapping):
         for key, item in value.items():
@@ -97,8 +99,11 @@ def _non_finite(value: Any, where: str) -> Iterator[tuple[str, float]]:
             yield from _non_finite(item, f"{where}[{index}]")
 
 
-def _number_name(number: float) -> str:
-    return "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+def _number_fault(number: float | int) -> str:
+    if isinstance(number, int):
+        return "an integer past any float is no number a report holds"
+    name = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+    return f"{name} is not a JSON number"
 
 
 def without_non_finite(value: Any) -> Any:

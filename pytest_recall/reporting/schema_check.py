@@ -22,6 +22,8 @@ from typing import Any
 
 Check = Callable[[Any], bool]
 # Words that describe rather than constrain.
+# The widest integer a float surely holds, in bits: past it, float() and every mean or sum that needs one raise.
+MAX_FLOAT_BITS = 1023
 ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "default", "examples", "$defs"})
 _TYPES: dict[str, Check] = {
     "object": lambda value: isinstance(value, dict),
@@ -219,18 +221,27 @@ _KEYWORDS: dict[str, Callable[[_Compiler, Any, Mapping[str, Any]], Check]] = {
 
 
 def all_finite(value: Any) -> bool:
-    """No NaN or infinity anywhere in ``value``: one quick walk, without the paths an error message needs."""
+    """No NaN or infinity anywhere in ``value``, nor an integer past any float (a 400-digit one, which every sum
+    or mean over it would raise on): one quick walk, without the paths an error message needs."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, float):
             if not math.isfinite(item):
                 return False
+        elif isinstance(item, int):
+            if past_any_float(item):
+                return False
         elif isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
     return True
+
+
+def past_any_float(number: int) -> bool:
+    """An integer no float holds: ``float()`` of it raises, and so does a mean or a division by it."""
+    return number.bit_length() > MAX_FLOAT_BITS
 
 
 def _same(value: Any, option: Any) -> bool:

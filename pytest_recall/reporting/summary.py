@@ -232,10 +232,14 @@ def rate_limit_lines(report: Mapping[str, Any]) -> list[str]:
         return []
     # With a budget of one attempt (--recall-rate-limit-attempts=1) no refused case runs again.
     again = ", and those cases ran again from step 1" if limits.get("attempts", 2) > 1 else ""
+    # A report from before the run's pause budget has none.
+    bound = f" (bound {limits['pause_budget_s']:.0f}s)" if limits.get("pause_budget_s") else ""
     lines = [
         f"rate limits: the model refused {counted(int(limits['n_refused']), 'session')}; new sessions on "
-        f"this host were paused {limits['paused_s']:.1f}s in all{again}"
+        f"this host were paused {limits['paused_s']:.1f}s in all{bound}{again}"
     ]
+    if limits.get("budget_spent"):
+        lines.append("the run's pause budget was spent: cases refused after it ended rate limited at once")
     if limits.get("n_rate_limited"):
         lines.append(
             f"{counted(int(limits['n_rate_limited']), 'case')} rate limited past the retry budget "

@@ -21,7 +21,13 @@ from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, Judge,
 from pytest_recall.sessions.llm_judging import LlmJudgeSettings, LlmJudging, judged_flow
 from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
-from pytest_recall.sessions.rate_limits import DEFAULT_RATE_LIMIT_ATTEMPTS, HostPause, rate_limit_wait
+from pytest_recall.sessions.rate_limits import (
+    CASE_PAUSE_TIMEOUTS,
+    DEFAULT_RATE_LIMIT_ATTEMPTS,
+    RUN_PAUSE_BUDGET_S,
+    HostPause,
+    rate_limit_wait,
+)
 from pytest_recall.sessions.rooms import (
     HomeCopy,
     HomeMode,
@@ -53,15 +59,18 @@ from pytest_recall.sessions.settings import (
     Wrapper,
 )
 from pytest_recall.sessions.shared_verdicts import SharedVerdicts
+from pytest_recall.sessions.signed_state import RecallStateWarning, SignedState, new_secret
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge, run_task_script
 
 __all__ = [
+    "CASE_PAUSE_TIMEOUTS",
     "DEFAULT_GRACE_S",
     "DEFAULT_JUDGE_TIMEOUT_S",
     "DEFAULT_MAX_OUTPUT_BYTES",
     "DEFAULT_RATE_LIMIT_ATTEMPTS",
     "DEFAULT_TIMEOUT_S",
+    "RUN_PAUSE_BUDGET_S",
     "AgentCommand",
     "AgentStartError",
     "CasePool",
@@ -78,6 +87,7 @@ __all__ = [
     "Network",
     "Pause",
     "PromptMode",
+    "RecallStateWarning",
     "SandboxMode",
     "SandboxSettings",
     "SandboxSpec",
@@ -86,6 +96,7 @@ __all__ = [
     "SessionRooms",
     "SessionSettings",
     "SharedVerdicts",
+    "SignedState",
     "TaskScriptError",
     "WorkdirMode",
     "Wrapper",
@@ -100,6 +111,7 @@ __all__ = [
     "grouped_case_flow",
     "judged_flow",
     "made_folder",
+    "new_secret",
     "open_shared_scope",
     "parse_judges",
     "rate_limit_wait",

@@ -27,7 +27,10 @@ killed with its session still leaves what it saw:
 
 The log is evidence of an honest agent's use of its memory, not proof against
 a hostile one: the agent runs as the same user in the same sandbox and could
-write the log itself. The harness reads it with the cost file's care.
+write the log itself. The harness reads it with the cost file's care, and a
+line that is not as the relay writes it (a figure that is no bounded number,
+a list where an object goes, nesting past the parser) is passed over and
+counted in the step's memory fault, never an error of the case.
 """
 
 from __future__ import annotations
@@ -143,7 +146,7 @@ def _key(request_id: Any) -> str:
 def _json_size(value: Any) -> int:
     try:
         return len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return 0
 
 
@@ -193,7 +196,8 @@ class _Lines:
             self._hold(chunk[start:end])
             if not self._skipping:
                 line = b"".join(self._parts)
-                with contextlib.suppress(ValueError):
+                # A line nested past the parser's depth (RecursionError) is forwarded like any other, not recorded.
+                with contextlib.suppress(ValueError, RecursionError):
                     self._deliver(json.loads(line), at, len(line))
             self._parts, self._held, self._skipping = [], 0, False
             start = end + 1

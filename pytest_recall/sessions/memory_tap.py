@@ -33,6 +33,7 @@ from typing import Any
 
 from pytest_recall.cases.mcp_config import RECALL_KEY
 from pytest_recall.cases.runs import MemoryCall, MemoryCalls
+from pytest_recall.cases.strict_json import bounded_number
 from pytest_recall.sessions import mcp_tap
 from pytest_recall.sessions.agent_file import read_agent_file
 
@@ -69,6 +70,9 @@ def behind_tap(servers: Mapping[str, Any], log: Path) -> dict[str, Any]:
 
 # The most of the tap's log read after a step: a call keeps at most the tap's TEXT_KEPT characters of text.
 MAX_TAP_LOG_BYTES = 8 * 1024 * 1024
+# A call's figures (bytes, milliseconds): no call moves or lasts more than this (a petabyte, 31 years in ms).
+MAX_TAP_FIGURE = 1e15
+_FIGURES = ("argument_bytes", "text_bytes", "latency_ms")
 # Words in a tool's name that say what it does, when its annotations do not (server-memory, basic-memory, mem0, ...).
 _READ_WORDS = frozenset(
     {
@@ -115,24 +119,26 @@ def call_kind(tool: str, annotations: Mapping[str, Any] | None) -> str:
 
 
 def parse_tap_log(data: bytes) -> MemoryCalls:
-    """The calls in a tap log's bytes; lines that are not the tap's events are passed over."""
+    """The calls in a tap log's bytes; lines that are not the tap's events, or not as the tap writes them
+    (a figure that is no bounded number, nesting past any the tap writes, a list where an object goes), are
+    passed over and counted in the result's ``fault``: never an error, the log being the tap's."""
     annotations: dict[tuple[str, str], Mapping[str, Any]] = {}
     named: dict[tuple[str, str], str] = {}  # (server, tool) -> kind, from the configuration's recall key
     offered: list[str] = []
     untapped: list[str] = []
     calls: list[MemoryCall] = []
+    unread = 0
     for line in data.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict) or not isinstance(event.get("server"), str):
+        event = _tap_event(line)
+        if event is None:
+            unread += 1 if line.strip() else 0
             continue
         server = event["server"]
         if event.get("event") == "tools" and isinstance(event.get("tools"), list):
             for tool in event["tools"]:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    annotations[server, tool["name"]] = tool.get("annotations") or {}
+                    hints = tool.get("annotations")
+                    annotations[server, tool["name"]] = hints if isinstance(hints, dict) else {}
                     offered.append(f"{server}/{tool['name']}")
         elif event.get("event") == "kinds":
             for key, kind in (("reads", "read"), ("writes", "write")):
@@ -145,28 +151,46 @@ def parse_tap_log(data: bytes) -> MemoryCalls:
             kind = named.get((server, event["tool"])) or call_kind(
                 event["tool"], annotations.get((server, event["tool"]))
             )
-            calls.append(_call(server, event, kind))
+            call = _call(server, event, kind)
+            if call is None:
+                unread += 1
+            else:
+                calls.append(call)
+    fault = f"{unread} line(s) of the MCP tap's log are not the tap's events and were passed over" if unread else None
     return MemoryCalls(
-        offered=tuple(dict.fromkeys(offered)), calls=tuple(calls), untapped=tuple(dict.fromkeys(untapped))
+        offered=tuple(dict.fromkeys(offered)),
+        calls=tuple(calls),
+        untapped=tuple(dict.fromkeys(untapped)),
+        fault=fault,
     )
 
 
-def _call(server: str, event: Mapping[str, Any], kind: str) -> MemoryCall:
-    def number(key: str) -> float:
-        value = event.get(key)
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+def _tap_event(line: bytes) -> dict[str, Any] | None:
+    """One line as the tap writes it: a JSON object naming its server (a line nested past the parser is none)."""
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("server"), str) else None
 
-    text = event.get("text")
+
+def _call(server: str, event: Mapping[str, Any], kind: str) -> MemoryCall | None:
+    """The call a ``call`` line records; None when one of its figures is no number the relay could have written."""
+    figures = {key: bounded_number(event.get(key, 0), MAX_TAP_FIGURE) for key in _FIGURES}
+    text = event.get("text", "")
+    if any(value is None for value in figures.values()) or not isinstance(text, str):
+        return None
     return MemoryCall(
         server=server,
         tool=event["tool"],
         kind=kind,
-        argument_bytes=int(number("argument_bytes")),
-        text_bytes=int(number("text_bytes")),
-        text=text if isinstance(text, str) else "",
+        argument_bytes=int(figures["argument_bytes"] or 0),
+        text_bytes=int(figures["text_bytes"] or 0),
+        text=text,
         is_error=event.get("is_error") is True,
-        latency_ms=number("latency_ms"),
-        at=number("at") if isinstance(event.get("at"), (int, float)) else None,
+        latency_ms=figures["latency_ms"] or 0.0,
+        # The host's monotonic clock when the call was made; a missing or impossible one places it in no turn.
+        at=bounded_number(event.get("at"), MAX_TAP_FIGURE),
     )
 
 

@@ -12,7 +12,10 @@ real agents do. A refused permission means an in-memory notebook for the turn.
 ``exit`` (dies), ``garbage`` (writes a non-JSON line), ``error`` (a JSON-RPC
 error), ``hang`` (never answers, with a helper process), ``silent`` (ends the turn with no message),
 ``refusal`` (stops with ``refusal``). What ``session/new`` brought is written
-to stderr, for tests of the MCP servers handed over.
+to stderr, for tests of the MCP servers handed over. ``--usage=JSON``,
+``--cost=JSON`` and ``--options=JSON`` put a value of the test's (NaN, a
+400-digit integer, a string) where its input tokens, its cost's amount or its
+permission options go.
 """
 
 from __future__ import annotations
@@ -43,14 +46,18 @@ def update(session_id: str, body: Json) -> None:
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": body}})
 
 
-def allowed_to_write(session_id: str) -> bool:
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
+# --usage=, --cost=, --options=: the values a test plants (parsed as JSON, NaN and Infinity included).
+planted: Json = {}
+
+
+def allowed_to_write(session_id: str, options: Any) -> bool:
     """Ask the client, as an agent asks before an edit; True when it picked an allow option."""
     tool_call = {"toolCallId": "write-1", "title": "write the notebook", "kind": "edit"}
-    options = [
-        {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
-        {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
-        {"optionId": "no", "name": "Reject", "kind": "reject_once"},
-    ]
     send(
         {
             "jsonrpc": "2.0",
@@ -79,7 +86,7 @@ def turn(request: Json, in_ram: Notebook | None, fail: str) -> Json:
         helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
         print(f"acp-notebook: hanging, pids {os.getpid()} {helper.pid}", file=sys.stderr, flush=True)
         time.sleep(3600)
-    keep = in_ram is None and allowed_to_write(session_id)
+    keep = in_ram is None and allowed_to_write(session_id, planted.get("options", OPTIONS))
     update(
         session_id,
         {
@@ -108,15 +115,27 @@ def turn(request: Json, in_ram: Notebook | None, fail: str) -> Json:
             )
     update(
         session_id,
-        {"sessionUpdate": "usage_update", "used": 120, "size": 200000, "cost": {"amount": 0.0012, "currency": "USD"}},
+        {
+            "sessionUpdate": "usage_update",
+            "used": 120,
+            "size": 200000,
+            "cost": {"amount": planted.get("cost", 0.0012), "currency": "USD"},
+        },
     )
     stop = "refusal" if fail == "refusal" else "end_turn"
-    return {"stopReason": stop, "usage": {"totalTokens": 130, "inputTokens": 100, "outputTokens": 30}}
+    return {
+        "stopReason": stop,
+        "usage": {"totalTokens": 130, "inputTokens": planted.get("usage", 100), "outputTokens": 30},
+    }
 
 
 def main(argv: list[str]) -> int:
     in_ram = Notebook(None) if "--plain" in argv else None
     fail = next((arg.split("=", 1)[1] for arg in argv if arg.startswith("--fail=")), "")
+    for arg in argv:
+        name, _, value = arg.partition("=")
+        if name in ("--usage", "--cost", "--options"):
+            planted[name[2:]] = json.loads(value)
     sessions = 0
     while (request := receive()) is not None:
         method, request_id = request.get("method"), request.get("id")

@@ -48,6 +48,7 @@ from typing import Any
 from pytest_recall.agents.adapters.acp_rpc import METHOD_NOT_FOUND, AcpFailure, Json, Peer, Refusal, start_agent
 from pytest_recall.agents.adapters.common import LIVE_FLAG, NOT_FOUND, Adapter, Outcome, chatter, finish, mcp_config
 from pytest_recall.agents.notebook import turns
+from pytest_recall.cases.strict_json import bounded_number
 
 ADAPTER = Adapter(
     script="recall-acp",
@@ -64,6 +65,8 @@ ADAPTER = Adapter(
     driven="ACP: JSON-RPC on the agent's stdio, one session/prompt a step; live: recall-acp --live, one session",
 )
 PROTOCOL_VERSION = 1
+# The most a reported figure (tokens, dollars) may be; more is no session's (the harness bounds it again).
+MAX_FIGURE = 1e15
 POLICIES = {
     # policy: the option kinds it picks, best first; none offered means the request is cancelled
     "allow-once": ("allow_once", "allow_always"),
@@ -106,7 +109,10 @@ class Client:
         raise Refusal(METHOD_NOT_FOUND, f"recall-acp does not serve {method}")
 
     def _permission(self, params: Json) -> Json:
-        options = [option for option in params.get("options") or [] if isinstance(option, dict)]
+        offered = params.get("options", [])
+        if not isinstance(offered, list):
+            raise AcpFailure(f"the agent asked for permission with options that are no list ({type(offered).__name__})")
+        options = [option for option in offered if isinstance(option, dict)]
         title = _tool_title(params.get("toolCall"))
         for kind in POLICIES[self.policy]:
             chosen = next((option for option in options if option.get("kind") == kind), None)
@@ -141,7 +147,7 @@ class Client:
         elif kind == "usage_update":
             cost = update.get("cost")
             if isinstance(cost, dict) and cost.get("currency") == "USD":
-                self.turn.cost_usd = float(cost.get("amount") or 0)
+                self.turn.cost_usd = _figure(cost.get("amount") or 0, "usage_update cost amount")
 
 
 def _tool_title(tool_call: object) -> str:
@@ -233,7 +239,20 @@ def prompt_turn(peer: Peer, client: Client, prompt: str) -> Outcome:
 
 def _count(usage: Json, key: str) -> int | None:
     value = usage.get(key)
-    return int(value) if isinstance(value, int | float) else None
+    return None if value is None else int(_figure(value, f"usage {key}"))
+
+
+def _figure(value: object, name: str) -> float:
+    """A figure the agent reported: a finite number from 0 up; anything else is the turn's failure, in one line."""
+    number = bounded_number(value, MAX_FIGURE)
+    if number is None:
+        shown = type(value).__name__
+        if isinstance(value, float) or (isinstance(value, int) and value < 10**40):
+            shown = repr(value)
+        elif isinstance(value, int):
+            shown = f"a {len(str(value))}-digit integer"
+        raise AcpFailure(f"the agent reported {name} as {shown}, which is no figure")
+    return number
 
 
 def _stopped(number: int, frame: object) -> None:
@@ -272,6 +291,9 @@ def run_session(peer: Peer, client: Client, servers: list[Json], prompt: str | N
         return prompt_turn(peer, client, prompt)
     except AcpFailure as failure:
         return Outcome(client.turn.answer(), ok=False, failure=f"recall-acp: {failure}")
+    except RecursionError:
+        # A message nested just under the parser's depth, which printing it in a line of the transcript passed.
+        return Outcome(client.turn.answer(), ok=False, failure="recall-acp: the agent sent a message nested too deep")
     finally:
         peer.close()
 

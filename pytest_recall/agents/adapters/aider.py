@@ -27,6 +27,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -81,6 +82,7 @@ def reply_of(appended: str) -> str:
     return "\n".join(line.rstrip() for line in after if not line.startswith(">")).strip()
 
 
+@stream_reader
 def read_run(stdout: str, appended: str) -> Outcome:
     answer = reply_of(appended)
     tokens = _TOKENS.findall(stdout)

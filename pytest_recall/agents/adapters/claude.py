@@ -44,6 +44,7 @@ from pytest_recall.agents.adapters.common import (
     merge_json_file,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -149,6 +150,7 @@ def environment() -> dict[str, str]:
     return env
 
 
+@stream_reader
 def read_result(stdout: str) -> Outcome:
     """The ``result`` message of ``--output-format json``; anything before it is chatter.
 

@@ -46,6 +46,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -72,6 +73,7 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, *UNATTENDED, *extra, "--", BLANK_PROMPT]
 
 
+@stream_reader
 def read_events(stdout: str) -> Outcome:
     """The ``run_result`` event holds the answer and the usage; a run without one did not finish."""
     result: dict[str, object] = {}

@@ -26,6 +26,7 @@ from typing import Any
 from pytest_recall.agents.adapters.common import (
     NOT_FOUND,
     Adapter,
+    MalformedOutput,
     Outcome,
     chatter,
     exec_cli,
@@ -34,6 +35,7 @@ from pytest_recall.agents.adapters.common import (
     live_args,
     mcp_config,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -118,6 +120,7 @@ def toml_value(value: Any) -> str:
     raise TypeError(f"no TOML form for {value!r}")
 
 
+@stream_reader
 def read_events(stdout: str) -> Outcome:
     """The last agent message is the answer; usage adds up over turns; a turn that never completes fails.
 
@@ -130,6 +133,8 @@ def read_events(stdout: str) -> Outcome:
     for line in stdout.splitlines():
         try:
             event = json.loads(line)
+        except RecursionError:
+            raise MalformedOutput("a line of JSON nested too deep to read") from None
         except ValueError:
             chatter(line)
             continue
@@ -204,7 +209,7 @@ def _relay_stderr(process: subprocess.Popen[str], mcp_failures: list[str]) -> No
 def _error_message(line: str) -> str:
     try:
         event = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # the line is read again by read_events, which says what is wrong
         return ""
     return str(event.get("message") or "") if isinstance(event, dict) and event.get("type") == "error" else ""
 

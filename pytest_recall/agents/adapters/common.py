@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import json
 import math
 import os
@@ -30,11 +31,12 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, ParamSpec
 from urllib.parse import urlsplit
 
 from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT, RATE_LIMITED_MARK
 
+P = ParamSpec("P")
 # The exit status of an adapter whose CLI cannot be found, as a shell would say it.
 NOT_FOUND = 127
 # The first argument that makes an adapter a live launcher instead of a one-prompt run.
@@ -181,11 +183,48 @@ def chatter(text: str) -> None:
         sys.stderr.flush()
 
 
+class MalformedOutput(ValueError):
+    """The CLI's output holds what no CLI of its kind writes (a line nested past the parser, a value of the wrong
+    shape): the step's failure, said in one line by :func:`stream_reader`."""
+
+
+# How much of what went wrong a one-line failure shows.
+SHOWN_DETAIL_CHARS = 200
+
+
+def stream_reader(reader: Callable[P, Outcome]) -> Callable[P, Outcome]:
+    """A reader of a CLI's output that fails the step in one line, never a traceback, on output no CLI writes.
+
+    A CLI's stream is read by field, and a field can hold anything: a string
+    or a list where a number or an object goes, NaN, ``1e999``, a 400-digit
+    integer, a line nested 3,000 deep. Each reader checks what it uses; this
+    is the net under all of them, so that what one missed ends the step as
+    the agent's failure (exit 1, the reason on one line) and not as a
+    traceback in the transcript.
+    """
+
+    @functools.wraps(reader)
+    def reading(*args: P.args, **kwargs: P.kwargs) -> Outcome:
+        try:
+            return reader(*args, **kwargs)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+            detail = " ".join(str(exc).split())[:SHOWN_DETAIL_CHARS]
+            program = os.path.basename(sys.argv[0]) or "recall"
+            return Outcome(
+                "", ok=False, failure=f"{program}: the CLI's output cannot be read ({detail or type(exc).__name__})"
+            )
+
+    return reading
+
+
 def json_events(stdout: str) -> Iterator[dict[str, Any]]:
-    """Each line of the CLI's stdout that is a JSON object; every other line is chatter."""
+    """Each line of the CLI's stdout that is a JSON object; every other line is chatter. A line nested past the
+    parser is :class:`MalformedOutput`: no CLI writes one."""
     for line in stdout.splitlines():
         try:
             event = json.loads(line)
+        except RecursionError:
+            raise MalformedOutput("a line of JSON nested too deep to read") from None
         except ValueError:
             event = None
         if isinstance(event, dict):
@@ -204,6 +243,8 @@ def json_number(value: Any) -> float:
     """A usage figure from a CLI's JSON, or 0 for what is not a finite number: a broken stream is read as
     nothing, never a traceback."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    if isinstance(value, int) and value.bit_length() > 1023:  # past any float: float() would raise
         return 0.0
     return float(value) if math.isfinite(value) else 0.0
 

@@ -27,10 +27,13 @@ from typing import Any
 from pytest_recall.agents.adapters.common import (
     NOT_WIRED_FOR_MCP,
     Adapter,
+    MalformedOutput,
     Outcome,
     find_cli,
     finish,
     json_events,
+    json_number,
+    json_object,
     refuse_mcp,
     run_cli,
     split_args,
@@ -59,9 +62,13 @@ def read_events(stdout: str) -> tuple[Outcome, str | None]:
     answer = ""
     errors: list[str] = []
     result: dict[str, Any] | None = None
-    for event in json_events(stdout):
+    try:
+        events = list(json_events(stdout))
+    except MalformedOutput as malformed:
+        return Outcome("", ok=False, failure=f"copilot: its output cannot be read ({malformed})"), None
+    for event in events:
         kind = event.get("type")
-        data = event.get("data") or {}
+        data = json_object(event.get("data"))
         if kind == "assistant.message" and not data.get("toolRequests"):
             answer = str(data.get("content") or "")
         elif kind == "session.error":
@@ -88,13 +95,13 @@ def session_tokens(session: str, env: Mapping[str, str]) -> tuple[int, int] | No
     for line in reversed(lines):
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(event, dict) and event.get("type") == "session.shutdown":
-            metrics = (event.get("data") or {}).get("modelMetrics") or {}
-            usages = [figures.get("usage") or {} for figures in metrics.values() if isinstance(figures, dict)]
-            return sum(int(u.get("inputTokens") or 0) for u in usages), sum(
-                int(u.get("outputTokens") or 0) for u in usages
+            metrics = json_object(json_object(event.get("data")).get("modelMetrics"))
+            usages = [json_object(figures.get("usage")) for figures in metrics.values() if isinstance(figures, dict)]
+            return sum(int(json_number(u.get("inputTokens"))) for u in usages), sum(
+                int(json_number(u.get("outputTokens"))) for u in usages
             )
     return None
 

@@ -32,6 +32,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -52,6 +53,7 @@ def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
     return [cli, *UNATTENDED, "--output-format", "json", *extra, f"--prompt={prompt}"]
 
 
+@stream_reader
 def read_json(stdout: str) -> Outcome:
     """The JSON object ``--output-format json`` prints last, on lines of its own; the rest is chatter."""
     document: dict[str, Any] = {}

@@ -31,6 +31,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -55,6 +56,7 @@ def live_command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, "chat", "--continue", *extra]
 
 
+@stream_reader
 def read_json(stdout: str) -> Outcome:
     """``--json`` prints a list of logged responses; the newest is this one."""
     try:

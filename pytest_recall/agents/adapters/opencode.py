@@ -36,6 +36,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -56,6 +57,7 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, *UNATTENDED, *extra]
 
 
+@stream_reader
 def read_events(stdout: str, cli: str = "opencode") -> Outcome:
     """The text of the last step is the answer; tokens and dollars add up over the steps.
 

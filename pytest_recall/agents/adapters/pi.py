@@ -41,6 +41,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -64,6 +65,7 @@ def command(cli: str, extra: Sequence[str]) -> list[str]:
     return [cli, *UNATTENDED, *extra]
 
 
+@stream_reader
 def read_events(stdout: str) -> Outcome:
     """The last assistant message is the answer; tokens and dollars add up over every assistant message."""
     last: dict[str, Any] | None = None

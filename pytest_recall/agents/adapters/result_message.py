@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pytest_recall.agents.adapters.common import Outcome, json_events
+from pytest_recall.agents.adapters.common import Outcome, json_events, json_number, json_object, stream_reader
 
 
+@stream_reader
 def read_result(stdout: str, cli: str) -> Outcome:
     """The last ``result`` message; every other line is chatter for the transcript."""
     return result_of(list(json_events(stdout)), cli)
@@ -28,14 +29,18 @@ def result_of(events: Iterable[dict[str, Any]], cli: str) -> Outcome:
     if result is None:
         return Outcome("", ok=False, failure=f"{cli} printed no result")
     cost = result.get("total_cost_usd")
-    usage = result.get("usage") or {}
+    usage = json_object(result.get("usage"))
     answer = str(result.get("result") or "")
     failed = bool(result.get("is_error")) or result.get("subtype") != "success"
     return Outcome(
         answer,
         ok=not failed,
-        cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
-        tokens_in=usage.get("input_tokens"),
-        tokens_out=usage.get("output_tokens"),
+        cost_usd=json_number(cost) if isinstance(cost, (int, float)) else None,
+        tokens_in=_count(usage.get("input_tokens")),
+        tokens_out=_count(usage.get("output_tokens")),
         failure=f"{cli} reported an error ({result.get('subtype')}): {answer}" if failed else "",
     )
+
+
+def _count(value: Any) -> int | None:
+    return int(json_number(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
