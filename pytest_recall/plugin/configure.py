@@ -263,6 +263,7 @@ def _epoch_choice(path: Path | None, epochs: int, ci_width: float | None) -> Epo
     try:
         sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         report = load_report(path)
+        settled = settled_cases(report)
     except OSError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
@@ -273,12 +274,12 @@ def _epoch_choice(path: Path | None, epochs: int, ci_width: float | None) -> Epo
             "give the report of a run with --recall-epochs=N above 1"
         )
     if ci_width is None:
-        return EpochChoice(path, sha256, settled_cases(report))
+        return EpochChoice(path, sha256, settled)
     try:
         plan = plan_repeats(baseline_scores(report), width=ci_width, cap=epochs)
     except ValueError as exc:
         raise pytest.UsageError(f"--recall-ci-width={ci_width:g} with --recall-epochs-from={path}: {exc}") from None
-    return EpochChoice(path, sha256, settled_cases(report), ci_width, plan)
+    return EpochChoice(path, sha256, settled, ci_width, plan)
 
 
 def _shard(read: OptionReader) -> tuple[int, int] | None:
