@@ -6,6 +6,8 @@ Real processes, real cgroups: skipped where this machine gives the harness none.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,56 @@ def test_where_moves_wait_one_quickener_runs_beside_the_sessions_and_is_gone_whe
     assert len(set(seen)) == 1
     assert seen[0].isdigit(), seen
     assert not os.path.exists(f"/proc/{seen[0]}"), "the quickener outlived its run"
+
+
+# A harness whose pid a killed one had: the dead one's folder (with a slot in it) is there when it starts.
+TAKES_OVER = """
+import os, sys
+from pytest_recall.sessions import cgroup
+home = cgroup.cgroup2_home()
+stale = home / f"recall-{os.getpid()}"
+(stale / "judge-0").mkdir(parents=True)
+slot = cgroup.SessionCgroup.create(kind="judge")
+print(slot.path.parent.name, stale.name)
+slot.remove()
+"""
+
+
+def test_a_harness_never_takes_over_the_folder_a_dead_one_with_its_pid_left(tmp_path: Path) -> None:
+    """A pid names a process for a while only (pid_max is 32768 here): a new harness with a dead one's pid made its
+    slots in the dead one's folder, which another harness's sweep, having found that pid dead, was emptying with
+    cgroup.kill; a harness caught in a slot for a spawn died by SIGKILL. Its folder is its own, by start time."""
+    script = tmp_path / "takes_over.py"
+    script.write_text(TAKES_OVER, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    used, stale = done.stdout.split()
+    assert used != stale and used.startswith(stale + "-")
+    home = cgroup.cgroup2_home()
+    assert home is not None
+    cgroup._sweep(home)  # the stale folder's pid is gone with its process: swept
+    assert not (home / stale).exists() and not (home / used).exists()
+
+
+def test_the_sweep_takes_a_folder_whose_pid_another_process_now_has(tmp_path: Path) -> None:
+    """A folder named for a running pid but another start time is a dead harness's: what runs in it is killed and
+    the folder removed, nested folders too; the folder of the process that has the pid now is left alone."""
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        home = cgroup.cgroup2_home()
+        assert home is not None
+        stale = home / f"recall-{holder.pid}-1"
+        (stale / "slot-0" / "recall-1-1").mkdir(parents=True)
+        left = subprocess.Popen(["sleep", "60"])
+        (stale / "slot-0" / "cgroup.procs").write_text(str(left.pid))
+        live = home / f"recall-{holder.pid}-{cgroup._start_time(holder.pid)}"
+        live.mkdir()
+        try:
+            cgroup._sweep(home)
+            assert left.wait(timeout=10) == -9
+            assert not stale.exists() and live.exists()
+        finally:
+            live.rmdir()
+    finally:
+        holder.kill()
+        holder.wait()

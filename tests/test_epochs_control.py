@@ -237,17 +237,24 @@ def test_epochs_from_an_earlier_report_repeat_only_the_cases_it_found_unstable(
     assert chosen == {"report_sha256": baseline_sha256, "settled": 1}
 
 
-def test_with_epochs_from_the_stop_gate_and_pass_at_k_weigh_cases_as_the_score_does(
-    recall_suite: Any, counter_dir: Path
-) -> None:
-    """Half the cases repeat: the gate feeds one mean per case, so its estimate is the score, and pass@k is over
-    the case that ran k times, the settled one said apart."""
+def unstable_alpha_stable_beta(recall_suite: Any) -> tuple[str, Path]:
+    """alpha remembers on odd runs, beta never: a two-epoch baseline finds alpha unstable and beta settled. The
+    agent's command, and the baseline report kept apart from the runs that follow."""
     add_odd_run_cases(recall_suite, ("alpha",))
     recall_suite.add("beta", ["case beta hello", "case beta recall"])
     odd_runs = recall_suite.agent("odd_runs")
     recall_suite.run("--recall-epochs=2", command=odd_runs).assert_outcomes(passed=1, failed=3)
     baseline = recall_suite.pytester.path / "baseline.json"
     baseline.write_bytes(recall_suite.report_path.read_bytes())
+    return odd_runs, baseline
+
+
+def test_with_epochs_from_the_stop_gate_and_pass_at_k_weigh_cases_as_the_score_does(
+    recall_suite: Any, counter_dir: Path
+) -> None:
+    """Half the cases repeat: the gate feeds one mean per case, so its estimate is the score, and pass@k is over
+    the case that ran k times, the settled one said apart."""
+    odd_runs, baseline = unstable_alpha_stable_beta(recall_suite)
     # 0.34 against a score of 1/3 over two cases: undecided until both are in.
     stop = ("--recall-stop=decided", "--recall-gate=score", "--recall-threshold=0.34")
 
@@ -272,12 +279,7 @@ def test_ci_width_gives_the_unstable_case_the_runs_its_baseline_says_reach_the_w
     """alpha's two baseline runs disagreed, beta's agreed: for a half-width of 0.3 alpha needs 3 runs under the
     cap of 4 (z * sqrt(0.25 / k) / 2 <= 0.3), beta one; 0.2 is out of reach at the cap and refused before any
     session starts."""
-    add_odd_run_cases(recall_suite, ("alpha",))
-    recall_suite.add("beta", ["case beta hello", "case beta recall"])
-    odd_runs = recall_suite.agent("odd_runs")
-    recall_suite.run("--recall-epochs=2", command=odd_runs).assert_outcomes(passed=1, failed=3)
-    baseline = recall_suite.pytester.path / "baseline.json"
-    baseline.write_bytes(recall_suite.report_path.read_bytes())
+    odd_runs, baseline = unstable_alpha_stable_beta(recall_suite)
     planned = ("--recall-epochs=4", f"--recall-epochs-from={baseline}")
 
     refused = recall_suite.run(*planned, "--recall-ci-width=0.2", command=odd_runs)

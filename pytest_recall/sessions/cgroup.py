@@ -5,7 +5,7 @@ uid or by dropping its environment, and ``cgroup.kill`` kills every member at
 once, including the ones forked while it runs. So where the harness may make
 cgroups (root, or a delegated subtree), every session gets one:
 
-1. take a free slot cgroup under ``recall-<harness pid>``, beside the
+1. take a free slot cgroup under ``recall-<harness pid>-<its start time>``, beside the
    harness's own cgroup, or ``mkdir`` one when every slot is in use: as many
    slots as sessions ever ran at once (the folder of a harness that was
    killed is swept by the next run);
@@ -44,6 +44,7 @@ import contextlib
 import functools
 import itertools
 import os
+import re
 import select
 import subprocess
 import sys
@@ -315,24 +316,32 @@ def _home_procs() -> int:
     return os.open(home / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
 
 
+# A run's folder: ``recall-<pid>-<start>``, the process's start time (in clock ticks since boot) naming it along with
+# its pid; ``recall-<pid>`` is an older harness's.
+_RUN_FOLDER = re.compile(r"recall-(\d+)(?:-(\d+))?")
+
+
 @functools.cache
 def _run_cgroup() -> Path | None:
     """``recall-<pid>-<start>`` beside the harness's cgroup: this process's sessions live under it.
 
-    Made once, removed at exit. Folders of harnesses that no longer run (a
-    killed xdist worker, say) are swept first: whatever still runs in them is
-    what a dead harness left behind, and is killed. The name holds the
-    process's start time as well as its pid: pids are reused (on a busy
-    machine with a small ``pid_max``, within minutes), and a sweep that took a
-    new harness's folder, or a reused pid's old one, for its own could kill a
-    live harness inside its slot for a spawn.
+    Made once, removed at exit, and never one that is already there. A pid
+    alone names no process for long (``pid_max`` is 32768 on small machines,
+    and a loaded one wraps it in minutes): a harness given the pid of one that
+    was killed would take over the dead one's folder while another harness's
+    sweep, which had found that pid dead a moment before, killed what was in
+    it, the new harness itself caught in a slot for a spawn. With its start
+    time in the name, a folder belongs to one process only. Folders of
+    harnesses that no longer run (a killed xdist worker, say) are swept first:
+    whatever still runs in them is what a dead harness left behind, and is
+    killed.
     """
     home = cgroup2_home()
-    if home is None or not available():
+    start = _start_time(os.getpid())
+    if home is None or start is None or not available():
         return None
     _sweep(home)
-    me = str(os.getpid())
-    parent = home / f"recall-{me}-{_started(me)}"
+    parent = home / f"recall-{os.getpid()}-{start}"
     try:
         parent.mkdir()
     except OSError:
@@ -341,35 +350,41 @@ def _run_cgroup() -> Path | None:
     return parent
 
 
-def _started(pid: str) -> str | None:
-    """When the process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat``'s field 22), or None."""
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat``, field 22); None when gone."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-            # The command name may hold spaces and parentheses; the fields after the last ")" do not.
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
         return None
+    # The command name, field 2, is in parentheses and may hold anything: the fields after it follow the last ')'.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[19].decode("ascii") if len(fields) > 19 else None
 
 
 def _sweep(home: Path) -> None:
-    """Remove the folders of harnesses that no longer run: a pid gone, or now another process's."""
+    """Remove the folders of harnesses that no longer run: their pid is gone, or now another process's."""
     for folder in home.glob("recall-*"):
-        pid, _, started = folder.name.removeprefix("recall-").partition("-")
-        if not pid.isdigit() or not (started.isdigit() or started == ""):
-            continue  # a probe's folder, or no harness's
-        now = _started(pid)
-        if now is None or (started != "" and now != started):
+        named = _RUN_FOLDER.fullmatch(folder.name)
+        if named is None:
+            continue
+        pid, start = named.groups()
+        running = _start_time(int(pid))
+        if running is None or (start is not None and running != start):
             _remove_tree(folder)
 
 
 def _remove_tree(parent: Path) -> None:
-    """Kill, empty and remove every session cgroup under ``parent``, then ``parent``."""
+    """Kill, empty and remove every session cgroup under ``parent``, then ``parent``; a cgroup nested in a
+    session's (a harness started as a judge makes its own beside its home) is removed first, as one more tree."""
     with contextlib.suppress(OSError):
         for session in parent.iterdir():
             if session.is_dir():
                 with contextlib.suppress(OSError):
                     _write(session / "cgroup.kill", "1")
                 _wait_empty(session / "cgroup.events", EMPTY_TIMEOUT_S)
+                for nested in session.iterdir():
+                    if nested.is_dir():
+                        _remove_tree(nested)
                 with contextlib.suppress(OSError):
                     session.rmdir()
         parent.rmdir()
