@@ -32,7 +32,9 @@ INNER_RUN_TIMEOUT_S = 120.0
 # The agents are programs the inner runs start, never tests.
 collect_ignore = ["agents"]
 # The tests that drive real agent CLIs run longest of all (minutes each on a shared machine).
-REAL_CLI_FILES = frozenset({"test_adapters.py", "test_mcp_clis.py", "test_live_clis.py", "test_coding_cli.py"})
+REAL_CLI_FILES = frozenset(
+    {"test_adapters.py", "test_mcp_clis.py", "test_live_clis.py", "test_coding_cli.py", "test_mem0_provider.py"}
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

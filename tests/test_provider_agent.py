@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SEED_SUITE
 
+from conftest import SEED_SUITE
 from pytest_recall.agents import provider
 from pytest_recall.testing import FakeModelServer
 from pytest_recall.testing.fake_brain import read_memories, recalled
@@ -128,3 +128,32 @@ def test_the_fake_model_answers_only_from_the_memories_it_is_shown() -> None:
     assert recalled(read_memories(provider.memory_block([ledger])), question) == "27436.42"
     assert recalled(read_memories(provider.memory_block([])), question) == "UNKNOWN"
     assert provider.memories_in(provider.memory_block(["one", "two\nlines"])) == ["one", "two\nlines"]
+
+
+ECHOING = """
+    import os
+
+    class Echo:
+        def __init__(self, scope):
+            pass
+
+        def add(self, text):
+            pass
+
+        def search(self, query, limit):
+            return ["OPENAI_BASE_URL=" + os.environ.get("OPENAI_BASE_URL", "unset")]
+"""
+
+
+def test_the_model_url_is_the_providers_openai_base_url_when_that_is_unset(
+    recall_suite: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (recall_suite.pytester.path / "echo_provider.py").write_text(textwrap.dedent(ECHOING), encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(recall_suite.pytester.path))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    recall_suite.add(
+        "url", ["Nothing to keep.", "Question: Which endpoint?"], answer="http://127.0.0.1:9/v1", kind="locomo"
+    )
+    recall_suite.run(command=command("echo_provider:Echo", "--retrieval-only", "--model-url", "http://127.0.0.1:9/v1"))
+    (record,) = recall_suite.report()["cases"]
+    assert record["steps"][-1]["stdout"].strip() == "OPENAI_BASE_URL=http://127.0.0.1:9/v1"

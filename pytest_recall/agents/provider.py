@@ -7,6 +7,8 @@ so what the last step knows is only what the library kept.
 
 - ``FACTORY(scope)`` builds the provider over ``$RECALL_SCOPE_DIR``, the case's
   memory scope: the same folder for all of a case's steps, a new one per case.
+  ``--model-url`` is ``$OPENAI_BASE_URL`` for it when that is unset, so a
+  library's own embedder or LLM calls the same endpoint as the answer.
 - A step before the case's last (``$RECALL_STEP`` below ``$RECALL_LAST_STEP``)
   is an ingest: its prompt goes whole to ``add``, and the agent says ``OK``.
 - The last step is the question: its prompt (its ``Question:`` line alone,
@@ -175,6 +177,9 @@ def write_cost(usage: dict[str, Any]) -> None:
 
 def run_step(options: argparse.Namespace, prompt: str, scope: Path, is_question: bool) -> str:
     """One step: an ingest added, or the question searched (and answered); what the agent says."""
+    if options.model_url:
+        # A library's own OpenAI client (mem0's embedder and LLM) then reaches the endpoint the answer comes from.
+        os.environ.setdefault("OPENAI_BASE_URL", options.model_url)
     factory = load_factory(options.factory)
     log = CallLog(os.environ.get("RECALL_MEMORY_LOG"), options.name or options.factory.rpartition(":")[2])
     try:
@@ -242,7 +247,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--retrieval-only", action="store_true", help="print what search returned; ask no model")
     model = parser.add_argument_group("the answering model (OpenAI-compatible Chat Completions)")
-    model.add_argument("--model-url", help="its base URL, ending in /v1 (default: $OPENAI_BASE_URL)")
+    model.add_argument(
+        "--model-url",
+        help="its base URL, ending in /v1 (default: $OPENAI_BASE_URL); exported as $OPENAI_BASE_URL to the provider "
+        "when that is unset",
+    )
     model.add_argument("--model", default=DEFAULT_MODEL, help=f"its model name (default {DEFAULT_MODEL})")
     model.add_argument("--api-key-env", default="OPENAI_API_KEY", help="the variable holding its key")
     parser.add_argument("prompt", help="the step's prompt (the harness puts it last)")
