@@ -25,7 +25,7 @@ from pytest_recall.testing import FakeModelServer
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow]
 PROVIDER = str(Path(sys.executable).with_name("recall-provider"))
-MEM0 = "pytest_recall.agents.mem0_provider:open_source"
+MEM0 = "pytest_recall.agents.mem0_provider"
 LOCOMO = Path(__file__).resolve().parent / "data" / "locomo_tiny.json"
 # One conversation's three sessions and three of its answerable questions: nine sessions with the control.
 QUESTIONS = ("conv-26-q003", "conv-26-q005", "conv-26-q006")
@@ -40,18 +40,23 @@ def mem0_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
-def mem0_command(model: FakeModelServer) -> str:
-    return shlex.join([PROVIDER, MEM0, "--model-url", f"{model.base_url}/v1", "--name", "mem0"])
+def mem0_command(model: FakeModelServer, factory: str = "open_source") -> str:
+    return shlex.join([PROVIDER, f"{MEM0}:{factory}", "--model-url", f"{model.base_url}/v1", "--name", "mem0"])
 
 
-def test_mem0_remembers_the_seed_cases_through_the_fake_models_embeddings(recall_suite: Any) -> None:
+@pytest.mark.parametrize(("factory", "extractions"), [("open_source", 0), ("extracting", 2)])
+def test_mem0_remembers_the_seed_cases_through_the_fake_models_embeddings(
+    recall_suite: Any, factory: str, extractions: int
+) -> None:
     for case in ("case_01", "case_02"):
         shutil.copytree(SEED_SUITE / case, recall_suite.root / "seed" / case)
     log = recall_suite.pytester.path / "model.jsonl"
     with FakeModelServer("plain", log_path=log) as model:
-        result = recall_suite.run("--recall-control", command=mem0_command(model), timeout=INNER_RUN_TIMEOUT_S)
+        result = recall_suite.run("--recall-control", command=mem0_command(model, factory), timeout=INNER_RUN_TIMEOUT_S)
     requests = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     embedded = [entry for entry in requests if entry.get("kind") == "embeddings"]
+    # With infer on, each add first asks mem0's LLM (the fake model) which memories to keep.
+    assert len([entry for entry in requests if entry.get("kind") == "extract"]) == extractions
     report = recall_suite.report()
     scores = sorted((record["control"], record["score"]) for record in report["cases"])
     assert scores == [(False, 1.0), (False, 1.0), (True, 0.0), (True, 0.0)]
@@ -61,8 +66,9 @@ def test_mem0_remembers_the_seed_cases_through_the_fake_models_embeddings(recall
         assert (use["writes_before"], use["reads_last"], use["errors"]) == (*expected, 0), use
         # mem0's notices about its optional extras (spaCy, fastembed) are not the step's output.
         assert all(step["stderr"] == "" for step in record["steps"]), record["steps"]
-    # Each add and each search embedded its text at the fake model: two cases' ledgers and four questions.
-    assert len(embedded) == 6
+    # Each add and each search embedded its text at the fake model: two cases' ledgers and four questions;
+    # with infer on, an add also embeds the new message, to find the memories it may repeat.
+    assert len(embedded) == 6 + extractions
     # The latency figures are the memory runs': an add and a search in each.
     assert report["memory"]["latency_ms"]["mem0"]["calls"] == 4
     result.stdout.fnmatch_lines(["*control (no memory): score 0.000*", "*mem0: 4 calls, p50 * ms, p95 * ms*"])

@@ -1,4 +1,15 @@
-"""mem0 open source as a ``recall-provider`` provider: ``pytest_recall.agents.mem0_provider:open_source``.
+"""mem0 open source as a ``recall-provider`` provider, in two arms of one wiring.
+
+- ``pytest_recall.agents.mem0_provider:open_source`` keeps each added text
+  as one memory, as it came (``infer=False``): mem0 embeds and stores it.
+- ``pytest_recall.agents.mem0_provider:extracting`` is mem0's default
+  (``infer=True``): its LLM first says which memories to keep from the text,
+  which mem0 then embeds, dedupes and stores. The fake model keeps each
+  message whole (:mod:`pytest_recall.testing.fake_extraction`); a real LLM
+  rewrites it into facts.
+
+Either way a search ranks the memories by the embedding's cosine (mem0 drops
+those under its threshold, 0.1).
 
 Everything mem0 keeps lies in the case's scope folder: its local Qdrant
 store (a folder, no server), its history database and its own settings
@@ -9,13 +20,6 @@ Its embedder and its LLM are OpenAI-compatible at ``$OPENAI_BASE_URL``
 lexical ``/v1/embeddings`` on loopback by default, any endpoint in use.
 ``$RECALL_MEM0_DIMS`` is the embeddings' width (default 256, the fake
 model's; 1536 for OpenAI's text-embedding-3-small).
-
-Each added text is one memory, stored as it came (``infer=False``): mem0
-embeds and keeps it, and search ranks the memories by the embedding's
-cosine (mem0 drops those under its threshold, 0.1). mem0's default
-``infer=True`` asks its LLM to extract facts first; ``RECALL_MEM0_INFER=1``
-turns it on, for a real LLM (the fake model extracts no facts, so a run with
-it would store nothing and measure nothing of mem0).
 
 mem0 is measured as ``pip install mem0ai`` gives it: vector search alone.
 Its BM25 keyword search (the ``extras``, fastembed) and its spaCy lemmatizer
@@ -82,7 +86,17 @@ def config(home: Path, env: dict[str, str] | os._Environ[str]) -> dict[str, Any]
 
 
 def open_source(scope: Path) -> Mem0Provider:
-    """The factory: mem0's open-source ``Memory`` with every file it writes under ``scope/mem0``."""
+    """The factory of the verbatim arm: each added text one memory, no LLM asked."""
+    return Mem0Provider(_memory(scope), infer=False)
+
+
+def extracting(scope: Path) -> Mem0Provider:
+    """The factory of mem0's default arm: its LLM extracts the memories to keep from each added text."""
+    return Mem0Provider(_memory(scope), infer=True)
+
+
+def _memory(scope: Path) -> Any:
+    """mem0's open-source ``Memory`` with every file it writes under ``scope/mem0``."""
     home = scope / "mem0"
     home.mkdir(parents=True, exist_ok=True)
     os.environ["MEM0_DIR"] = str(home)
@@ -93,5 +107,4 @@ def open_source(scope: Path) -> Mem0Provider:
         from mem0 import Memory
     except ImportError:
         raise RuntimeError("mem0 is not installed: pip install 'pytest-recall[mem0]'") from None
-    memory = Memory.from_config(config(home, os.environ))
-    return Mem0Provider(memory, infer=os.environ.get("RECALL_MEM0_INFER") == "1")
+    return Memory.from_config(config(home, os.environ))

@@ -18,6 +18,8 @@ survives to a later session depends only on the mode and on the CLI:
 
 Shown the memories a ``recall-provider`` search returned, it reads each as
 it would have read that step, and answers the question from them alone.
+Asked by mem0 to extract memories, it keeps each new message whole
+(:mod:`pytest_recall.testing.fake_extraction`).
 
 The sessions of an imported LongMemEval or LoCoMo suite are noted whole; a
 question about them is answered as ``recall-retrieval`` would answer it from
@@ -43,6 +45,7 @@ from typing import Any
 from pytest_recall.agents import audit_solver, ledger_solver, provider, retrieval
 from pytest_recall.testing.exchange import MODES, Api, Mode, Reply, Request, shell_call
 from pytest_recall.testing.fake_coder import coding_reply
+from pytest_recall.testing.fake_extraction import extraction_reply, is_extraction_prompt
 from pytest_recall.testing.fake_judge import is_judge_prompt, judge_verdict
 from pytest_recall.testing.mcp_tools import mcp_reply
 
@@ -222,6 +225,8 @@ def decide(request: Request, mode: Mode) -> Reply:
     output in this turn means the memory write is done."""
     if request.side_schema is not None:
         return Reply(schema_reply(request.side_schema))
+    if is_extraction_prompt(request.prompt):
+        return Reply(extraction_reply(request.prompt), kind="extract")
     if is_judge_prompt(request.prompt):
         return Reply(
             judge_verdict(request.prompt, lenient=mode == "lenient", gullible=mode == "gullible"), kind="judge"
