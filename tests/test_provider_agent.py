@@ -44,7 +44,13 @@ def test_the_question_is_answered_from_what_search_returned_and_the_report_has_i
     assert cases[True]["memory_use"]["calls"] == 1 and cases[True]["memory_use"]["returned_bytes"] == 0
     figures = recall_suite.report()["memory"]["latency_ms"]["keywords"]
     assert figures["calls"] == 2 and figures["p50"] is not None and figures["p95"] >= figures["p50"]
-    result.stdout.fnmatch_lines(["*control (no memory): score 0.000*", "*keywords: 2 calls, p50 * ms, p95 * ms*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*control (no memory): score 0.000*",
+            "*memory (the agent's own log): 1 of 1 case used it*",
+            "*keywords: 2 calls, p50 * ms, p95 * ms*",
+        ]
+    )
 
 
 def test_retrieval_only_prints_what_search_returned_for_the_evidence_judge(recall_suite: Any) -> None:
