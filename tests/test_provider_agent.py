@@ -48,6 +48,7 @@ def test_the_question_is_answered_from_what_search_returned_and_the_report_has_i
         [
             "*control (no memory): score 0.000*",
             "*memory (the agent's own log): 1 of 1 case used it*",
+            f"*returned to the question: median {use['returned_tokens']} tokens (the last step's reads)*",
             "*keywords: 2 calls, p50 * ms, p95 * ms*",
         ]
     )

@@ -340,6 +340,9 @@ def memory_lines(report: Mapping[str, Any]) -> list[str]:
             f"retrieved but wrong (reasoning) {table['retrieved_wrong']}, not retrieved but right "
             f"{table['missed_right']}, not retrieved and wrong (retrieval) {table['missed_wrong']}"
         )
+    if memory.get("returned_tokens_median") is not None:
+        median = memory["returned_tokens_median"]
+        lines.append(f"  returned to the question: median {median:g} tokens (the last step's reads)")
     for server, figures in (memory.get("latency_ms") or {}).items():
         if figures.get("calls"):
             calls = counted(figures["calls"], "call")
