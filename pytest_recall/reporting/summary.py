@@ -364,15 +364,23 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _memory_source(report: Mapping[str, Any]) -> str:
+    """Who counted the memory calls: the MCP tap on a --recall-mcp run, else the agent itself ($RECALL_MEMORY_LOG)."""
+    run = (report.get("protocol") or {}).get("run")
+    if isinstance(run, Mapping) and "mcp_servers" in run and not run["mcp_servers"]:
+        return "the agent's own log"
+    return "MCP tap"
+
+
 def memory_lines(report: Mapping[str, Any]) -> list[str]:
-    """What the MCP tap saw, on a --recall-mcp run: whether the memory was used, retrieval against reasoning,
-    and what the memory's calls took."""
+    """What the MCP tap, or the agent's own log of its memory calls (recall-provider's), saw: whether the memory
+    was used, retrieval against reasoning, and what the memory's calls took."""
     memory = report.get("memory")
     if not isinstance(memory, Mapping):
         return []
     cases, unused = memory["cases"], memory["unused"]
-    line = f"  memory (MCP tap): {cases - unused} of {counted(cases, 'case')} used it (a write before the last step or "
-    line += "a read in it)"
+    line = f"  memory ({_memory_source(report)}): {cases - unused} of {counted(cases, 'case')} used it "
+    line += "(a write before the last step or a read in it)"
     if unused and memory.get("score_used") is not None and memory.get("score_all") is not None:
         line += f"; score {memory['score_all']:.3f} with the {unused} unused, {memory['score_used']:.3f} without"
     lines = [line]
@@ -391,6 +399,9 @@ def memory_lines(report: Mapping[str, Any]) -> list[str]:
             f"retrieved but wrong (reasoning) {table['retrieved_wrong']}, not retrieved but right "
             f"{table['missed_right']}, not retrieved and wrong (retrieval) {table['missed_wrong']}"
         )
+    if memory.get("returned_tokens_median") is not None:
+        median = memory["returned_tokens_median"]
+        lines.append(f"  returned to the question: median {median:g} tokens (the last step's reads)")
     for server, figures in (memory.get("latency_ms") or {}).items():
         if figures.get("calls"):
             calls = counted(figures["calls"], "call")

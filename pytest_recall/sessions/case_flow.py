@@ -45,7 +45,7 @@ from pytest_recall.sessions.memory_listing import (
     list_small_memory,
     on_listing_threads,
 )
-from pytest_recall.sessions.memory_tap import calls_by_turn, read_tap_calls
+from pytest_recall.sessions.memory_tap import calls_by_turn, read_memory_calls
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.render import render_terminal
 from pytest_recall.sessions.rooms import (
@@ -324,7 +324,7 @@ def _session_in_rooms(
             leftovers.append(left)
         cost, fault = read_cost(rooms.harness / COST_FILE_NAME)
         area.faults.extend(found for found in (kept, fault) if found is not None)
-        return result, cost, (read_tap_calls(rooms.harness) if MCP_CONFIG_VAR in spec.env else None)
+        return result, cost, read_memory_calls(rooms.harness, tapped=MCP_CONFIG_VAR in spec.env)
     finally:
         area.close_step(rooms)
 
@@ -349,6 +349,7 @@ def _step_spec(
         settings.base_env,
         rooms,
         step=step.number,
+        last_step=case.steps[-1].number,
         case_id=case.case_id,
         overrides=settings.isolation.env,
         prompt_file=prompt_file,
@@ -411,6 +412,7 @@ def _live_spec(
         settings.base_env,
         rooms,
         step=steps[0].number,
+        last_step=case.steps[-1].number,
         case_id=case.case_id,
         overrides=settings.isolation.env,
         prompt_file=None,

@@ -39,6 +39,10 @@ from pytest_recall.sessions.agent_file import read_agent_file
 
 # The relay's log in the step's harness folder, beside the cost file.
 TAP_LOG_FILE = "mcp-tap.jsonl"
+# Where an agent whose memory is no tapped server (a library in its own process, recall-provider) logs its memory
+# calls itself, one event a line in the relay's shape; the harness reads it after the step as it reads the relay's.
+MEMORY_LOG_VAR = "RECALL_MEMORY_LOG"
+MEMORY_LOG_FILE = "memory-calls.jsonl"
 _RELAY = Path(mcp_tap.__file__).resolve()
 
 
@@ -194,16 +198,26 @@ def _call(server: str, event: Mapping[str, Any], kind: str) -> MemoryCall | None
     )
 
 
-def read_tap_calls(harness: Path) -> MemoryCalls:
-    """The step's calls from the relay's log in ``harness``, read as a file the agent could have replaced.
+def read_memory_calls(harness: Path, *, tapped: bool) -> MemoryCalls | None:
+    """The step's memory calls: the relay's log in ``harness`` when the step had tapped servers, and the agent's
+    own log (``$RECALL_MEMORY_LOG``) when it wrote one; None when there is neither.
 
-    A log that cannot be read whole leaves the step's memory use unknown and
-    says why; it is never the agent's failure, the log being the relay's.
+    Both are read as files the agent could have replaced. One that cannot be
+    read whole leaves the step's memory use unknown and says why; it is never
+    the agent's failure, the counts being only evidence beside the score.
     """
-    data, fault = read_agent_file(harness / TAP_LOG_FILE, "the MCP tap's log", MAX_TAP_LOG_BYTES)
+    own, own_fault = read_agent_file(
+        harness / MEMORY_LOG_FILE, f"{MEMORY_LOG_VAR} ({MEMORY_LOG_FILE})", MAX_TAP_LOG_BYTES
+    )
+    if not tapped and not own and own_fault is None:
+        return None
+    relayed, fault = (
+        read_agent_file(harness / TAP_LOG_FILE, "the MCP tap's log", MAX_TAP_LOG_BYTES) if tapped else (b"", None)
+    )
+    fault = fault or own_fault
     if fault is not None:
         return MemoryCalls(fault=fault)
-    return parse_tap_log(data)
+    return parse_tap_log(relayed + b"\n" + own)
 
 
 def calls_by_turn(calls: MemoryCalls, sent_at: Sequence[float | None]) -> list[MemoryCalls]:

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pytest_recall.cases.mcp_config import check_template, fill
 from pytest_recall.sessions.agent_tree import remove_agent_tree
-from pytest_recall.sessions.memory_tap import TAP_LOG_FILE, behind_tap
+from pytest_recall.sessions.memory_tap import MEMORY_LOG_FILE, MEMORY_LOG_VAR, TAP_LOG_FILE, behind_tap
 from pytest_recall.sessions.run_folders import made_folder
 
 # A --recall-env value is checked as an MCP configuration's strings are.
@@ -46,6 +46,8 @@ check_env_template = check_template
 SCOPE_VAR = "RECALL_SCOPE_DIR"
 COST_VAR = "RECALL_COST_FILE"
 STEP_VAR = "RECALL_STEP"
+# The number of the case's last step, the one judged: a step whose RECALL_STEP equals it is the question.
+LAST_STEP_VAR = "RECALL_LAST_STEP"
 PROMPT_FILE_VAR = "RECALL_PROMPT_FILE"
 # What the harness itself puts in a step folder: the agent's cost file, the prompt of --recall-prompt=file.
 COST_FILE_NAME = "cost.json"
@@ -173,6 +175,7 @@ class CaseArea:
         rooms: SessionRooms,
         *,
         step: int,
+        last_step: int,
         case_id: str,
         overrides: tuple[tuple[str, str | None], ...],
         prompt_file: Path | None,
@@ -189,6 +192,8 @@ class CaseArea:
         env[SCOPE_VAR] = self._scope_text
         env[COST_VAR] = os.path.join(harness, COST_FILE_NAME)
         env[STEP_VAR] = str(step)
+        env[LAST_STEP_VAR] = str(last_step)
+        env[MEMORY_LOG_VAR] = os.path.join(harness, MEMORY_LOG_FILE)
         env.update(dict.fromkeys(TEMP_VARS, harness))
         if prompt_file is not None:
             env[PROMPT_FILE_VAR] = str(prompt_file)

@@ -16,6 +16,11 @@ survives to a later session depends only on the mode and on the CLI:
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
+Shown the memories a ``recall-provider`` search returned, it reads each as
+it would have read that step, and answers the question from them alone.
+Asked by mem0 to extract memories, it keeps each new message whole
+(:mod:`pytest_recall.testing.fake_extraction`).
+
 The sessions of an imported LongMemEval or LoCoMo suite are noted whole; a
 question about them is answered as ``recall-retrieval`` would answer it from
 the noted sessions alone: a sentence of the best-matching line, in plain
@@ -37,9 +42,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from pytest_recall.agents import audit_solver, ledger_solver, retrieval
+from pytest_recall.agents import audit_solver, ledger_solver, provider, retrieval
 from pytest_recall.testing.exchange import MODES, Api, Mode, Reply, Request, shell_call
 from pytest_recall.testing.fake_coder import coding_reply
+from pytest_recall.testing.fake_extraction import extraction_reply, is_extraction_prompt
 from pytest_recall.testing.fake_judge import is_judge_prompt, judge_verdict
 from pytest_recall.testing.mcp_tools import mcp_reply
 
@@ -103,6 +109,14 @@ def recalled(context: str, prompt: str) -> str:
         told = "\n".join(json.loads(m["chat"]) for m in _CHAT_LINE.finditer(context))
         return retrieval.answer_from(told, question)
     return UNKNOWN
+
+
+def read_memories(context: str) -> str:
+    """The context with the notes that the memories ``recall-provider`` showed (if any) teach, read as a model reads
+    them: a memory holding a ledger, an audit trail or a told session gives the note its own step would have taken,
+    so the answer comes from what the provider's search returned and nothing else."""
+    learnt = [taught[0] for memory in provider.memories_in(context) if (taught := note_for(memory)) is not None]
+    return "\n".join([context, *learnt])
 
 
 def _is_audit(question: str) -> bool:
@@ -211,6 +225,8 @@ def decide(request: Request, mode: Mode) -> Reply:
     output in this turn means the memory write is done."""
     if request.side_schema is not None:
         return Reply(schema_reply(request.side_schema))
+    if is_extraction_prompt(request.prompt):
+        return Reply(extraction_reply(request.prompt), kind="extract")
     if is_judge_prompt(request.prompt):
         return Reply(
             judge_verdict(request.prompt, lenient=mode == "lenient", gullible=mode == "gullible"), kind="judge"
@@ -243,7 +259,7 @@ def decide(request: Request, mode: Mode) -> Reply:
     if READY_PROMPT in request.prompt:
         return Reply("READY", kind="ready")
     if ledger_solver.recall_key(request.prompt) or audit_solver.question_of(request.prompt):
-        return Reply(recalled(request.context, request.prompt), kind="recall")
+        return Reply(recalled(read_memories(request.context), request.prompt), kind="recall")
     # A side request (a title, a summary of the history): keep every note, so none is lost.
     notes = [m.group(0) for m in _NOTE_LINE.finditer(request.context)]
     notes += [m.group(0) for m in _TRAIL_LINE.finditer(request.context)]
