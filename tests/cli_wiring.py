@@ -208,6 +208,14 @@ def cline_wiring(base_url: str) -> Wiring:
     return Wiring(home_files={".cline/data/settings/providers.json": json.dumps(providers)})
 
 
+def hermes_wiring(base_url: str) -> Wiring:
+    # What `hermes model` writes for a custom OpenAI-compatible endpoint; any key will do. Without the probe of
+    # the machine's Python tooling (a line of the system prompt) a session spawns no pip, python3 or uname.
+    model = f"model:\n  provider: custom\n  default: fake\n  base_url: {base_url}/v1\n  api_key: sk-fake\n"
+    config = model + "agent:\n  environment_probe: false\n"
+    return Wiring(home_files={".hermes/config.yaml": config})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
@@ -218,6 +226,7 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "copilot": copilot_wiring,
     "pi": pi_wiring,
     "cline": cline_wiring,
+    "hermes": hermes_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }

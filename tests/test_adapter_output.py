@@ -1,4 +1,5 @@
-"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi and Cline read their CLI's output, as plain functions.
+"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi, Cline and Hermes Agent read their CLI's output,
+as plain functions.
 
 The real CLIs run in ``tests/test_adapters.py``; these hold the parsers to the
 failure shapes a fake model rarely produces: an error after retries, a turn
@@ -10,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_recall.agents.adapters import cline, copilot, gemini, opencode, pi
+from pytest_recall.agents.adapters import cline, copilot, gemini, hermes, opencode, pi
+from pytest_recall.agents.adapters.common import Outcome
 
 
 def lines(*events: dict[str, object]) -> str:
@@ -150,3 +152,26 @@ def test_cline_usage_that_is_no_number_is_read_as_none_not_a_traceback():
 
     assert (outcome.ok, outcome.answer, outcome.cost_usd) == (True, "42", None)
     assert (outcome.tokens_in, outcome.tokens_out) == (0, 0)
+
+
+def test_hermes_answer_counts_only_when_its_usage_report_says_the_run_completed(tmp_path: Path):
+    """Hermes prints its model's failure where the answer goes and exits 0; only the usage report tells them apart."""
+    usage = tmp_path / "usage.json"
+    usage.write_text(json.dumps({"completed": True, "failed": False, "input_tokens": 40, "output_tokens": 2}))
+    assert hermes.read_usage("27436.42\n", usage) == Outcome("27436.42", ok=True, tokens_in=40, tokens_out=2)
+
+    usage.write_text(json.dumps({"completed": False, "failed": True, "input_tokens": None}))
+    failed = hermes.read_usage("API call failed after 3 retries: Connection error.\n", usage)
+    assert not failed.ok
+    assert failed.failure == "hermes: the run failed: API call failed after 3 retries: Connection error."
+    assert not hermes.read_usage("27436.42\n", tmp_path / "never-written.json").ok
+
+
+def test_hermes_model_url_is_read_from_the_model_block_of_config_yaml_only(tmp_path: Path):
+    config = tmp_path / ".hermes" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text(
+        "auxiliary:\n  base_url: http://elsewhere/v1\nmodel:\n  provider: custom\n  base_url: 'http://127.0.0.1:9/v1'\n"
+    )
+    assert hermes.model_base_url({"HOME": str(tmp_path)}) == "http://127.0.0.1:9/v1"
+    assert hermes.model_base_url({"HERMES_HOME": str(tmp_path / "none")}) is None

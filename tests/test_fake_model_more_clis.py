@@ -165,3 +165,23 @@ def test_opencode_title_request_quoting_a_question_is_a_side_request_not_a_recal
         _, payload = post(server, "/v1/chat/completions", body)
     assert json.loads(payload)["choices"][0]["message"]["content"] == "OK"
     assert [entry["kind"] for entry in logged(log_path)] == ["side"]
+
+
+@pytest.mark.parametrize(("mode", "stored"), [("memory", True), ("plain", False)])
+def test_an_agent_with_a_memory_tool_of_its_own_gets_the_note_through_it_not_the_shell(mode, stored):
+    """Hermes Agent offers ``memory`` beside its ``terminal``: the note goes in as a memory entry, never a file."""
+    body = {
+        "messages": [{"role": "user", "content": TEACH}],
+        "tools": [{"type": "function", "function": {"name": tool}} for tool in ("terminal", "memory")],
+    }
+    with FakeModelServer(mode) as server:
+        _, payload = post(server, "/v1/chat/completions", body)
+
+    message = json.loads(payload)["choices"][0]["message"]
+    calls = message.get("tool_calls") or []
+    if stored:
+        (call,) = calls
+        assert call["function"]["name"] == "memory"
+        assert json.loads(call["function"]["arguments"]) == {"action": "add", "target": "memory", "content": NOTE}
+    else:
+        assert calls == [] and "27436.42" in message["content"]

@@ -11,8 +11,9 @@ survives to a later session depends only on the mode and on the CLI:
   ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
   ``~/.config/opencode/AGENTS.md``, ``~/.config/kilo/AGENTS.md``,
   ``~/.copilot/copilot-instructions.md``, ``~/.pi/agent/AGENTS.md``, a file in Cline's global rules
-  folder ``~/Documents/Cline/Rules``), or, for CLIs without tools whose memory is the conversation
-  itself (llm, aider), the note written into its reply;
+  folder ``~/Documents/Cline/Rules``); for an agent whose memory is a tool of its own (Hermes
+  Agent's ``memory``), a call of that tool; or, for CLIs without tools whose memory is the
+  conversation itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
@@ -164,6 +165,19 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
     return None
 
 
+# Agents whose memory is a tool of their own, and how a note goes into it: Hermes Agent's ``memory`` adds an
+# entry to ~/.hermes/memories/MEMORY.md, which every later session gets in its system prompt.
+MEMORY_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "memory": lambda note: {"action": "add", "target": "memory", "content": note},
+}
+
+
+def memory_tool_call(tools: frozenset[str], note: str) -> Reply | None:
+    """A call of the agent's own memory tool that stores ``note``, when it offers one."""
+    tool = next((name for name in MEMORY_TOOLS if name in tools), None)
+    return None if tool is None else Reply("", tool, json.dumps(MEMORY_TOOLS[tool](note)))
+
+
 _SCHEMA_VALUES: dict[str, Any] = {"string": "OK", "integer": 1, "number": 1, "boolean": False}
 
 
@@ -232,8 +246,9 @@ def decide(request: Request, mode: Mode) -> Reply:
         return Reply(f"{taught[1]}\n{taught[0]}" if taught else "Done.", kind="stored")
     if taught is not None:
         note, spoken = taught
-        command = memory_command(request.api, mode, note, request.context, request.tools)
-        call = shell_call(request.tools, command) if command else None
+        call = memory_tool_call(request.tools, note) if mode == "memory" else None
+        command = None if call else memory_command(request.api, mode, note, request.context, request.tools)
+        call = call or (shell_call(request.tools, command) if command else None)
         if call is not None:
             return replace(call, kind="learn")
         if request.api == "chat" and not request.tools:

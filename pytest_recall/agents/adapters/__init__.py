@@ -1,6 +1,7 @@
 """Adapters that run real agent CLIs.
 
-Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, aider and llm.
+Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, Hermes Agent, aider and
+llm.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         codex,
         copilot,
         gemini,
+        hermes,
         kilo,
         llm,
         opencode,
@@ -34,6 +36,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         copilot.ADAPTER,
         pi.ADAPTER,
         cline.ADAPTER,
+        hermes.ADAPTER,
         aider.ADAPTER,
         llm.ADAPTER,
     )
