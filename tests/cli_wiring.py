@@ -216,6 +216,22 @@ def hermes_wiring(base_url: str) -> Wiring:
     return Wiring(home_files={".hermes/config.yaml": config})
 
 
+def openclaw_wiring(base_url: str) -> Wiring:
+    """A custom provider for the model and, through the same endpoint, memory-core's embeddings."""
+    provider = {
+        "baseUrl": f"{base_url}/v1",
+        "apiKey": "sk-fake",
+        "api": "openai-completions",
+        "models": [{"id": "fake", "name": "fake"}],
+    }
+    config = {
+        "agents": {"defaults": {"model": {"primary": "fake/fake"}}},
+        "models": {"mode": "merge", "providers": {"fake": provider}},
+        "memory": {"search": {"provider": "fake", "model": "fake"}},
+    }
+    return Wiring(home_files={".openclaw/openclaw.json": json.dumps(config)})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
@@ -227,6 +243,7 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "pi": pi_wiring,
     "cline": cline_wiring,
     "hermes": hermes_wiring,
+    "openclaw": openclaw_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }

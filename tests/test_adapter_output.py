@@ -1,5 +1,5 @@
-"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi, Cline and Hermes Agent read their CLI's output,
-as plain functions.
+"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi, Cline, Hermes Agent and OpenClaw read their CLI's
+output, as plain functions.
 
 The real CLIs run in ``tests/test_adapters.py``; these hold the parsers to the
 failure shapes a fake model rarely produces: an error after retries, a turn
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_recall.agents.adapters import cline, copilot, gemini, hermes, opencode, pi
+from pytest_recall.agents.adapters import cline, copilot, gemini, hermes, openclaw, opencode, pi
 from pytest_recall.agents.adapters.common import Outcome
 
 
@@ -175,3 +175,24 @@ def test_hermes_model_url_is_read_from_the_model_block_of_config_yaml_only(tmp_p
     )
     assert hermes.model_base_url({"HOME": str(tmp_path)}) == "http://127.0.0.1:9/v1"
     assert hermes.model_base_url({"HERMES_HOME": str(tmp_path / "none")}) is None
+
+
+def test_openclaw_answer_is_the_payload_text_and_an_error_or_aborted_run_fails():
+    usage = {"input": 12116, "output": 3}
+    envelope = {"payloads": [{"text": "27436.42", "mediaUrl": None}], "meta": {"agentMeta": {"usage": usage}}}
+    assert openclaw.read_envelope(json.dumps(envelope)) == Outcome("27436.42", ok=True, tokens_in=12116, tokens_out=3)
+
+    failed = {"ok": False, "error": {"type": "provider", "message": "Connection error."}}
+    assert openclaw.read_envelope(json.dumps(failed)).failure == "openclaw: the run failed: Connection error."
+    assert not openclaw.read_envelope(json.dumps({**envelope, "meta": {"aborted": True}})).ok
+    assert not openclaw.read_envelope("[openclaw] Config invalid\n").ok
+
+
+def test_openclaw_model_url_is_the_primary_models_provider_in_openclaw_json(tmp_path: Path):
+    config = tmp_path / ".openclaw" / "openclaw.json"
+    config.parent.mkdir()
+    providers = {"other": {"baseUrl": "http://elsewhere/v1"}, "fake": {"baseUrl": "http://127.0.0.1:9/v1"}}
+    config.write_text(json.dumps({"agents": {"defaults": {"model": "fake/m"}}, "models": {"providers": providers}}))
+    assert openclaw.model_base_url({"HOME": str(tmp_path)}) == "http://127.0.0.1:9/v1"
+    config.write_text("{ agents: {} } // JSON5")
+    assert openclaw.model_base_url({"HOME": str(tmp_path)}) is None

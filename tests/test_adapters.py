@@ -145,7 +145,13 @@ def step_costs(report: dict[str, Any]) -> list[dict[str, Any]]:
 # Kilo Code spends about 10 s of CPU a session (OpenCode, its parent, 4.7 s), Hermes Agent about 3 s: their memory
 # runs take the mechanism runs' two cases, 6 sessions instead of 24. Two cases cannot make a lift significant
 # (McNemar's p is 0.5); the full runs of the other CLIs show that.
-MEMORY_RUN_CASES = {"kilo": TWO_CASES, "hermes": TWO_CASES}
+MEMORY_RUN_CASES = {"kilo": TWO_CASES, "hermes": TWO_CASES, "openclaw": TWO_CASES}
+
+
+# OpenClaw spends about 20 s of CPU a session: beside its memory run it has one run of its memory slot's
+# control (test_openclaw_without_a_memory_plugin_finds_nothing_its_memory_core_found), where a model that
+# stores every note still scores 0.000, instead of the plain and the sandboxed runs.
+MECHANISM_RUN_CLIS = [cli for cli in ADAPTERS if cli != "openclaw"]
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)
@@ -169,9 +175,12 @@ def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
         assert report["cost_usd_total"] > 0
     if "tokens_in_total" in report:
         assert report["tokens_in_total"] > 0
+    if cli == "openclaw":
+        # Its memory is found by memory-core's memory_search, once in each case's last step and control step.
+        assert Counter(entry.get("kind") for entry in run.requests())["search"] == 2 * cases
 
 
-@pytest.mark.parametrize("cli", ADAPTERS)
+@pytest.mark.parametrize("cli", MECHANISM_RUN_CLIS)
 def test_plain_model_scores_zero(adapter_run, cli):
     run = adapter_run(cli, "plain")
 
@@ -185,7 +194,7 @@ def test_plain_model_scores_zero(adapter_run, cli):
 
 
 @pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
-@pytest.mark.parametrize("cli", ADAPTERS)
+@pytest.mark.parametrize("cli", MECHANISM_RUN_CLIS)
 def test_memory_model_scores_one_under_bwrap_with_the_install_bound(adapter_run, cli):
     run = adapter_run(cli, "memory")
 
@@ -274,6 +283,24 @@ def test_hermes_keeps_the_note_with_its_own_memory_tool_in_home_and_leaves_no_pr
     assert left == [], "recall-hermes left processes running after its step"
 
 
+@pytest.mark.real_cli
+def test_openclaw_without_a_memory_plugin_finds_nothing_its_memory_core_found(adapter_run):
+    """The memory slot is the backend: with ``plugins.slots.memory = "none"`` the notes are written all the same,
+    but no ``memory_search`` is offered, so the seed cases that memory-core passes score 0.000."""
+    run = adapter_run("openclaw", "memory")
+    config_path = run.pytester.path / ".openclaw" / "openclaw.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config_path.write_text(json.dumps({**config, "plugins": {"slots": {"memory": "none"}}}), encoding="utf-8")
+
+    result, report = run.run(*TWO_CASES)
+
+    assert report["score"] == 0.0 and report["n_total"] == 2, result.stdout.str()[-3000:]
+    assert report["n_errors"] == 0
+    kinds = Counter(entry.get("kind") for entry in run.requests())
+    assert kinds["learn"] == 2 and kinds["search"] == 0, kinds
+    assert_verdicts_are_what_the_model_said(report, run.requests())
+
+
 @pytest.mark.parametrize("prompt", ["history", "-v"])
 def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
     """As an argument Cline refuses a prompt without white space, or runs the subcommand or flag it names."""
@@ -287,7 +314,7 @@ def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
 
 
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "cline", "gemini", "opencode", "kilo", "qwen", "pi", "hermes")
+FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "cline", "gemini", "opencode", "kilo", "qwen", "pi", "hermes", "openclaw")
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)

@@ -185,3 +185,41 @@ def test_an_agent_with_a_memory_tool_of_its_own_gets_the_note_through_it_not_the
         assert json.loads(call["function"]["arguments"]) == {"action": "add", "target": "memory", "content": NOTE}
     else:
         assert calls == [] and "27436.42" in message["content"]
+
+
+# How OpenClaw 2026.9 talks: its workspace and memory plugin named in the system prompt, most tools behind
+# tool_call, and a user message of its own after the prompt.
+OPENCLAW_TOOLS = [{"type": "function", "function": {"name": tool}} for tool in ("exec", "write", "tool_call")]
+OPENCLAW_INTERNAL = {"role": "user", "content": "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone\n<<<END>>>"}
+
+
+def openclaw_turn(prompt: str, memory_slot: bool, *more: dict[str, Any]) -> dict[str, Any]:
+    search = "- memory_search (memory-core): Mandatory recall step\n" if memory_slot else ""
+    system = f"Tools:\n{search}## Workspace\nWorking directory: /w/.openclaw/workspace\n"
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": f"[Mon 12:28 UTC] {prompt}"}]
+    return {"messages": [*messages, OPENCLAW_INTERNAL, *more], "tools": OPENCLAW_TOOLS}
+
+
+def test_openclaw_keeps_the_note_under_memory_in_its_workspace_which_only_its_search_finds():
+    with FakeModelServer("memory") as server:
+        _, taught = post(server, "/v1/chat/completions", openclaw_turn(TEACH, memory_slot=True))
+        _, asked = post(server, "/v1/chat/completions", openclaw_turn(ASK, memory_slot=True))
+        search = json.loads(asked)["choices"][0]["message"]["tool_calls"][0]
+        found = [
+            {"role": "assistant", "content": None, "tool_calls": [{**search, "id": "s"}]},
+            {
+                "role": "tool",
+                "tool_call_id": "s",
+                "content": json.dumps({"text": json.dumps({"snippet": f"{NOTE}\n\n"})}),
+            },
+        ]
+        _, answered = post(server, "/v1/chat/completions", openclaw_turn(ASK, True, *found))
+        _, without_slot = post(server, "/v1/chat/completions", openclaw_turn(ASK, memory_slot=False))
+
+    (store,) = json.loads(taught)["choices"][0]["message"]["tool_calls"]
+    command = json.loads(store["function"]["arguments"])["command"]
+    assert store["function"]["name"] == "exec" and command.endswith(">> /w/.openclaw/workspace/memory/recall.md")
+    assert search["function"]["name"] == "tool_call"
+    assert json.loads(search["function"]["arguments"])["id"] == "memory_search"
+    assert json.loads(answered)["choices"][0]["message"]["content"] == "27436.42"
+    assert json.loads(without_slot)["choices"][0]["message"]["content"] == "UNKNOWN"

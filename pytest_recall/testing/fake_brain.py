@@ -62,6 +62,11 @@ _PI_PROMPT = re.compile(r"\boperating inside pi, a coding agent harness\b")
 READY_PROMPT = "single word READY"
 # A tool that Kilo Code offers and OpenCode, whose tools it otherwise shares, does not.
 KILO_TOOL = "kilo_local_recall"
+# OpenClaw offers most tools behind a compact surface: named in its system prompt, called through this tool.
+OPENCLAW_TOOL = "tool_call"
+# How OpenClaw's system prompt names its workspace, and the search tool of its memory plugin (memory-core).
+_OPENCLAW_WORKSPACE = re.compile(r"^Working directory: (/\S+)$", re.MULTILINE)
+_OPENCLAW_MEMORY_SEARCH = re.compile(r"^- memory_search \(", re.MULTILINE)
 # What an audit trail is stored and searched under in an MCP memory server.
 AUDIT_SUBJECT = "audit trail"
 # What an imported suite's sessions are stored and searched under; each note's first session numbers it.
@@ -162,6 +167,10 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
         return '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"', "AGENTS.md"
     if "run_commands" in tools:  # Cline: a file in its global rules folder
         return '"$HOME/Documents/Cline/Rules"', "memory.md"
+    if "exec" in tools and OPENCLAW_TOOL in tools:  # OpenClaw: a note under memory/ in its workspace
+        named = _OPENCLAW_WORKSPACE.findall(context)
+        workspace = shlex.quote(named[-1]) if named else '"$HOME/.openclaw/workspace"'
+        return f"{workspace}/memory", "recall.md"
     return None
 
 
@@ -176,6 +185,47 @@ def memory_tool_call(tools: frozenset[str], note: str) -> Reply | None:
     """A call of the agent's own memory tool that stores ``note``, when it offers one."""
     tool = next((name for name in MEMORY_TOOLS if name in tools), None)
     return None if tool is None else Reply("", tool, json.dumps(MEMORY_TOOLS[tool](note)))
+
+
+def memory_search_reply(
+    request: Request, mode: Mode, question: tuple[str, Callable[[str], str], Callable[[str], bool]] | None
+) -> Reply | None:
+    """OpenClaw's memory plugin answers a later question: its ``memory_search`` is asked, the answer is what it found.
+
+    A note under ``memory/`` is not in the prompt of a later session: only the search finds it, so the
+    memory slot (``memory-core``, or ``none``, which offers no search) decides the score.
+    """
+    if mode != "memory" or question is None or OPENCLAW_TOOL not in request.tools:
+        return None
+    if not _OPENCLAW_MEMORY_SEARCH.search(request.context):
+        return None
+    key, answer_from, _ = question
+    found = [call.result for call in request.calls if call.name == OPENCLAW_TOOL and "memory_search" in call.arguments]
+    if not any(found):
+        # The key as written and in words: a lexical index and the fake embeddings each match one of them.
+        query = f"{key} {re.sub(r'[_:]+', ' ', key)}"
+        return Reply("", OPENCLAW_TOOL, json.dumps({"id": "memory_search", "args": {"query": query}}), kind="search")
+    return Reply(answer_from("\n".join(unquoted(result) for result in found)), kind="recall")
+
+
+def unquoted(text: str) -> str:
+    """The strings inside a tool result that is JSON, JSON within JSON too (OpenClaw wraps its search's
+    JSON in a text block), one a line; text that is no JSON as it is."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    strings: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            pending.extend(reversed(item))
+        elif isinstance(item, str):
+            strings.append(unquoted(item) if item.lstrip()[:1] in ("{", "[") else item)
+    return "\n".join(strings)
 
 
 _SCHEMA_VALUES: dict[str, Any] = {"string": "OK", "integer": 1, "number": 1, "boolean": False}
@@ -236,6 +286,9 @@ def decide(request: Request, mode: Mode) -> Reply:
     through_mcp = mcp_reply(request, mode, _lesson(taught), _question(request.prompt))
     if through_mcp is not None:
         return through_mcp
+    searched = memory_search_reply(request, mode, _question(request.prompt))
+    if searched is not None:
+        return searched
     if request.after_tool:
         # One session, one tool call: the memory is written, so say what was learnt and stop.
         # (Codex may append a user message after the tool's output, e.g. the AGENTS.md it just grew.)

@@ -1,7 +1,7 @@
 """Adapters that run real agent CLIs.
 
-Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, Hermes Agent, aider and
-llm.
+Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, Hermes Agent, OpenClaw,
+aider and llm.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         hermes,
         kilo,
         llm,
+        openclaw,
         opencode,
         pi,
         qwen,
@@ -37,6 +38,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         pi.ADAPTER,
         cline.ADAPTER,
         hermes.ADAPTER,
+        openclaw.ADAPTER,
         aider.ADAPTER,
         llm.ADAPTER,
     )
