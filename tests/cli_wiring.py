@@ -232,6 +232,24 @@ def openclaw_wiring(base_url: str) -> Wiring:
     return Wiring(home_files={".openclaw/openclaw.json": json.dumps(config)})
 
 
+def letta_wiring(base_url: str) -> Wiring:
+    """What ``letta backend local`` and ``letta connect openai-compatible --base-url URL --api-key KEY`` write."""
+    entry = {
+        "id": "local-provider-openai-compatible",
+        "name": "openai-compatible",
+        "provider_type": "openai-compatible",
+        "provider_category": "byok",
+        "auth": {"type": "api", "key": "sk-fake"},
+        "base_url": f"{base_url}/v1",
+    }
+    providers = {"version": 1, "providers": {"openai-compatible": entry}}
+    files = {
+        ".letta/settings.json": {"preferredBackendMode": "local"},
+        ".letta/lc-local-backend/providers/auth.json": providers,
+    }
+    return Wiring(("-m", "openai-compatible/fake"), {name: json.dumps(text) for name, text in files.items()})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
@@ -244,6 +262,7 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "cline": cline_wiring,
     "hermes": hermes_wiring,
     "openclaw": openclaw_wiring,
+    "letta": letta_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }

@@ -1,5 +1,5 @@
-"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi, Cline, Hermes Agent and OpenClaw read their CLI's
-output, as plain functions.
+"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi, Cline, Hermes Agent, OpenClaw and Letta Code read
+their CLI's output, as plain functions.
 
 The real CLIs run in ``tests/test_adapters.py``; these hold the parsers to the
 failure shapes a fake model rarely produces: an error after retries, a turn
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_recall.agents.adapters import cline, copilot, gemini, hermes, openclaw, opencode, pi
+from pytest_recall.agents.adapters import cline, copilot, gemini, hermes, letta, openclaw, opencode, pi
 from pytest_recall.agents.adapters.common import Outcome
 
 
@@ -196,3 +196,20 @@ def test_openclaw_model_url_is_the_primary_models_provider_in_openclaw_json(tmp_
     assert openclaw.model_base_url({"HOME": str(tmp_path)}) == "http://127.0.0.1:9/v1"
     config.write_text("{ agents: {} } // JSON5")
     assert openclaw.model_base_url({"HOME": str(tmp_path)}) is None
+
+
+def test_letta_result_spans_lines_and_its_usage_is_openais():
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": "27436.42"}
+    usage = {"prompt_tokens": 8236, "completion_tokens": 2}
+    stdout = json.dumps({**result, "usage": usage}, indent=2)
+    assert letta.read_json(stdout) == Outcome("27436.42", ok=True, tokens_in=8236, tokens_out=2)
+
+    failed = letta.read_json(json.dumps({**result, "subtype": "error", "is_error": True, "result": "boom"}))
+    assert not failed.ok and failed.failure == "letta reported an error (error): boom"
+    assert not letta.read_json("Error: no provider connected\n").ok
+
+
+def test_letta_agent_gets_the_model_named_among_the_extra_arguments():
+    assert letta.model_args(["-m", "openai-compatible/fake"]) == ["--model", "openai-compatible/fake"]
+    assert letta.model_args(["--model=x/y", "--yolo"]) == ["--model", "x/y"]
+    assert letta.model_args(["--yolo"]) == []

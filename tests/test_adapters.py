@@ -142,16 +142,20 @@ def step_costs(report: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-# Kilo Code spends about 10 s of CPU a session (OpenCode, its parent, 4.7 s), Hermes Agent about 3 s: their memory
-# runs take the mechanism runs' two cases, 6 sessions instead of 24. Two cases cannot make a lift significant
-# (McNemar's p is 0.5); the full runs of the other CLIs show that.
-MEMORY_RUN_CASES = {"kilo": TWO_CASES, "hermes": TWO_CASES, "openclaw": TWO_CASES}
+# Kilo Code spends about 10 s of CPU a session (OpenCode, its parent, 4.7 s), OpenClaw 20 s; Hermes Agent and Letta
+# Code about 3 s but are the newest rows of the real-CLI tier's time budget: their memory runs take the mechanism
+# runs' two cases, 6 sessions instead of 24. Two cases cannot make a lift significant (McNemar's p is 0.5); the full
+# runs of the other CLIs show that.
+MEMORY_RUN_CASES = {cli: TWO_CASES for cli in ("kilo", "hermes", "openclaw", "letta")}
 
 
 # OpenClaw spends about 20 s of CPU a session: beside its memory run it has one run of its memory slot's
 # control (test_openclaw_without_a_memory_plugin_finds_nothing_its_memory_core_found), where a model that
 # stores every note still scores 0.000, instead of the plain and the sandboxed runs.
 MECHANISM_RUN_CLIS = [cli for cli in ADAPTERS if cli != "openclaw"]
+# Under bwrap, Letta Code 0.32.18's `letta agents create` ends without an agent to list (its output cut short):
+# not understood yet, so recall-letta is not claimed to run sandboxed.
+SANDBOXED_CLIS = [cli for cli in MECHANISM_RUN_CLIS if cli != "letta"]
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)
@@ -194,7 +198,7 @@ def test_plain_model_scores_zero(adapter_run, cli):
 
 
 @pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
-@pytest.mark.parametrize("cli", MECHANISM_RUN_CLIS)
+@pytest.mark.parametrize("cli", SANDBOXED_CLIS)
 def test_memory_model_scores_one_under_bwrap_with_the_install_bound(adapter_run, cli):
     run = adapter_run(cli, "memory")
 
@@ -301,6 +305,24 @@ def test_openclaw_without_a_memory_plugin_finds_nothing_its_memory_core_found(ad
     assert_verdicts_are_what_the_model_said(report, run.requests())
 
 
+@pytest.mark.real_cli
+def test_letta_answers_a_new_conversation_from_the_memory_block_its_agent_wrote(adapter_run):
+    """Each step is a new conversation of the one agent: the note comes back in the system prompt, as a block."""
+    run = adapter_run("letta", "memory")
+    script = Path(sys.executable).with_name(run.adapter.script)
+    steps = sorted((run.pytester.path / "cases" / "case_01").glob("step*.txt"))
+
+    for step in steps:
+        result = run.pytester.run(str(script), *run.wiring.extra_args, step.read_text(encoding="utf-8"), timeout=300)
+        assert result.ret == 0, result.stderr.str()[-2000:]
+
+    assert result.outlines == ["27436.42"]
+    asked = [entry for entry in run.requests() if entry.get("kind") == "recall"]
+    assert [message["role"] for message in asked[0]["body"]["messages"]] == ["system", "user"]
+    blocks = list((run.pytester.path / ".letta" / "lc-local-backend" / "memfs").glob("*/memory/system/recall-*.md"))
+    assert len(blocks) == 1 and "recall-note closing_balance = 27436.42" in blocks[0].read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("prompt", ["history", "-v"])
 def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
     """As an argument Cline refuses a prompt without white space, or runs the subcommand or flag it names."""
@@ -314,7 +336,18 @@ def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
 
 
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "cline", "gemini", "opencode", "kilo", "qwen", "pi", "hermes", "openclaw")
+FAIL_FAST_ON_DEAD_LOOPBACK = (
+    "aider",
+    "cline",
+    "gemini",
+    "opencode",
+    "kilo",
+    "qwen",
+    "pi",
+    "hermes",
+    "openclaw",
+    "letta",
+)
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)

@@ -223,3 +223,19 @@ def test_openclaw_keeps_the_note_under_memory_in_its_workspace_which_only_its_se
     assert json.loads(search["function"]["arguments"])["id"] == "memory_search"
     assert json.loads(answered)["choices"][0]["message"]["content"] == "27436.42"
     assert json.loads(without_slot)["choices"][0]["message"]["content"] == "UNKNOWN"
+
+
+def test_letta_code_keeps_the_note_as_a_memory_block_of_its_own_under_system():
+    """Letta Code's ``memory`` tool takes a command: ``create`` makes a block that every later prompt holds."""
+    tools = ("Bash", "Write", "SendAgentMessage", "memory")
+    body = {
+        "messages": [{"role": "user", "content": TEACH}],
+        "tools": [{"type": "function", "function": {"name": tool}} for tool in tools],
+    }
+    with FakeModelServer("memory") as server:
+        _, payload = post(server, "/v1/chat/completions", body)
+
+    (call,) = json.loads(payload)["choices"][0]["message"]["tool_calls"]
+    arguments = json.loads(call["function"]["arguments"])
+    assert call["function"]["name"] == "memory" and arguments["command"] == "create"
+    assert arguments["file_path"].startswith("system/") and arguments["file_text"] == NOTE

@@ -11,9 +11,10 @@ survives to a later session depends only on the mode and on the CLI:
   ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
   ``~/.config/opencode/AGENTS.md``, ``~/.config/kilo/AGENTS.md``,
   ``~/.copilot/copilot-instructions.md``, ``~/.pi/agent/AGENTS.md``, a file in Cline's global rules
-  folder ``~/Documents/Cline/Rules``); for an agent whose memory is a tool of its own (Hermes
-  Agent's ``memory``), a call of that tool; or, for CLIs without tools whose memory is the
-  conversation itself (llm, aider), the note written into its reply;
+  folder ``~/Documents/Cline/Rules``), a note under ``memory/`` in OpenClaw's workspace (which a
+  later session finds only through its ``memory_search``); for an agent whose memory is a tool of
+  its own (Hermes Agent's and Letta Code's ``memory``), a call of that tool; or, for CLIs without
+  tools whose memory is the conversation itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
@@ -31,6 +32,7 @@ measures the CLI's memory and the harness's isolation, nothing else.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -174,17 +176,32 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
     return None
 
 
-# Agents whose memory is a tool of their own, and how a note goes into it: Hermes Agent's ``memory`` adds an
-# entry to ~/.hermes/memories/MEMORY.md, which every later session gets in its system prompt.
-MEMORY_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "memory": lambda note: {"action": "add", "target": "memory", "content": note},
-}
+# The memory tool that agents whose memory is a tool of their own name "memory", and a tool that tells Letta Code
+# from Hermes Agent.
+MEMORY_TOOL = "memory"
+LETTA_TOOL = "SendAgentMessage"
 
 
 def memory_tool_call(tools: frozenset[str], note: str) -> Reply | None:
-    """A call of the agent's own memory tool that stores ``note``, when it offers one."""
-    tool = next((name for name in MEMORY_TOOLS if name in tools), None)
-    return None if tool is None else Reply("", tool, json.dumps(MEMORY_TOOLS[tool](note)))
+    """A call of the agent's own memory tool that stores ``note``, when it offers one.
+
+    Hermes Agent's ``memory`` adds an entry to ~/.hermes/memories/MEMORY.md; Letta Code's creates a memory
+    block under ``system/`` in its memory filesystem. Either is in every later session's system prompt.
+    """
+    if MEMORY_TOOL not in tools:
+        return None
+    if LETTA_TOOL in tools:
+        digest = hashlib.sha256(note.encode("utf-8")).hexdigest()[:12]
+        arguments = {
+            "command": "create",
+            "reason": "Remember the result for a later session",
+            "file_path": f"system/recall-{digest}.md",
+            "description": "A result to remember for a later session.",
+            "file_text": note,
+        }
+    else:
+        arguments = {"action": "add", "target": "memory", "content": note}
+    return Reply("", MEMORY_TOOL, json.dumps(arguments))
 
 
 def memory_search_reply(

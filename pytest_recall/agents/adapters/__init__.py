@@ -1,7 +1,7 @@
 """Adapters that run real agent CLIs.
 
 Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, Hermes Agent, OpenClaw,
-aider and llm.
+Letta Code, aider and llm.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         gemini,
         hermes,
         kilo,
+        letta,
         llm,
         openclaw,
         opencode,
@@ -39,6 +40,7 @@ def all_adapters() -> tuple[Adapter, ...]:
         cline.ADAPTER,
         hermes.ADAPTER,
         openclaw.ADAPTER,
+        letta.ADAPTER,
         aider.ADAPTER,
         llm.ADAPTER,
     )
