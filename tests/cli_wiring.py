@@ -208,6 +208,48 @@ def cline_wiring(base_url: str) -> Wiring:
     return Wiring(home_files={".cline/data/settings/providers.json": json.dumps(providers)})
 
 
+def hermes_wiring(base_url: str) -> Wiring:
+    # What `hermes model` writes for a custom OpenAI-compatible endpoint; any key will do. Without the probe of
+    # the machine's Python tooling (a line of the system prompt) a session spawns no pip, python3 or uname.
+    model = f"model:\n  provider: custom\n  default: fake\n  base_url: {base_url}/v1\n  api_key: sk-fake\n"
+    config = model + "agent:\n  environment_probe: false\n"
+    return Wiring(home_files={".hermes/config.yaml": config})
+
+
+def openclaw_wiring(base_url: str) -> Wiring:
+    """A custom provider for the model and, through the same endpoint, memory-core's embeddings."""
+    provider = {
+        "baseUrl": f"{base_url}/v1",
+        "apiKey": "sk-fake",
+        "api": "openai-completions",
+        "models": [{"id": "fake", "name": "fake"}],
+    }
+    config = {
+        "agents": {"defaults": {"model": {"primary": "fake/fake"}}},
+        "models": {"mode": "merge", "providers": {"fake": provider}},
+        "memory": {"search": {"provider": "fake", "model": "fake"}},
+    }
+    return Wiring(home_files={".openclaw/openclaw.json": json.dumps(config)})
+
+
+def letta_wiring(base_url: str) -> Wiring:
+    """What ``letta backend local`` and ``letta connect openai-compatible --base-url URL --api-key KEY`` write."""
+    entry = {
+        "id": "local-provider-openai-compatible",
+        "name": "openai-compatible",
+        "provider_type": "openai-compatible",
+        "provider_category": "byok",
+        "auth": {"type": "api", "key": "sk-fake"},
+        "base_url": f"{base_url}/v1",
+    }
+    providers = {"version": 1, "providers": {"openai-compatible": entry}}
+    files = {
+        ".letta/settings.json": {"preferredBackendMode": "local"},
+        ".letta/lc-local-backend/providers/auth.json": providers,
+    }
+    return Wiring(("-m", "openai-compatible/fake"), {name: json.dumps(text) for name, text in files.items()})
+
+
 WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "claude": claude_wiring,
     "codex": codex_wiring,
@@ -218,6 +260,9 @@ WIRINGS: dict[str, Callable[[str], Wiring]] = {
     "copilot": copilot_wiring,
     "pi": pi_wiring,
     "cline": cline_wiring,
+    "hermes": hermes_wiring,
+    "openclaw": openclaw_wiring,
+    "letta": letta_wiring,
     "llm": llm_wiring,
     "aider": aider_wiring,
 }

@@ -1,4 +1,5 @@
-"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi and Cline read their CLI's output, as plain functions.
+"""How the adapters of Gemini CLI, OpenCode, Copilot CLI, pi, Cline, Hermes Agent, OpenClaw and Letta Code read
+their CLI's output, as plain functions.
 
 The real CLIs run in ``tests/test_adapters.py``; these hold the parsers to the
 failure shapes a fake model rarely produces: an error after retries, a turn
@@ -12,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_recall.agents.adapters import cline, copilot, gemini, opencode, pi
+from pytest_recall.agents.adapters import cline, copilot, gemini, hermes, letta, openclaw, opencode, pi
+from pytest_recall.agents.adapters.common import Outcome
 
 
 def lines(*events: dict[str, object]) -> str:
@@ -204,3 +206,64 @@ def test_cline_sdk_warnings_reach_the_transcript_once_without_their_stack_traces
         " (x3, stack traces left out)",
         "Error: the model said something went wrong",
     ]
+
+
+def test_hermes_answer_counts_only_when_its_usage_report_says_the_run_completed(tmp_path: Path):
+    """Hermes prints its model's failure where the answer goes and exits 0; only the usage report tells them apart."""
+    usage = tmp_path / "usage.json"
+    usage.write_text(json.dumps({"completed": True, "failed": False, "input_tokens": 40, "output_tokens": 2}))
+    assert hermes.read_usage("27436.42\n", usage) == Outcome("27436.42", ok=True, tokens_in=40, tokens_out=2)
+
+    usage.write_text(json.dumps({"completed": False, "failed": True, "input_tokens": None}))
+    failed = hermes.read_usage("API call failed after 3 retries: Connection error.\n", usage)
+    assert not failed.ok
+    assert failed.failure == "hermes: the run failed: API call failed after 3 retries: Connection error."
+    assert not hermes.read_usage("27436.42\n", tmp_path / "never-written.json").ok
+
+
+def test_hermes_model_url_is_read_from_the_model_block_of_config_yaml_only(tmp_path: Path):
+    config = tmp_path / ".hermes" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text(
+        "auxiliary:\n  base_url: http://elsewhere/v1\nmodel:\n  provider: custom\n  base_url: 'http://127.0.0.1:9/v1'\n"
+    )
+    assert hermes.model_base_url({"HOME": str(tmp_path)}) == "http://127.0.0.1:9/v1"
+    assert hermes.model_base_url({"HERMES_HOME": str(tmp_path / "none")}) is None
+
+
+def test_openclaw_answer_is_the_payload_text_and_an_error_or_aborted_run_fails():
+    usage = {"input": 12116, "output": 3}
+    envelope = {"payloads": [{"text": "27436.42", "mediaUrl": None}], "meta": {"agentMeta": {"usage": usage}}}
+    assert openclaw.read_envelope(json.dumps(envelope)) == Outcome("27436.42", ok=True, tokens_in=12116, tokens_out=3)
+
+    failed = {"ok": False, "error": {"type": "provider", "message": "Connection error."}}
+    assert openclaw.read_envelope(json.dumps(failed)).failure == "openclaw: the run failed: Connection error."
+    assert not openclaw.read_envelope(json.dumps({**envelope, "meta": {"aborted": True}})).ok
+    assert not openclaw.read_envelope("[openclaw] Config invalid\n").ok
+
+
+def test_openclaw_model_url_is_the_primary_models_provider_in_openclaw_json(tmp_path: Path):
+    config = tmp_path / ".openclaw" / "openclaw.json"
+    config.parent.mkdir()
+    providers = {"other": {"baseUrl": "http://elsewhere/v1"}, "fake": {"baseUrl": "http://127.0.0.1:9/v1"}}
+    config.write_text(json.dumps({"agents": {"defaults": {"model": "fake/m"}}, "models": {"providers": providers}}))
+    assert openclaw.model_base_url({"HOME": str(tmp_path)}) == "http://127.0.0.1:9/v1"
+    config.write_text("{ agents: {} } // JSON5")
+    assert openclaw.model_base_url({"HOME": str(tmp_path)}) is None
+
+
+def test_letta_result_spans_lines_and_its_usage_is_openais():
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": "27436.42"}
+    usage = {"prompt_tokens": 8236, "completion_tokens": 2}
+    stdout = json.dumps({**result, "usage": usage}, indent=2)
+    assert letta.read_json(stdout) == Outcome("27436.42", ok=True, tokens_in=8236, tokens_out=2)
+
+    failed = letta.read_json(json.dumps({**result, "subtype": "error", "is_error": True, "result": "boom"}))
+    assert not failed.ok and failed.failure == "letta reported an error (error): boom"
+    assert not letta.read_json("Error: no provider connected\n").ok
+
+
+def test_letta_agent_gets_the_model_named_among_the_extra_arguments():
+    assert letta.model_args(["-m", "openai-compatible/fake"]) == ["--model", "openai-compatible/fake"]
+    assert letta.model_args(["--model=x/y", "--yolo"]) == ["--model", "x/y"]
+    assert letta.model_args(["--yolo"]) == []

@@ -145,6 +145,15 @@ def step_costs(report: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+# OpenClaw spends about 20 s of CPU a session: beside its memory run it has one run of its memory slot's
+# control (test_openclaw_without_a_memory_plugin_finds_nothing_its_memory_core_found), where a model that
+# stores every note still scores 0.000, instead of the plain and the sandboxed runs.
+MECHANISM_RUN_CLIS = [cli for cli in ADAPTERS if cli != "openclaw"]
+# Under bwrap, Letta Code 0.32.18's `letta agents create` ends without an agent to list (its output cut short):
+# not understood yet, so recall-letta is not claimed to run sandboxed.
+SANDBOXED_CLIS = [cli for cli in MECHANISM_RUN_CLIS if cli != "letta"]
+
+
 @pytest.mark.parametrize("cli", ADAPTERS)
 def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
     run = adapter_run(cli, "memory")
@@ -166,9 +175,12 @@ def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
         assert report["cost_usd_total"] > 0
     if "tokens_in_total" in report:
         assert report["tokens_in_total"] > 0
+    if cli == "openclaw":
+        # Its memory is found by memory-core's memory_search, once in each case's last step and control step.
+        assert Counter(entry.get("kind") for entry in run.requests())["search"] == 2 * cases
 
 
-@pytest.mark.parametrize("cli", ADAPTERS)
+@pytest.mark.parametrize("cli", MECHANISM_RUN_CLIS)
 def test_plain_model_scores_zero(adapter_run, cli):
     run = adapter_run(cli, "plain")
 
@@ -178,11 +190,11 @@ def test_plain_model_scores_zero(adapter_run, cli):
     assert report["n_errors"] == 0
     assert all(record["reported"] in (None, "UNKNOWN") for record in report["cases"])
     assert_verdicts_are_what_the_model_said(report, run.requests())
-    assert not any(entry["tool"] for entry in run.requests()), "a plain model asked to write memory"
+    assert not any(entry.get("tool") for entry in run.requests()), "a plain model asked to write memory"
 
 
 @pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
-@pytest.mark.parametrize("cli", ADAPTERS)
+@pytest.mark.parametrize("cli", SANDBOXED_CLIS)
 def test_memory_model_scores_one_under_bwrap_with_the_install_bound(adapter_run, cli):
     run = adapter_run(cli, "memory")
 
@@ -236,6 +248,65 @@ def test_cline_leaves_no_hub_daemon_behind(adapter_run):
     assert left == [], "recall-cline left processes running after its step"
 
 
+@pytest.mark.real_cli
+def test_hermes_keeps_the_note_with_its_own_memory_tool_in_home_and_leaves_no_process(adapter_run):
+    """Hermes Agent's memory is its ``memory`` tool, not a file the model edits: the note lands in MEMORY.md."""
+    run = adapter_run("hermes", "memory")
+    script = Path(sys.executable).with_name(run.adapter.script)
+    teach = (run.pytester.path / "cases" / "case_01" / "step1.txt").read_text(encoding="utf-8")
+
+    result = run.pytester.run(str(script), teach, timeout=300)
+    time.sleep(2)  # anything spawned in the background would be running by now
+    left = processes_with_home(run.pytester.path)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+
+    assert result.ret == 0, result.stderr.str()[-2000:]
+    calls = [entry for entry in run.requests() if entry.get("tool")]
+    assert [entry["tool"] for entry in calls] == ["memory"]
+    note = json.loads(calls[0]["tool_input"])["content"]
+    memory = (run.pytester.path / ".hermes" / "memories" / "MEMORY.md").read_text(encoding="utf-8")
+    assert note in memory
+    assert left == [], "recall-hermes left processes running after its step"
+
+
+@pytest.mark.real_cli
+def test_openclaw_without_a_memory_plugin_finds_nothing_its_memory_core_found(adapter_run):
+    """The memory slot is the backend: with ``plugins.slots.memory = "none"`` the notes are written all the same,
+    but no ``memory_search`` is offered, so the seed cases that memory-core passes score 0.000."""
+    run = adapter_run("openclaw", "memory")
+    config_path = run.pytester.path / ".openclaw" / "openclaw.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config_path.write_text(json.dumps({**config, "plugins": {"slots": {"memory": "none"}}}), encoding="utf-8")
+
+    # One case shows it: OpenClaw's sessions are the dearest of the real-CLI tier (about 20 s of CPU each).
+    result, report = run.run("-k", "case_01")
+
+    assert report["score"] == 0.0 and report["n_total"] == 1, result.stdout.str()[-3000:]
+    assert report["n_errors"] == 0
+    kinds = Counter(entry.get("kind") for entry in run.requests())
+    assert kinds["learn"] == 1 and kinds["search"] == 0, kinds
+    assert_verdicts_are_what_the_model_said(report, run.requests())
+
+
+@pytest.mark.real_cli
+def test_letta_answers_a_new_conversation_from_the_memory_block_its_agent_wrote(adapter_run):
+    """Each step is a new conversation of the one agent: the note comes back in the system prompt, as a block."""
+    run = adapter_run("letta", "memory")
+    script = Path(sys.executable).with_name(run.adapter.script)
+    steps = sorted((run.pytester.path / "cases" / "case_01").glob("step*.txt"))
+
+    for step in steps:
+        result = run.pytester.run(str(script), *run.wiring.extra_args, step.read_text(encoding="utf-8"), timeout=300)
+        assert result.ret == 0, result.stderr.str()[-2000:]
+
+    assert result.outlines == ["27436.42"]
+    asked = [entry for entry in run.requests() if entry.get("kind") == "recall"]
+    assert [message["role"] for message in asked[0]["body"]["messages"]] == ["system", "user"]
+    blocks = list((run.pytester.path / ".letta" / "lc-local-backend" / "memfs").glob("*/memory/system/recall-*.md"))
+    assert len(blocks) == 1 and "recall-note closing_balance = 27436.42" in blocks[0].read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("prompt", ["history", "-v"])
 def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
     """As an argument Cline refuses a prompt without white space, or runs the subcommand or flag it names."""
@@ -249,7 +320,18 @@ def test_cline_gets_a_one_word_prompt_as_a_prompt(adapter_run, prompt):
 
 
 # The adapters that check a loopback model URL before starting their CLI.
-FAIL_FAST_ON_DEAD_LOOPBACK = ("aider", "cline", "gemini", "opencode", "kilo", "qwen", "pi")
+FAIL_FAST_ON_DEAD_LOOPBACK = (
+    "aider",
+    "cline",
+    "gemini",
+    "opencode",
+    "kilo",
+    "qwen",
+    "pi",
+    "hermes",
+    "openclaw",
+    "letta",
+)
 
 
 @pytest.mark.parametrize("cli", ADAPTERS)

@@ -165,3 +165,77 @@ def test_opencode_title_request_quoting_a_question_is_a_side_request_not_a_recal
         _, payload = post(server, "/v1/chat/completions", body)
     assert json.loads(payload)["choices"][0]["message"]["content"] == "OK"
     assert [entry["kind"] for entry in logged(log_path)] == ["side"]
+
+
+@pytest.mark.parametrize(("mode", "stored"), [("memory", True), ("plain", False)])
+def test_an_agent_with_a_memory_tool_of_its_own_gets_the_note_through_it_not_the_shell(mode, stored):
+    """Hermes Agent offers ``memory`` beside its ``terminal``: the note goes in as a memory entry, never a file."""
+    body = {
+        "messages": [{"role": "user", "content": TEACH}],
+        "tools": [{"type": "function", "function": {"name": tool}} for tool in ("terminal", "memory")],
+    }
+    with FakeModelServer(mode) as server:
+        _, payload = post(server, "/v1/chat/completions", body)
+
+    message = json.loads(payload)["choices"][0]["message"]
+    calls = message.get("tool_calls") or []
+    if stored:
+        (call,) = calls
+        assert call["function"]["name"] == "memory"
+        assert json.loads(call["function"]["arguments"]) == {"action": "add", "target": "memory", "content": NOTE}
+    else:
+        assert calls == [] and "27436.42" in message["content"]
+
+
+# How OpenClaw 2026.9 talks: its workspace and memory plugin named in the system prompt, most tools behind
+# tool_call, and a user message of its own after the prompt.
+OPENCLAW_TOOLS = [{"type": "function", "function": {"name": tool}} for tool in ("exec", "write", "tool_call")]
+OPENCLAW_INTERNAL = {"role": "user", "content": "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone\n<<<END>>>"}
+
+
+def openclaw_turn(prompt: str, memory_slot: bool, *more: dict[str, Any]) -> dict[str, Any]:
+    search = "- memory_search (memory-core): Mandatory recall step\n" if memory_slot else ""
+    system = f"Tools:\n{search}## Workspace\nWorking directory: /w/.openclaw/workspace\n"
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": f"[Mon 12:28 UTC] {prompt}"}]
+    return {"messages": [*messages, OPENCLAW_INTERNAL, *more], "tools": OPENCLAW_TOOLS}
+
+
+def test_openclaw_keeps_the_note_under_memory_in_its_workspace_which_only_its_search_finds():
+    with FakeModelServer("memory") as server:
+        _, taught = post(server, "/v1/chat/completions", openclaw_turn(TEACH, memory_slot=True))
+        _, asked = post(server, "/v1/chat/completions", openclaw_turn(ASK, memory_slot=True))
+        search = json.loads(asked)["choices"][0]["message"]["tool_calls"][0]
+        found = [
+            {"role": "assistant", "content": None, "tool_calls": [{**search, "id": "s"}]},
+            {
+                "role": "tool",
+                "tool_call_id": "s",
+                "content": json.dumps({"text": json.dumps({"snippet": f"{NOTE}\n\n"})}),
+            },
+        ]
+        _, answered = post(server, "/v1/chat/completions", openclaw_turn(ASK, True, *found))
+        _, without_slot = post(server, "/v1/chat/completions", openclaw_turn(ASK, memory_slot=False))
+
+    (store,) = json.loads(taught)["choices"][0]["message"]["tool_calls"]
+    command = json.loads(store["function"]["arguments"])["command"]
+    assert store["function"]["name"] == "exec" and command.endswith(">> /w/.openclaw/workspace/memory/recall.md")
+    assert search["function"]["name"] == "tool_call"
+    assert json.loads(search["function"]["arguments"])["id"] == "memory_search"
+    assert json.loads(answered)["choices"][0]["message"]["content"] == "27436.42"
+    assert json.loads(without_slot)["choices"][0]["message"]["content"] == "UNKNOWN"
+
+
+def test_letta_code_keeps_the_note_as_a_memory_block_of_its_own_under_system():
+    """Letta Code's ``memory`` tool takes a command: ``create`` makes a block that every later prompt holds."""
+    tools = ("Bash", "Write", "SendAgentMessage", "memory")
+    body = {
+        "messages": [{"role": "user", "content": TEACH}],
+        "tools": [{"type": "function", "function": {"name": tool}} for tool in tools],
+    }
+    with FakeModelServer("memory") as server:
+        _, payload = post(server, "/v1/chat/completions", body)
+
+    (call,) = json.loads(payload)["choices"][0]["message"]["tool_calls"]
+    arguments = json.loads(call["function"]["arguments"])
+    assert call["function"]["name"] == "memory" and arguments["command"] == "create"
+    assert arguments["file_path"].startswith("system/") and arguments["file_text"] == NOTE

@@ -81,4 +81,6 @@ def shell_call(tools: frozenset[str], command: str) -> Reply | None:
         return Reply("", "bash", json.dumps({"command": command, "description": "Save a note to memory"}))
     if "run_commands" in tools:  # Cline
         return Reply("", "run_commands", json.dumps({"commands": [command]}))
+    if "exec" in tools:  # OpenClaw
+        return Reply("", "exec", json.dumps({"command": command, "title": "Save a note to memory"}))
     return None

@@ -11,8 +11,10 @@ survives to a later session depends only on the mode and on the CLI:
   ``~/.codex/AGENTS.md``, ``~/.gemini/GEMINI.md``, ``~/.qwen/QWEN.md``,
   ``~/.config/opencode/AGENTS.md``, ``~/.config/kilo/AGENTS.md``,
   ``~/.copilot/copilot-instructions.md``, ``~/.pi/agent/AGENTS.md``, a file in Cline's global rules
-  folder ``~/Documents/Cline/Rules``), or, for CLIs without tools whose memory is the conversation
-  itself (llm, aider), the note written into its reply;
+  folder ``~/Documents/Cline/Rules``), a note under ``memory/`` in OpenClaw's workspace (which a
+  later session finds only through its ``memory_search``); for an agent whose memory is a tool of
+  its own (Hermes Agent's and Letta Code's ``memory``), a call of that tool; or, for CLIs without
+  tools whose memory is the conversation itself (llm, aider), the note written into its reply;
 - ``native`` writes Claude Code's auto-memory, in the folder its system
   prompt names.
 
@@ -35,6 +37,7 @@ measures the CLI's memory and the harness's isolation, nothing else.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -67,6 +70,11 @@ _PI_PROMPT = re.compile(r"\boperating inside pi, a coding agent harness\b")
 READY_PROMPT = "single word READY"
 # A tool that Kilo Code offers and OpenCode, whose tools it otherwise shares, does not.
 KILO_TOOL = "kilo_local_recall"
+# OpenClaw offers most tools behind a compact surface: named in its system prompt, called through this tool.
+OPENCLAW_TOOL = "tool_call"
+# How OpenClaw's system prompt names its workspace, and the search tool of its memory plugin (memory-core).
+_OPENCLAW_WORKSPACE = re.compile(r"^Working directory: (/\S+)$", re.MULTILINE)
+_OPENCLAW_MEMORY_SEARCH = re.compile(r"^- memory_search \(", re.MULTILINE)
 # What an audit trail is stored and searched under in an MCP memory server.
 AUDIT_SUBJECT = "audit trail"
 # What an imported suite's sessions are stored and searched under; each note's first session numbers it.
@@ -175,7 +183,80 @@ def _memory_file(api: Api, context: str, tools: frozenset[str]) -> tuple[str, st
         return '"${XDG_CONFIG_HOME:-$HOME/.config}/opencode"', "AGENTS.md"
     if "run_commands" in tools:  # Cline: a file in its global rules folder
         return '"$HOME/Documents/Cline/Rules"', "memory.md"
+    if "exec" in tools and OPENCLAW_TOOL in tools:  # OpenClaw: a note under memory/ in its workspace
+        named = _OPENCLAW_WORKSPACE.findall(context)
+        workspace = shlex.quote(named[-1]) if named else '"$HOME/.openclaw/workspace"'
+        return f"{workspace}/memory", "recall.md"
     return None
+
+
+# The memory tool that agents whose memory is a tool of their own name "memory", and a tool that tells Letta Code
+# from Hermes Agent.
+MEMORY_TOOL = "memory"
+LETTA_TOOL = "SendAgentMessage"
+
+
+def memory_tool_call(tools: frozenset[str], note: str) -> Reply | None:
+    """A call of the agent's own memory tool that stores ``note``, when it offers one.
+
+    Hermes Agent's ``memory`` adds an entry to ~/.hermes/memories/MEMORY.md; Letta Code's creates a memory
+    block under ``system/`` in its memory filesystem. Either is in every later session's system prompt.
+    """
+    if MEMORY_TOOL not in tools:
+        return None
+    if LETTA_TOOL in tools:
+        digest = hashlib.sha256(note.encode("utf-8")).hexdigest()[:12]
+        arguments = {
+            "command": "create",
+            "reason": "Remember the result for a later session",
+            "file_path": f"system/recall-{digest}.md",
+            "description": "A result to remember for a later session.",
+            "file_text": note,
+        }
+    else:
+        arguments = {"action": "add", "target": "memory", "content": note}
+    return Reply("", MEMORY_TOOL, json.dumps(arguments))
+
+
+def memory_search_reply(
+    request: Request, mode: Mode, question: tuple[str, Callable[[str], str], Callable[[str], bool]] | None
+) -> Reply | None:
+    """OpenClaw's memory plugin answers a later question: its ``memory_search`` is asked, the answer is what it found.
+
+    A note under ``memory/`` is not in the prompt of a later session: only the search finds it, so the
+    memory slot (``memory-core``, or ``none``, which offers no search) decides the score.
+    """
+    if mode != "memory" or question is None or OPENCLAW_TOOL not in request.tools:
+        return None
+    if not _OPENCLAW_MEMORY_SEARCH.search(request.context):
+        return None
+    key, answer_from, _ = question
+    found = [call.result for call in request.calls if call.name == OPENCLAW_TOOL and "memory_search" in call.arguments]
+    if not any(found):
+        # The key as written and in words: a lexical index and the fake embeddings each match one of them.
+        query = f"{key} {re.sub(r'[_:]+', ' ', key)}"
+        return Reply("", OPENCLAW_TOOL, json.dumps({"id": "memory_search", "args": {"query": query}}), kind="search")
+    return Reply(answer_from("\n".join(unquoted(result) for result in found)), kind="recall")
+
+
+def unquoted(text: str) -> str:
+    """The strings inside a tool result that is JSON, JSON within JSON too (OpenClaw wraps its search's
+    JSON in a text block), one a line; text that is no JSON as it is."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    strings: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            pending.extend(reversed(item))
+        elif isinstance(item, str):
+            strings.append(unquoted(item) if item.lstrip()[:1] in ("{", "[") else item)
+    return "\n".join(strings)
 
 
 _SCHEMA_VALUES: dict[str, Any] = {"string": "OK", "integer": 1, "number": 1, "boolean": False}
@@ -238,6 +319,9 @@ def decide(request: Request, mode: Mode) -> Reply:
     through_mcp = mcp_reply(request, mode, _lesson(taught), _question(request.prompt))
     if through_mcp is not None:
         return through_mcp
+    searched = memory_search_reply(request, mode, _question(request.prompt))
+    if searched is not None:
+        return searched
     if request.after_tool:
         # One session, one tool call: the memory is written, so say what was learnt and stop.
         # (Codex may append a user message after the tool's output, e.g. the AGENTS.md it just grew.)
@@ -248,8 +332,9 @@ def decide(request: Request, mode: Mode) -> Reply:
         return Reply(f"{taught[1]}\n{taught[0]}" if taught else "Done.", kind="stored")
     if taught is not None:
         note, spoken = taught
-        command = memory_command(request.api, mode, note, request.context, request.tools)
-        call = shell_call(request.tools, command) if command else None
+        call = memory_tool_call(request.tools, note) if mode == "memory" else None
+        command = None if call else memory_command(request.api, mode, note, request.context, request.tools)
+        call = call or (shell_call(request.tools, command) if command else None)
         if call is not None:
             return replace(call, kind="learn")
         if request.api == "chat" and not request.tools:

@@ -157,7 +157,7 @@ def read_chat(body: Json) -> Request:
         is_reply=lambda m: m.get("role") == "assistant" and not m.get("tool_calls"),
         is_result=lambda m: m.get("role") == "tool",
     )
-    prompt = _latest_user_text(messages, lambda m: m.get("role") == "user", "")
+    prompt = _latest_user_text(messages, lambda m: m.get("role") == "user" and not _is_internal_context(m), "")
     system = " ".join(_text_of(m.get("content")) for m in messages if m.get("role") == "system")
     if _TITLE_TASK.search(system):
         # The CLI's own side task quotes the person's prompt; it is not a turn of the conversation.
@@ -166,7 +166,27 @@ def read_chat(body: Json) -> Request:
     functions = [t.get("function") for t in body.get("tools") or [] if isinstance(t, dict)]
     tools = frozenset(str(f["name"]) for f in functions if isinstance(f, dict) and f.get("name"))
     results = tuple(_text_of(m.get("content")) for m in messages if m.get("role") == "tool")
-    return Request("chat", context, prompt, after_tool, tools, results)
+    calls = _turn_calls(
+        messages,
+        is_reply=lambda m: m.get("role") == "assistant" and not m.get("tool_calls"),
+        calls_of=lambda m: [
+            (str(c.get("id")), str(c["function"].get("name")), str(c["function"].get("arguments") or "{}"))
+            for c in (m.get("tool_calls") or [] if m.get("role") == "assistant" else [])
+            if isinstance(c, dict) and isinstance(c.get("function"), dict)
+        ],
+        results_of=lambda m: (
+            [(str(m.get("tool_call_id")), _text_of(m.get("content")))] if m.get("role") == "tool" else []
+        ),
+    )
+    return Request("chat", context, prompt, after_tool, tools, results, calls=calls)
+
+
+# What OpenClaw appends to a turn as a user message of its own (its exec sessions, its subagents): never the prompt.
+_INTERNAL_CONTEXT = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+
+
+def _is_internal_context(message: Json) -> bool:
+    return _text_of(message.get("content")).lstrip().startswith(_INTERNAL_CONTEXT)
 
 
 def _tool_ran_this_turn(items: list[Json], is_reply: Any, is_result: Any) -> bool:

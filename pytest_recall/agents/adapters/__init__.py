@@ -1,6 +1,7 @@
 """Adapters that run real agent CLIs.
 
-Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, aider and llm.
+Claude Code, Codex, Gemini CLI, OpenCode, Kilo Code, Qwen Code, Copilot CLI, pi, Cline, Hermes Agent, OpenClaw,
+Letta Code, aider and llm.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ def all_adapters() -> tuple[Adapter, ...]:
         codex,
         copilot,
         gemini,
+        hermes,
         kilo,
+        letta,
         llm,
+        openclaw,
         opencode,
         pi,
         qwen,
@@ -34,6 +38,9 @@ def all_adapters() -> tuple[Adapter, ...]:
         copilot.ADAPTER,
         pi.ADAPTER,
         cline.ADAPTER,
+        hermes.ADAPTER,
+        openclaw.ADAPTER,
+        letta.ADAPTER,
         aider.ADAPTER,
         llm.ADAPTER,
     )

@@ -1,0 +1,145 @@
+"""``recall-openclaw [EXTRA ARGS...] PROMPT``: OpenClaw's embedded agent, one turn, no Gateway.
+
+``openclaw agent --local`` runs the turn in its own process (no Gateway, no
+daemon left behind) and ``--json`` prints one envelope: the reply's
+``payloads`` and, in ``meta.agentMeta.usage``, the tokens. Each step gets a
+session id of its own, so nothing of an earlier step's conversation is
+continued: what a later step knows, it knows from OpenClaw's memory. The
+prompt goes in through ``--message-file``, in a folder of its own that is
+removed after the step, so its size and its first character never matter.
+
+OpenClaw's memory is Markdown in the agent's workspace (``~/.openclaw/workspace``
+by default): ``MEMORY.md`` and ``USER.md`` are put into every session's
+prompt, notes under ``memory/`` are found by the ``memory_search`` tool of the
+memory plugin (``plugins.slots.memory``: ``memory-core`` by default, over a
+SQLite index with embeddings from any OpenAI-compatible ``/v1/embeddings``;
+``none`` turns it off). Its config is ``~/.openclaw/openclaw.json``
+(``OPENCLAW_CONFIG_PATH``, or ``OPENCLAW_STATE_DIR`` for the whole folder).
+
+OpenClaw 2026.9 declares Node >= 24.16.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_recall.agents.adapters.common import (
+    NOT_WIRED_FOR_MCP,
+    Adapter,
+    Outcome,
+    find_cli,
+    finish,
+    json_number,
+    refuse_dead_loopback_model,
+    refuse_mcp,
+    run_cli,
+    split_args,
+)
+
+ADAPTER = Adapter(
+    script="recall-openclaw",
+    cli="openclaw",
+    bin_variable="RECALL_OPENCLAW_BIN",
+    package="npm openclaw (Node >= 24.16)",
+    tested="2026.9.6",
+    memory="~/.openclaw/workspace/MEMORY.md and memory/*.md, found by memory_search (plugins.slots.memory)",
+    home_copy=".openclaw/openclaw.json,.openclaw/agents",
+    sandbox_bind="the npm prefix that holds node_modules/openclaw, and the Node >= 24.16 that runs it",
+    mcp_refusal=NOT_WIRED_FOR_MCP,
+)
+# OpenClaw's rolling log goes to /tmp/openclaw whatever TMPDIR says, outside the case's folders: no log, in that
+# file or on stderr (the level is both's). Errors still reach the JSON result; set OPENCLAW_LOG_LEVEL to see more.
+QUIET_ENV = {"OPENCLAW_LOG_LEVEL": "silent"}
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    if env.get("OPENCLAW_CONFIG_PATH"):
+        return Path(env["OPENCLAW_CONFIG_PATH"]).expanduser()
+    state = env.get("OPENCLAW_STATE_DIR") or str(Path(env.get("HOME", "~"), ".openclaw"))
+    return Path(state).expanduser() / "openclaw.json"
+
+
+def model_base_url(env: Mapping[str, str]) -> str | None:
+    """The ``baseUrl`` of the provider of the agents' primary model in openclaw.json; else None (the CLI reports).
+
+    The file is JSON5; one that plain JSON cannot read is left to the CLI.
+    """
+    try:
+        config = json.loads(config_path(env).read_text(encoding="utf-8"))
+        primary = config["agents"]["defaults"]["model"]
+        primary = primary["primary"] if isinstance(primary, dict) else primary
+        url = config["models"]["providers"][str(primary).split("/", 1)[0]]["baseUrl"]
+    except (OSError, UnicodeDecodeError, ValueError, LookupError, TypeError):
+        return None
+    return url if isinstance(url, str) else None
+
+
+def command(cli: str, extra: Sequence[str], message_file: Path) -> list[str]:
+    session = f"recall-{uuid.uuid4().hex}"
+    return [
+        cli,
+        "agent",
+        "--local",
+        "--agent",
+        "main",
+        "--session-id",
+        session,
+        "--message-file",
+        str(message_file),
+        "--json",
+        *extra,
+    ]
+
+
+def _field(document: Any, key: str) -> dict[str, Any]:
+    """``document[key]`` when both are JSON objects, else an empty one: a broken envelope reads as nothing."""
+    value = document.get(key) if isinstance(document, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def read_envelope(stdout: str) -> Outcome:
+    """The reply's text and tokens from ``--json``'s envelope; an error, an aborted run or no envelope fails."""
+    try:
+        envelope: Any = json.loads(stdout)
+    except ValueError:
+        envelope = None
+    if not isinstance(envelope, dict):
+        return Outcome(stdout, ok=False, failure="openclaw printed no JSON result")
+    meta = _field(envelope, "meta")
+    error = envelope.get("error") or meta.get("error")
+    if envelope.get("ok") is False or error or meta.get("aborted"):
+        said = error.get("message") if isinstance(error, dict) else error
+        return Outcome("", ok=False, failure=f"openclaw: the run failed: {said or 'aborted'}")
+    payloads = envelope.get("payloads")
+    texts = [part["text"] for part in payloads or [] if isinstance(part, dict) and part.get("text")]
+    usage = _field(_field(meta, "agentMeta"), "usage")
+    return Outcome(
+        "\n".join(str(text) for text in texts),
+        ok=True,
+        tokens_in=int(json_number(usage.get("input"))),
+        tokens_out=int(json_number(usage.get("output"))),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    refuse_mcp(ADAPTER)
+    env = {**QUIET_ENV, **os.environ}
+    refuse_dead_loopback_model(ADAPTER, model_base_url(env), "the baseUrl of the primary model's provider")
+    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
+    cli = find_cli(ADAPTER)
+    with tempfile.TemporaryDirectory(prefix="recall-openclaw-") as folder:
+        message_file = Path(folder) / "prompt.md"
+        message_file.write_text(prompt, encoding="utf-8")
+        done = run_cli(command(cli, extra, message_file), env)
+    return finish(read_envelope(done.stdout), done.returncode)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
