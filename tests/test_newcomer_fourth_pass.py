@@ -412,3 +412,24 @@ def test_no_memory_figures_are_printed_over_cases_whose_agent_never_ran(recall_s
     assert recall_suite.records()["remembers"]["outcome"] == "agent_failed"
     result.stdout.no_fnmatch_line("*memory (MCP tap)*")
     result.stdout.no_fnmatch_line("*evidence recall*")
+
+
+def test_the_pages_stop_line_writes_its_interval_as_the_page_writes_scores() -> None:
+    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.merge import report_of_rows
+
+    records = [
+        {"id": f"q{i}", "suite": "s", "nodeid": f"s/q{i}::recall", "category": "recall", "score": 1.0, "error": None,
+         "epoch": 1, "control": False, "duration_s": 1.0, "cost_usd": None, "content_hash": f"h{i}", "steps": []}
+        for i in range(7)
+    ]  # fmt: skip
+    report = report_of_rows(records, threshold=0.5, command="agent")
+    report["stop"] = {
+        "decided_after": 7, "n_cases": 60, "n_not_run": 53, "decision": "above", "alpha": 0.05,
+        "interval_level": 0.9, "estimate": 1.0, "interval": [0.532, 1.0],
+    }  # fmt: skip
+
+    page = render_html(report)
+
+    assert "90% anytime-valid interval 53.2% – 100.0%" in page
+    assert "[0.532, 1.000]" not in page

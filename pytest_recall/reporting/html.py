@@ -173,7 +173,7 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
     notes = [
         _threshold_sentence(passed, score, threshold),
         *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
-        stop_line(report),
+        stop_line(report, as_percent=True),
         *rate_limit_lines(report),
     ]
     gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
