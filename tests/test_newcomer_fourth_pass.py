@@ -433,3 +433,20 @@ def test_the_pages_stop_line_writes_its_interval_as_the_page_writes_scores() -> 
 
     assert "90% anytime-valid interval 53.2% – 100.0%" in page
     assert "[0.532, 1.000]" not in page
+
+
+def test_the_pages_protocol_is_a_table_of_fields_with_hashes_cut_short() -> None:
+    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.merge import report_of_rows
+
+    digest = "ab" * 32
+    judges = [{"name": name, "command": f"judge {name}", "files_sha256": {"prompt.txt": digest}} for name in "xy"]
+    block = {"judges": {"llm_judge": {"command": "judge x", "files_sha256": {"prompt.txt": digest}, "judges": judges}}}
+    record = {
+        "id": "q", "suite": "s", "nodeid": "s/q::recall", "category": "recall", "score": 1.0, "error": None,
+        "epoch": 1, "control": False, "duration_s": 1.0, "cost_usd": None, "content_hash": "h", "steps": [],
+    }  # fmt: skip
+
+    page = render_html(report_of_rows([record], threshold=0.5, command="agent", protocol=block))
+
+    assert "<tr><td>judges.llm_judge.judges[y].files_sha256.prompt.txt</td><td>abababababab</td></tr>" in page

@@ -33,12 +33,12 @@ from pytest_recall.reporting.html_cases import case_table_section, data_blocks
 from pytest_recall.reporting.html_judge import judge_html_section, judges_html_section
 from pytest_recall.reporting.html_script import SCRIPT, SCRIPT_HASH
 from pytest_recall.reporting.html_tables import epoch_section, help_harm_section, p_value
-from pytest_recall.reporting.html_text import clean
+from pytest_recall.reporting.html_text import clean, table_row
 from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import usd as _usd
-from pytest_recall.reporting.protocol import PROTOCOL_KEY
+from pytest_recall.reporting.protocol import PROTOCOL_KEY, protocol_rows
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.summary import (
     BENCHMARK_METRICS,
@@ -461,10 +461,12 @@ def _protocol_section(report: Mapping[str, Any]) -> Markup:
     if not isinstance(block, Mapping):
         return Markup("")
     text = json.dumps(block, indent=2)
+    rows = Markup("").join(table_row("td", [clean(field), clean(value)]) for field, value in protocol_rows(block))
     content = Markup(
-        '<details><summary>data, scoring, judges, agent, run</summary><pre class="mono">{}</pre></details>'
+        '<table class="protocol"><thead><tr><th>field</th><th>value</th></tr></thead><tbody>{}</tbody></table>'
+        '<details><summary>the block as the report holds it (JSON)</summary><pre class="mono">{}</pre></details>'
     )
-    return _section("Protocol", PROTOCOL_HINT, content.format(clean(text)))
+    return _section("Protocol", PROTOCOL_HINT, content.format(rows, clean(text)))
 
 
 def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None]) -> Markup:
