@@ -450,3 +450,21 @@ def test_the_pages_protocol_is_a_table_of_fields_with_hashes_cut_short() -> None
     page = render_html(report_of_rows([record], threshold=0.5, command="agent", protocol=block))
 
     assert "<tr><td>judges.llm_judge.judges[y].files_sha256.prompt.txt</td><td>abababababab</td></tr>" in page
+
+
+def test_the_pages_memory_use_has_the_retrieval_table_and_each_cases_reads_and_writes() -> None:
+    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.merge import report_of_rows
+
+    use = {"writes_before": 2, "reads_last": 1, "calls": 3, "errors": 0, "returned_bytes": 40, "latency_ms": {},
+           "evidence_retrieved": True}  # fmt: skip
+    record = {
+        "id": "q", "suite": "s", "nodeid": "s/q::recall", "category": "recall", "score": 0.0, "error": None,
+        "epoch": 1, "control": False, "duration_s": 1.0, "cost_usd": None, "content_hash": "h", "steps": [],
+        "memory_use": use, "memory_bytes": 2048,
+    }  # fmt: skip
+
+    page = render_html(report_of_rows([record], threshold=0.5, command="agent"))
+
+    assert "<tr><td>evidence retrieved</td><td>0</td><td>1</td></tr>" in page
+    assert "2 writes, 1 reads" in page

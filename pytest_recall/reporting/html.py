@@ -316,7 +316,25 @@ def _memory_section(report: Mapping[str, Any]) -> Markup:
     if not lines:
         return Markup("")
     items = Markup("").join(Markup("<li>{}</li>").format(line.strip()) for line in lines)
-    return _section("Memory use", MEMORY_HINT, Markup('<ul id="memory-use">{}</ul>').format(items))
+    listing = Markup('<ul id="memory-use">{}</ul>').format(items)
+    return _section("Memory use", MEMORY_HINT, listing + _retrieval_table(report.get("memory") or {}))
+
+
+def _retrieval_table(memory: Mapping[str, Any]) -> Markup:
+    """Retrieval against a right answer as the 2x2 table it is, not a sentence: where the memory failed
+    (nothing retrieved) is told from where the model did (retrieved, then answered wrong)."""
+    table = memory.get("retrieval_table")
+    if not isinstance(table, Mapping):
+        return Markup("")
+    rows = [
+        ["evidence retrieved", str(table.get("retrieved_right", 0)), str(table.get("retrieved_wrong", 0))],
+        ["not retrieved", str(table.get("missed_right", 0)), str(table.get("missed_wrong", 0))],
+    ]
+    body = Markup("").join(table_row("td", row) for row in rows)
+    return Markup(
+        '<table id="retrieval-table"><thead><tr><th>cases</th><th>answered right</th>'
+        "<th>answered wrong</th></tr></thead><tbody>{}</tbody></table>"
+    ).format(body)
 
 
 def _section(title: str, hint: str, content: Markup) -> Markup:
