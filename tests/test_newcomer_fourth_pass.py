@@ -115,12 +115,12 @@ def test_judges_given_over_exact_answers_say_the_built_in_judge_judged_them(reca
     result = recall_suite.run(*judges)
 
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*LLM judge: no answer was put to the judges: these cases are judged by the built-in judge; "
-            "add --recall-judge-both to put them to the judges too"
-        ]
+    said = (
+        "LLM judge: these cases are judged by the built-in judge, none by the judges; "
+        "add --recall-judge-both to put them to the judges too"
     )
+    # At start-up, before any session, and again in the summary.
+    result.stdout.fnmatch_lines([f"recall: {said}", "*recall: PASSED*", f"  {said}"])
 
 
 # A judge as ``recall-judge -m gpt-nope`` fails: its CLI's error, then the wrapper's own last line.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
-from pytest_recall.scoring.judge_scope import FreeFormJudge
+from pytest_recall.scoring.judge_scope import FREE_FORM_KINDS, FreeFormJudge
 from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
 from pytest_recall.scoring.sequential import (
     DRAW_SEED,
@@ -25,6 +25,7 @@ from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
 __all__ = [
     "DEFAULT_THRESHOLD",
     "DRAW_SEED",
+    "FREE_FORM_KINDS",
     "AnswerJudgeName",
     "FreeFormJudge",
     "LiftState",
