@@ -86,10 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if run_config.command.argv:
             check_suite_arguments(config)
             check_command_starts(run_config.command.argv)
-            if not config.getoption("collectonly"):  # listing cases starts no agent, so its CLI may be absent
-                check_adapter_cli(run_config.command.argv, run_config.isolation.env)
             if run_config.isolation.mcp_servers:
                 check_mcp_agent(run_config.command.argv)
+            if not config.getoption("collectonly"):  # listing cases starts no agent, so its CLI may be absent
+                check_adapter_cli(run_config.command.argv, run_config.isolation.env)
         for judge_argv in {run_config.llm_judge.argv, *(judge.argv for judge in run_config.llm_judge.panel)} - {()}:
             check_command_starts(judge_argv, "--recall-judge-cmd", "judge command")
         check_sandbox(config, run_config)
