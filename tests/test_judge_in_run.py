@@ -133,7 +133,7 @@ def test_judge_errors_retries_the_cache_and_a_free_kind_in_one_run(recall_suite:
         [
             "*LongMemEval, scored by the judge command (--recall-judge-cmd;*",
             "*LLM judge: 16 answers judged (4 cached), 8 judge errors (not agent failures)*",
-            "*judges agree on 4/6 answers (0.667)*",
+            "*and the built-in judge agree on 4/6 answers (0.667)*",
             "*longmemeval 0/2 answers (0.000), kappa 0.000; money 4/4 answers (1.000)*",
             "*disagree: suite/case_08_lme (longmemeval): built-in judge pass, LLM judge fail",
         ]

@@ -64,7 +64,9 @@ def test_the_notebook_on_the_seed_suite_gets_the_same_verdicts_from_both_judges(
     assert set(section["agreement"]["by_kind"]) == {"money", "voucher"}
     # The judge's tokens are its own, apart from the agent's (the notebook reports none).
     assert section["tokens_in"] > 0 and recall_suite.report()["cost_usd_total"] is None
-    result.stdout.fnmatch_lines(["*LLM judge: 8 answers judged (0 cached), 0 judge errors*", "*judges agree on 8/8*"])
+    result.stdout.fnmatch_lines(
+        ["*LLM judge: 8 answers judged (0 cached), 0 judge errors*", "*and the built-in judge agree on 8/8*"]
+    )
     assert 'name="recall_llm_judge_agreement" value="1.0"' in junit.read_text()
     # Eight judges at once wrote nothing into the user's llm folder: no log database, no lock.
     assert sorted(path.name for path in llm_folder.iterdir()) == ["extra-openai-models.yaml"]
@@ -86,7 +88,7 @@ def test_a_lenient_judge_passes_a_shotgun_and_every_output_shows_the_disagreemen
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*judges agree on 1/2 answers (0.500)*",
+            "*and the built-in judge agree on 1/2 answers (0.500)*",
             "*disagree: suite/case_01_shotgun (money): built-in judge fail, LLM judge pass",
         ]
     )

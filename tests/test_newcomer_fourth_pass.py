@@ -115,12 +115,12 @@ def test_judges_given_over_exact_answers_say_the_built_in_judge_judged_them(reca
     result = recall_suite.run(*judges)
 
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*LLM judge: no answer was put to the judges: these cases are judged by the built-in judge; "
-            "add --recall-judge-both to put them to the judges too"
-        ]
+    said = (
+        "LLM judge: these cases are judged by the built-in judge, none by the judges; "
+        "add --recall-judge-both to put them to the judges too"
     )
+    # At start-up, before any session, and again in the summary.
+    result.stdout.fnmatch_lines([f"recall: {said}", "*recall: PASSED*", f"  {said}"])
 
 
 # A judge as ``recall-judge -m gpt-nope`` fails: its CLI's error, then the wrapper's own last line.
@@ -412,3 +412,59 @@ def test_no_memory_figures_are_printed_over_cases_whose_agent_never_ran(recall_s
     assert recall_suite.records()["remembers"]["outcome"] == "agent_failed"
     result.stdout.no_fnmatch_line("*memory (MCP tap)*")
     result.stdout.no_fnmatch_line("*evidence recall*")
+
+
+def test_the_pages_stop_line_writes_its_interval_as_the_page_writes_scores() -> None:
+    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.merge import report_of_rows
+
+    records = [
+        {"id": f"q{i}", "suite": "s", "nodeid": f"s/q{i}::recall", "category": "recall", "score": 1.0, "error": None,
+         "epoch": 1, "control": False, "duration_s": 1.0, "cost_usd": None, "content_hash": f"h{i}", "steps": []}
+        for i in range(7)
+    ]  # fmt: skip
+    report = report_of_rows(records, threshold=0.5, command="agent")
+    report["stop"] = {
+        "decided_after": 7, "n_cases": 60, "n_not_run": 53, "decision": "above", "alpha": 0.05,
+        "interval_level": 0.9, "estimate": 1.0, "interval": [0.532, 1.0],
+    }  # fmt: skip
+
+    page = render_html(report)
+
+    assert "90% anytime-valid interval 53.2% – 100.0%" in page
+    assert "[0.532, 1.000]" not in page
+
+
+def test_the_pages_protocol_is_a_table_of_fields_with_hashes_cut_short() -> None:
+    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.merge import report_of_rows
+
+    digest = "ab" * 32
+    judges = [{"name": name, "command": f"judge {name}", "files_sha256": {"prompt.txt": digest}} for name in "xy"]
+    block = {"judges": {"llm_judge": {"command": "judge x", "files_sha256": {"prompt.txt": digest}, "judges": judges}}}
+    record = {
+        "id": "q", "suite": "s", "nodeid": "s/q::recall", "category": "recall", "score": 1.0, "error": None,
+        "epoch": 1, "control": False, "duration_s": 1.0, "cost_usd": None, "content_hash": "h", "steps": [],
+    }  # fmt: skip
+
+    page = render_html(report_of_rows([record], threshold=0.5, command="agent", protocol=block))
+
+    assert "<tr><td>judges.llm_judge.judges[y].files_sha256.prompt.txt</td><td>abababababab</td></tr>" in page
+
+
+def test_the_pages_memory_use_has_the_retrieval_table_and_each_cases_reads_and_writes() -> None:
+    from pytest_recall.reporting.html import render_html
+    from pytest_recall.reporting.merge import report_of_rows
+
+    use = {"writes_before": 2, "reads_last": 1, "calls": 3, "errors": 0, "returned_bytes": 40, "latency_ms": {},
+           "evidence_retrieved": True}  # fmt: skip
+    record = {
+        "id": "q", "suite": "s", "nodeid": "s/q::recall", "category": "recall", "score": 0.0, "error": None,
+        "epoch": 1, "control": False, "duration_s": 1.0, "cost_usd": None, "content_hash": "h", "steps": [],
+        "memory_use": use, "memory_bytes": 2048,
+    }  # fmt: skip
+
+    page = render_html(report_of_rows([record], threshold=0.5, command="agent"))
+
+    assert "<tr><td>evidence retrieved</td><td>0</td><td>1</td></tr>" in page
+    assert "2 writes, 1 reads" in page

@@ -162,8 +162,10 @@ def test_bad_protocol_flags_are_one_line_usage_errors(recall_suite, args, messag
 
 def test_a_preset_runs_live_with_its_launcher_unless_a_command_is_given(recall_suite, monkeypatch):
     recall_suite.add("case_01", ["say hi", "say 12345.67"])
-    # The launcher is found on PATH, as in an activated environment; whether llm is installed does not matter.
+    # The launcher is found on PATH, as in an activated environment; whether llm works does not matter, but a
+    # CLI must be there, or the run is refused at start-up (issue 66): `false` stands in for it.
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("RECALL_LLM_BIN", "false")
 
     result = recall_suite.run("--recall-live-preset=llm-chat", "--recall-timeout=5", with_command=False)
 

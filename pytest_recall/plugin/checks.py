@@ -237,7 +237,8 @@ def check_adapter_cli(argv: tuple[str, ...], run_env: Sequence[tuple[str, str | 
     override = given[adapter.bin_variable] if adapter.bin_variable in given else os.environ.get(adapter.bin_variable)
     if override and "{" in override:
         return
-    if shutil.which(override or adapter.cli) is None:
+    path = given.get("PATH")  # a PATH of --recall-env is the one the agent gets
+    if shutil.which(override or adapter.cli, path=path if path and "{" not in path else None) is None:
         where = f"{adapter.bin_variable}={override}" if override else f"{adapter.cli!r} on PATH"
         raise pytest.UsageError(
             f"--recall-cmd: {program} cannot find {where}; install {adapter.package} or set {adapter.bin_variable}"

@@ -49,8 +49,8 @@ from pytest_recall.plugin.xdist_handoff import (
     handed,
     is_worker,
 )
-from pytest_recall.reporting import durations_by_nodeid, shard_members, shared_home_warning
-from pytest_recall.scoring import judge_answer, score_contains, score_evidence
+from pytest_recall.reporting import durations_by_nodeid, nothing_judged, shard_members, shared_home_warning
+from pytest_recall.scoring import FREE_FORM_KINDS, judge_answer, score_contains, score_evidence
 from pytest_recall.sessions import SharedVerdicts, tracking_line
 from pytest_recall.suites.bundled import wheel_nodeid
 from pytest_recall.suites.suite_file import is_suite_dir
@@ -86,9 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if run_config.command.argv:
             check_suite_arguments(config)
             check_command_starts(run_config.command.argv)
-            check_adapter_cli(run_config.command.argv, run_config.isolation.env)
             if run_config.isolation.mcp_servers:
                 check_mcp_agent(run_config.command.argv)
+            if not config.getoption("collectonly"):  # listing cases starts no agent, so its CLI may be absent
+                check_adapter_cli(run_config.command.argv, run_config.isolation.env)
         for judge_argv in {run_config.llm_judge.argv, *(judge.argv for judge in run_config.llm_judge.panel)} - {()}:
             check_command_starts(judge_argv, "--recall-judge-cmd", "judge command")
         check_sandbox(config, run_config)
@@ -246,6 +247,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if judge_only and not run_config.llm_judge.on and not is_worker(config):
         # Refused, not run and dropped: their sessions would be spent for a score that leaves the benchmark's whole.
         raise pytest.UsageError(judge_only_refusal(judge_only))
+    judge = run_config.llm_judge
+    judged = any(item.outline.answer_kind in FREE_FORM_KINDS for item in case_items)
+    if judge.on and not judge.both and not judged and not is_worker(config):
+        # Said before any session runs: judges given over exact answers would otherwise judge nothing in silence.
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"recall: {nothing_judged(bool(judge.panel))}", yellow=True)
     sessions = session_settings(config, run_config, (item.path for item in case_items))
     planned, concurrency = _planned_here(session, case_items, run_config.scale_out.concurrency)
     resume = config.stash.get(RESUME_KEY, None)

@@ -16,7 +16,7 @@ from pytest_recall.reporting.document import (
 from pytest_recall.reporting.failure import CaseFailed, fold_repeated_stderr, verdict_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
-from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
+from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties, nothing_judged
 from pytest_recall.reporting.merge import Gate, report_of_rows
 from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.reporting.records import ENTRY_PROPERTY, JUNIT_CASE_FIELDS, CaseRecord, property_text, task_entry
@@ -72,6 +72,7 @@ __all__ = [
     "json_line",
     "judge_run_properties",
     "line_at",
+    "nothing_judged",
     "parse_line",
     "parse_shard",
     "property_text",

@@ -33,12 +33,12 @@ from pytest_recall.reporting.html_cases import case_table_section, data_blocks
 from pytest_recall.reporting.html_judge import judge_html_section, judges_html_section
 from pytest_recall.reporting.html_script import SCRIPT, SCRIPT_HASH
 from pytest_recall.reporting.html_tables import epoch_section, help_harm_section, p_value
-from pytest_recall.reporting.html_text import clean
+from pytest_recall.reporting.html_text import clean, table_row
 from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import usd as _usd
-from pytest_recall.reporting.protocol import PROTOCOL_KEY
+from pytest_recall.reporting.protocol import PROTOCOL_KEY, protocol_rows
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.summary import (
     BENCHMARK_METRICS,
@@ -173,7 +173,7 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
     notes = [
         _threshold_sentence(passed, score, threshold),
         *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
-        stop_line(report),
+        stop_line(report, as_percent=True),
         *rate_limit_lines(report),
     ]
     gauge_row = _Bar("score", score, *_bounds(interval), _percent(score))
@@ -316,7 +316,25 @@ def _memory_section(report: Mapping[str, Any]) -> Markup:
     if not lines:
         return Markup("")
     items = Markup("").join(Markup("<li>{}</li>").format(line.strip()) for line in lines)
-    return _section("Memory use", MEMORY_HINT, Markup('<ul id="memory-use">{}</ul>').format(items))
+    listing = Markup('<ul id="memory-use">{}</ul>').format(items)
+    return _section("Memory use", MEMORY_HINT, listing + _retrieval_table(report.get("memory") or {}))
+
+
+def _retrieval_table(memory: Mapping[str, Any]) -> Markup:
+    """Retrieval against a right answer as the 2x2 table it is, not a sentence: where the memory failed
+    (nothing retrieved) is told from where the model did (retrieved, then answered wrong)."""
+    table = memory.get("retrieval_table")
+    if not isinstance(table, Mapping):
+        return Markup("")
+    rows = [
+        ["evidence retrieved", str(table.get("retrieved_right", 0)), str(table.get("retrieved_wrong", 0))],
+        ["not retrieved", str(table.get("missed_right", 0)), str(table.get("missed_wrong", 0))],
+    ]
+    body = Markup("").join(table_row("td", row) for row in rows)
+    return Markup(
+        '<table id="retrieval-table"><thead><tr><th>cases</th><th>answered right</th>'
+        "<th>answered wrong</th></tr></thead><tbody>{}</tbody></table>"
+    ).format(body)
 
 
 def _section(title: str, hint: str, content: Markup) -> Markup:
@@ -461,10 +479,12 @@ def _protocol_section(report: Mapping[str, Any]) -> Markup:
     if not isinstance(block, Mapping):
         return Markup("")
     text = json.dumps(block, indent=2)
+    rows = Markup("").join(table_row("td", [clean(field), clean(value)]) for field, value in protocol_rows(block))
     content = Markup(
-        '<details><summary>data, scoring, judges, agent, run</summary><pre class="mono">{}</pre></details>'
+        '<table class="protocol"><thead><tr><th>field</th><th>value</th></tr></thead><tbody>{}</tbody></table>'
+        '<details><summary>the block as the report holds it (JSON)</summary><pre class="mono">{}</pre></details>'
     )
-    return _section("Protocol", PROTOCOL_HINT, content.format(clean(text)))
+    return _section("Protocol", PROTOCOL_HINT, content.format(rows, clean(text)))
 
 
 def _histogram_svg(values: Sequence[float], markers: Mapping[str, float | None]) -> Markup:

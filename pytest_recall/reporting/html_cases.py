@@ -109,12 +109,22 @@ def case_row(row: Mapping[str, Any]) -> list[Any]:
         clean_text(row.get("expected")),
         clean_text(row.get("reported")),
         clean_text(row.get("error") or row.get("reason") or ""),
-        byte_size(row.get("memory_bytes")),
+        _memory_cell(row),
         seconds(number(row.get("duration_s"))),
         usd(number(row.get("cost_usd")), "–"),
         1 if row.get("control") else 0,
         sum(1 for step in steps if isinstance(step, Mapping)) if isinstance(steps, list) else 0,
     ]
+
+
+def _memory_cell(row: Mapping[str, Any]) -> str:
+    """What the agent kept, and on a ``--recall-mcp`` run what it asked of its memory: the tap's writes before
+    the last step and reads in it, the two counts that tell an unused memory from a failed retrieval."""
+    kept = byte_size(row.get("memory_bytes"))
+    use = row.get("memory_use")
+    if not isinstance(use, Mapping):
+        return kept
+    return f"{kept} · {use.get('writes_before', 0)} writes, {use.get('reads_last', 0)} reads"
 
 
 def evidence_line(row: Mapping[str, Any]) -> list[Any]:

@@ -135,9 +135,14 @@ def _total(values: Iterable[Any]) -> int | None:
 
 # Said when judges were given but no answer of the run was put to them: exact answers go to the built-in judge.
 NOTHING_JUDGED = (
-    "LLM judge: no answer was put to {who}: these cases are judged by the built-in judge; "
+    "LLM judge: these cases are judged by the built-in judge, none by {who}; "
     "add --recall-judge-both to put them to {who} too"
 )
+
+
+def nothing_judged(panel: bool) -> str:
+    """The line that says judges were given and no case of the run goes to them (start-up and summary alike)."""
+    return NOTHING_JUDGED.format(who="the judges" if panel else "the judge")
 
 
 def judge_summary_lines(report: Mapping[str, Any]) -> list[str]:
@@ -146,7 +151,7 @@ def judge_summary_lines(report: Mapping[str, Any]) -> list[str]:
     given = (report.get("run_mode") or {}).get("llm_judge")
     if not isinstance(section, Mapping):
         if isinstance(given, Mapping) and not given.get("both"):
-            return ["  " + NOTHING_JUDGED.format(who="the judges" if given.get("judges") else "the judge")]
+            return ["  " + nothing_judged(bool(given.get("judges")))]
         return []
     cost = section.get("cost_usd")
     tokens = section.get("tokens_in"), section.get("tokens_out")

@@ -179,9 +179,26 @@ def _keyed(value: Any) -> Mapping[str, Any] | None:
     """A block's fields by name, a list of suites' by ``[suite]``; None for a leaf or a missing block."""
     if isinstance(value, Mapping):
         return {str(key): inner for key, inner in value.items()}
-    if isinstance(value, list) and value and all(isinstance(v, Mapping) and "suite" in v for v in value):
-        return {f"[{entry['suite']}]": {k: v for k, v in entry.items() if k != "suite"} for entry in value}
+    for name in ("suite", "name"):  # the data's suites; a judges panel's judges
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) and name in v for v in value):
+            return {f"[{entry[name]}]": {k: v for k, v in entry.items() if k != name} for entry in value}
     return None
+
+
+def protocol_rows(block: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The block as (field, value) rows for a reader, in its own order: hashes cut to 12 digits."""
+    rows: list[tuple[str, str]] = []
+
+    def walk(value: Any, prefix: str) -> None:
+        keyed = _keyed(value)
+        if keyed is None or not keyed:
+            rows.append((prefix, _shown(value)))
+            return
+        for key, inner in keyed.items():
+            walk(inner, key if not prefix else f"{prefix}{key}" if key.startswith("[") else f"{prefix}.{key}")
+
+    walk(block, "")
+    return rows
 
 
 def _presence(block: Any) -> str:

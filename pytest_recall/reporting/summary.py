@@ -248,16 +248,24 @@ def rate_limit_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def stop_line(report: Mapping[str, Any]) -> str | None:
-    """``--recall-stop=decided``: when the gate was decided, on how many cases, and how sure; None without it."""
+def stop_line(report: Mapping[str, Any], *, as_percent: bool = False) -> str | None:
+    """``--recall-stop=decided``: when the gate was decided, on how many cases, and how sure; None without it.
+
+    ``as_percent`` writes the estimate and interval as the HTML page writes every other score, so one page
+    does not say ``64.6% – 100.0%`` beside ``[0.532, 1.000]``."""
     stop = report.get("stop")
     if not stop:
         return None
     low, high = stop["interval"]
     level = round(100 * (1 - stop["alpha"]))
-    estimate = "-" if stop["estimate"] is None else f"{stop['estimate']:.3f}"
     both_sides = round(100 * stop.get("interval_level", 1 - 2 * stop["alpha"]))
-    sure = f"estimate {estimate}, {both_sides}% anytime-valid interval [{low:.3f}, {high:.3f}]"
+    if as_percent:
+        estimate = "-" if stop["estimate"] is None else f"{100 * stop['estimate']:.1f}%"
+        interval = f"{100 * low:.1f}% – {100 * high:.1f}%"
+    else:
+        estimate = "-" if stop["estimate"] is None else f"{stop['estimate']:.3f}"
+        interval = f"[{low:.3f}, {high:.3f}]"
+    sure = f"estimate {estimate}, {both_sides}% anytime-valid interval {interval}"
     lift = _lift_words(stop.get("lift"), level)
     if stop["decided_after"] is None:
         return f"not decided early: all {stop['n_cases']} cases ran ({sure}){lift}"

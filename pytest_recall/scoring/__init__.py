@@ -9,7 +9,7 @@ from __future__ import annotations
 from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
-from pytest_recall.scoring.judge_scope import FreeFormJudge
+from pytest_recall.scoring.judge_scope import FREE_FORM_KINDS, FreeFormJudge
 from pytest_recall.scoring.repeat_plan import RepeatPlan, plan_repeats
 from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
 from pytest_recall.scoring.sequential import (
@@ -29,6 +29,7 @@ __all__ = [
     "BOOTSTRAP_SEED",
     "DEFAULT_THRESHOLD",
     "DRAW_SEED",
+    "FREE_FORM_KINDS",
     "AnswerJudgeName",
     "FreeFormJudge",
     "LiftState",
