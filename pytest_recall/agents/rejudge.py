@@ -26,7 +26,7 @@ from pytest_recall.reporting.judge_section import prompts_sha256
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.scoring.judge_panel import PanelCase, panel_table
 from pytest_recall.scoring.judge_scope import judge_cache_key
-from pytest_recall.scoring.stats import PASS_SCORE
+from pytest_recall.scoring.passing import scored_a_pass
 from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
 from pytest_recall.sessions.judge_command import parse_judges as parse_judge_texts
 
@@ -61,7 +61,7 @@ def majority(sampled: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if len(sampled) == 1:
         return dict(sampled[0])
     scores = [verdict["score"] for verdict in sampled if verdict["score"] is not None]
-    passes = [score >= PASS_SCORE for score in scores]
+    passes = [scored_a_pass(score) for score in scores]
     asked = [verdict for verdict in sampled if not verdict["cached"]]
     costs = [verdict["cost_usd"] for verdict in asked if verdict["cost_usd"] is not None]
     errors = len(sampled) - len(scores)

@@ -11,6 +11,7 @@ from pytest_recall.reporting.protocol import PROTOCOL_KEY, protocol_differences,
 from pytest_recall.reporting.report_file import FileCases, ReportFile, open_report
 from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring.passing import scored_a_pass
 
 CaseKey = tuple[Any, Any, Any]
 
@@ -189,5 +190,5 @@ def merged_exit_status(merged: Mapping[str, Any], gate: Gate) -> int:
         return 2
     if gate == "score":
         return 0 if merged["passed"] else 1
-    failed = any(not r.control and (r.score is None or r.score < 1.0) for r in case_scalars(merged))
+    failed = any(not r.control and not scored_a_pass(r.score) for r in case_scalars(merged))
     return 1 if failed else 0

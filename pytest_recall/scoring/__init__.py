@@ -10,6 +10,7 @@ from pytest_recall.scoring.evidence import case_verdict
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD
 from pytest_recall.scoring.judge import judge_answer
 from pytest_recall.scoring.judge_scope import FreeFormJudge
+from pytest_recall.scoring.passing import scored_a_pass
 from pytest_recall.scoring.retrieval_judge import AnswerJudgeName, score_contains, score_evidence
 from pytest_recall.scoring.sequential import (
     DRAW_SEED,
@@ -39,4 +40,5 @@ __all__ = [
     "score_contains",
     "score_evidence",
     "score_interval",
+    "scored_a_pass",
 ]

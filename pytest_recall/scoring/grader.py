@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.verdict import scored_a_pass
+from pytest_recall.scoring.passing import scored_a_pass
 
 DEFAULT_THRESHOLD = 0.5
 

@@ -17,7 +17,8 @@ from itertools import combinations
 from typing import Any
 
 from pytest_recall.scoring.judge_agreement import cohens_kappa
-from pytest_recall.scoring.stats import PASS_SCORE, wilson_interval
+from pytest_recall.scoring.passing import scored_a_pass
+from pytest_recall.scoring.stats import wilson_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,14 +34,10 @@ class PanelCase:
     sample_flips: Mapping[str, bool] = field(default_factory=dict)
 
 
-def _passed(score: float) -> bool:
-    return score >= PASS_SCORE
-
-
 def _score_row(scores: Sequence[float | None]) -> dict[str, Any]:
     """Passes over the judged answers with their 95% interval; errors said apart."""
     judged = [score for score in scores if score is not None]
-    passed = sum(1 for score in judged if _passed(score))
+    passed = sum(1 for score in judged if scored_a_pass(score))
     low, high = wilson_interval(passed, len(judged))
     return {
         "n": len(judged),
@@ -69,12 +66,12 @@ def fleiss_kappa(ratings: Sequence[Sequence[bool]]) -> float | None:
 
 def _verdicts(case: PanelCase, judges: Sequence[str]) -> dict[str, bool]:
     """Pass or fail from each judge that gave a verdict on the case."""
-    return {judge: _passed(score) for judge in judges if (score := case.scores.get(judge)) is not None}
+    return {judge: scored_a_pass(score) for judge in judges if (score := case.scores.get(judge)) is not None}
 
 
 def _pair_row(cases: Sequence[PanelCase], first: str, second: str) -> dict[str, Any]:
     pairs = [
-        (_passed(a), _passed(b))
+        (scored_a_pass(a), scored_a_pass(b))
         for case in cases
         if (a := case.scores.get(first)) is not None and (b := case.scores.get(second)) is not None
     ]

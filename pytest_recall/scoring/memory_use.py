@@ -27,6 +27,7 @@ from typing import Any
 
 from pytest_recall.cases.runs import MemoryCall, StepRun
 from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring.passing import scored_a_pass
 
 # A token estimate for text a model reads: about four bytes a token for English text.
 BYTES_PER_TOKEN = 4
@@ -224,7 +225,7 @@ def _retrieval(scored: Sequence[tuple[MemoryUse, float | None, str | None]]) -> 
     table = {"retrieved_right": 0, "retrieved_wrong": 0, "missed_right": 0, "missed_wrong": 0}
     by_category: dict[str, list[bool]] = {}
     for use, score, category in known:
-        right = score is not None and score >= 1.0
+        right = scored_a_pass(score)
         got = bool(use.evidence_retrieved)
         table[f"{'retrieved' if got else 'missed'}_{'right' if right else 'wrong'}"] += 1
         by_category.setdefault(category or "uncategorised", []).append(got)

@@ -47,16 +47,12 @@ from typing import Any
 from pytest_recall.cases.answer_forms import KIND_FILES
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_answer, judge_steps, step_failure
+from pytest_recall.scoring.passing import scored_a_pass
 
 AnswerScorer = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
 TASK_JUDGE_NAME = "judge.py"
 OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out", "rate_limited", "error")
-
-
-def scored_a_pass(score: Any, error: Any = None) -> bool:
-    """A run passed when it scored 1.0 and raised no error. The one place that says so."""
-    return not error and isinstance(score, (int, float)) and not isinstance(score, bool) and score >= 1.0
 
 
 @dataclass(frozen=True, slots=True)

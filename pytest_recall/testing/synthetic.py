@@ -15,6 +15,7 @@ from typing import Any
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.spool import summary_of_row
+from pytest_recall.scoring.passing import scored_a_pass
 
 CATEGORIES = ("closing_balance", "vendor_names", "due_dates", "largest_payment")
 COMMAND = "recall-notebook"
@@ -34,10 +35,10 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
         "answer_kind": "money",
         "expected": answer,
         "score": score,
-        "reason": "matched" if score == 1.0 else (error or "reported 0.00"),
-        "reported": answer if score == 1.0 else ("0.00" if score == 0.0 else None),
+        "reason": "matched" if scored_a_pass(score) else (error or "reported 0.00"),
+        "reported": answer if scored_a_pass(score) else ("0.00" if score == 0.0 else None),
         "error": error,
-        "outcome": "correct" if score == 1.0 else ("agent_failed" if error else "wrong"),
+        "outcome": "correct" if scored_a_pass(score) else ("agent_failed" if error else "wrong"),
         "epoch": 1,
         "control": False,
         "duration_s": round(0.5 + (index * 7919 % 1000) / 400, 4),
@@ -47,7 +48,7 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
         "command": COMMAND,
     }
     if steps:
-        failed = score != 1.0
+        failed = not scored_a_pass(score)
         record["steps"] = [
             {
                 "step": number,
