@@ -228,9 +228,9 @@ def installed_version() -> str:
 
 def _agents(args: argparse.Namespace) -> int:
     """What a user needs to wire each real CLI: the adapter, tested versions, memory, home copies, binds."""
-    from pytest_recall.agents.adapters import acp, all_adapters
+    from pytest_recall.agents.adapters import all_adapters
 
-    for adapter in (*all_adapters(), acp.ADAPTER):
+    for adapter in all_adapters():
         print(f"{adapter.script}: {adapter.package}, tested with {adapter.tested}")
         rows = {
             "the CLI": f"${adapter.bin_variable}, else {adapter.cli} on PATH" if adapter.bin_variable else adapter.cli,

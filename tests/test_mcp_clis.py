@@ -35,7 +35,7 @@ from pytest_recall.testing.mcp_tools import SEARCH_TOOLS, TOOL_SEARCH, short_nam
 from pytest_recall.testing.wire import READERS
 
 pytestmark = pytest.mark.slow
-ADAPTERS = {adapter.cli: adapter for adapter in all_adapters()}
+ADAPTERS = {adapter.cli: adapter for adapter in all_adapters() if adapter.drives_one_cli}
 CLIS = ("claude", "codex")
 SEED_CASES = 8
 # The plain run checks that a model with no memory never calls the server: two cases show it.
