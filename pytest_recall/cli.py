@@ -10,7 +10,10 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
+
+if TYPE_CHECKING:
+    from pytest_recall.reporting.run_report import RunReport
 
 Handler = Callable[[argparse.Namespace], int]
 ALLOW_PROTOCOL_DIFF_HELP = {
@@ -29,7 +32,7 @@ class BadInput(Exception):
         self.lines = lines
 
 
-def _load_reports(paths: list[str], *, summaries: bool = False) -> list[dict[str, Any]]:
+def _load_reports(paths: list[str], *, summaries: bool = False) -> list[RunReport]:
     """Every report, or :class:`BadInput` naming every one that is not, not only the first.
 
     With ``summaries``, each case is read one at a time and kept as its scalars only.
@@ -62,7 +65,7 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         write_report(Path(args.output), merged)
         count = len(args.reports)
-        print(f"merged {count} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
+        print(f"merged {count} reports, {merged.n_total} cases: score {merged.score} -> {args.output}")
         print(format_summary(merged, case_scalars(merged))[0])
         return merged_exit_status(merged, args.gate)
     finally:
@@ -321,7 +324,7 @@ def _rejudge(args: argparse.Namespace) -> int:
     if args.judge_samples < 1:
         raise BadInput([f"--judge-samples is {args.judge_samples}; ask each judge at least once: --judge-samples=1"])
     report = _load_reports([args.report])[0]
-    total = len(report["cases"])
+    total = len(report.cases)
     if len(unjudgeable := not_kept(report)) == total:
         raise BadInput([missing_line(unjudgeable, total) or f"{args.report} holds no case to re-judge"])
     result = rejudge(

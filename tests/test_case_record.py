@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from report_docs import run_report
 
 import pytest_recall
 from pytest_recall.cases.model import Case, Step
@@ -136,7 +137,7 @@ def test_one_reader_takes_every_schema_version_back_to_the_same_record() -> None
     version_1 = record.as_json()
     step_defaults = {"signal": None, "timed_out": False}
     report_top = {"command": "agent", "run_mode": {"home": "case"}, "step_defaults": step_defaults}
-    version_2 = case_compactor(report_top)(version_1)
+    version_2 = case_compactor(run_report(report_top))(version_1)
     assert "command" not in version_2 and "run_mode" not in version_2
     assert CaseRecord.from_json(version_1) == record
     assert CaseRecord.from_json(version_2, report_top) == record

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.xdist_handoff import PAUSE_FOLDER_INPUT
+from pytest_recall.reporting import RateLimits
 from pytest_recall.sessions import HostPause, made_folder
 
 PAUSE_FOLDER_KEY = pytest.StashKey[Path]()
@@ -28,6 +29,7 @@ class RatePause:
         self.folder = made_folder("pause")
         config.add_cleanup(lambda: shutil.rmtree(str(self.folder), ignore_errors=True))
         config.stash[PAUSE_FOLDER_KEY] = self.folder
+        self.attempts = config.stash[CONFIG_KEY].scale_out.rate_limit_attempts
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -35,16 +37,12 @@ class RatePause:
         if getattr(getattr(node.gateway, "spec", None), "popen", False):
             node.workerinput[PAUSE_FOLDER_INPUT] = str(self.folder)
 
-    def pytest_recall_modify_report(self, report: dict[str, Any], config: pytest.Config) -> None:
+    def rate_limits(self) -> RateLimits | None:
+        """What the report's ``rate_limits`` block says, or None when the model refused nothing."""
         state = HostPause(self.folder).state()
-        if state.get("refusals"):
-            report["rate_limits"] = {
-                "n_refused": int(state["refusals"]),
-                "paused_s": round(state["paused_s"], 1),
-                # The runs (not the control) still refused when their budget of attempts was spent.
-                "n_rate_limited": int((report.get("by_outcome") or {}).get("rate_limited", 0)),
-                "attempts": config.stash[CONFIG_KEY].scale_out.rate_limit_attempts,
-            }
+        if not state.get("refusals"):
+            return None
+        return RateLimits(int(state["refusals"]), state["paused_s"], self.attempts)
 
 
 def pause_folder(config: pytest.Config, handed_folder: str | None) -> Path:

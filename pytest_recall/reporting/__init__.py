@@ -21,6 +21,7 @@ from pytest_recall.reporting.merge import Gate, report_of_rows
 from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.reporting.records import ENTRY_PROPERTY, JUNIT_CASE_FIELDS, CaseRecord, property_text, task_entry
 from pytest_recall.reporting.report_file import CASES_OPEN, check_report_tail, line_at, parse_line, report_shared_values
+from pytest_recall.reporting.run_report import RateLimits, RunEnding, RunReport
 from pytest_recall.reporting.schema import json_line, record_problem
 from pytest_recall.reporting.shard import (
     AUTO,
@@ -53,7 +54,10 @@ __all__ = [
     "CaseRecord",
     "CaseSummary",
     "Gate",
+    "RateLimits",
     "RecordSpool",
+    "RunEnding",
+    "RunReport",
     "ShardError",
     "StreamedCases",
     "TranscriptMode",

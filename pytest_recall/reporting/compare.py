@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
-from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
+from pytest_recall.reporting.protocol import difference_lines, protocol_differences
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.scoring.sequential import draw_key, lift_sign
 from pytest_recall.scoring.stats import (
@@ -34,9 +35,7 @@ _METHOD_NAMES = {
 }
 
 
-def compare_reports(
-    base: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, seed: int = 0
-) -> dict[str, Any]:
+def compare_reports(base: RunReport, new: RunReport, *, alpha: float = 0.05, seed: int = 0) -> dict[str, Any]:
     """Pair cases by (suite, id) and test new − base, overall and per category.
 
     Control records are ignored and epochs fold to their mean first. Only the
@@ -53,7 +52,7 @@ def compare_reports(
     paired_keys = {n.key for _, n in pairs}
     return {
         # First, as the terminal shows it: a difference here can explain any delta below.
-        "protocol_differences": protocol_differences(base.get(PROTOCOL_KEY), new.get(PROTOCOL_KEY)),
+        "protocol_differences": protocol_differences(base.protocol, new.protocol),
         "alpha": alpha,
         "method": overall.method if overall else None,
         "n_paired": len(pairs),
@@ -75,8 +74,8 @@ def compare_reports(
 
 def sequential_verdict(
     pairs: Sequence[tuple[CaseFold, CaseFold]],
-    base: Mapping[str, Any],
-    new: Mapping[str, Any],
+    base: RunReport,
+    new: RunReport,
     *,
     alpha: float = 0.05,
 ) -> dict[str, Any] | None:
@@ -91,7 +90,7 @@ def sequential_verdict(
     """
     if not pairs:
         return None
-    drawn = next((report for report in (new, base) if report.get("stop")), None)
+    drawn = next((report for report in (new, base) if report.stop), None)
     ordered = list(pairs)
     if drawn is not None:
         keys: dict[tuple[str, str], str] = {}
@@ -112,7 +111,7 @@ def sequential_verdict(
     }
 
 
-def nothing_to_compare(new: Mapping[str, Any], result: Mapping[str, Any], *, new_name: str) -> str | None:
+def nothing_to_compare(new: RunReport, result: Mapping[str, Any], *, new_name: str) -> str | None:
     """Why a comparison says nothing (the new run scored no case, or no case is scored in both), or None.
 
     A gate that passes on such a comparison would pass a run that never ran.
@@ -125,9 +124,9 @@ def nothing_to_compare(new: Mapping[str, Any], result: Mapping[str, Any], *, new
     return None
 
 
-def _summaries(report: Mapping[str, Any]) -> list[CaseSummary]:
+def _summaries(report: RunReport) -> list[CaseSummary]:
     """Each case as its summary: a report read by ``summarized_report`` has them; one read whole, its rows."""
-    cases = report.get("cases")
+    cases = report.cases
     if not isinstance(cases, list):
         return []
     return [

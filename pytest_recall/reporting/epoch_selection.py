@@ -14,17 +14,16 @@ is not settled (nothing says it is stable).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from pytest_recall.reporting.run_report import RunReport
 
 # (suite, case id): how a case is named across runs, whatever its node id's epoch suffix.
 CaseKey = tuple[str, str]
 
 
-def settled_cases(report: Mapping[str, Any]) -> frozenset[CaseKey]:
+def settled_cases(report: RunReport) -> frozenset[CaseKey]:
     """The cases ``report``'s epochs found stable: at least two runs, and one score in all of them."""
     settled = set()
-    for case in report.get("per_case") or ():
+    for case in report.per_case or ():
         scores = case.get("scores") or ()
         if len(scores) >= 2 and len(set(scores)) == 1:
             settled.add((str(case["suite"]), str(case["id"])))

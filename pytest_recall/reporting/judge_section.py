@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.cases.runs import LlmJudgement
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.judge_agreement import agreement_report, judged_twice_from
 from pytest_recall.scoring.passing import scored_a_pass
@@ -115,9 +116,9 @@ def _total(values: Iterable[Any]) -> int | None:
     return sum(known) if known else None
 
 
-def judge_summary_lines(report: Mapping[str, Any]) -> list[str]:
+def judge_summary_lines(report: RunReport) -> list[str]:
     """The judge at a glance: verdicts, errors, cost, agreement with kappa, per kind, and the disagreements."""
-    section = report.get("llm_judge")
+    section = report.llm_judge
     if not isinstance(section, Mapping):
         return []
     cost = section.get("cost_usd")
@@ -162,9 +163,9 @@ def _word(passed: Any) -> str:
     return "pass" if passed else "fail"
 
 
-def judge_run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
+def judge_run_properties(report: RunReport) -> list[tuple[str, object]]:
     """The judge's run-level figures for the JUnit ``<testsuite>``: agreement, kappa, errors."""
-    section = report.get("llm_judge")
+    section = report.llm_judge
     if not isinstance(section, Mapping):
         return []
     agreement = section.get("agreement") or {}
@@ -174,7 +175,7 @@ def judge_run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
         ("recall_llm_judge_agreement", agreement.get("rate")),
         ("recall_llm_judge_kappa", agreement.get("kappa")),
         ("recall_llm_judge_n_disagreements", len(agreement.get("disagreements") or []) if agreement else None),
-        *_judges_run_properties(report.get("judges")),
+        *_judges_run_properties(report.judges),
     ]
 
 
@@ -207,9 +208,9 @@ def judge_case_properties(verdict: object, others: object = None) -> list[tuple[
     return given
 
 
-def judge_comparison(base: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+def judge_comparison(base: RunReport, new: RunReport) -> dict[str, Any]:
     """For ``compare``: each report's LLM judge figures side by side, when either run had a judge command."""
-    sides = {name: report.get("llm_judge") for name, report in (("base", base), ("new", new))}
+    sides = {name: report.llm_judge for name, report in (("base", base), ("new", new))}
     if not any(isinstance(section, Mapping) for section in sides.values()):
         return {}
     return {

@@ -7,25 +7,26 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
 
 
-def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+def format_summary(report: RunReport, summaries: Sequence[CaseSummary]) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
     lines = [verdict_line(report), *warning_lines(report, summaries)]
     lines += _trust_lines(report)
     if (stopped := stop_line(report)) is not None:
         lines.append(f"  {stopped}")
     lines += [f"  {line}" for line in rate_limit_lines(report)]
-    if report.get("false_abstention_rate"):
-        lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
-    lines += benchmark_lines(summaries, (report.get("run_mode") or {}).get("answer_judge", "answer"))
+    if report.false_abstention_rate:
+        lines.append(f"  false abstentions: {report.false_abstention_rate:.3f} (NOT GIVEN where a value was due)")
+    lines += benchmark_lines(summaries, (report.run_mode or {}).get("answer_judge", "answer"))
     lines += judge_summary_lines(report)
     lines += judges_summary_lines(report)
     lines += memory_lines(report)
-    categories = report.get("by_category") or {}
-    intervals = report.get("by_category_confidence") or {}
+    categories = report.by_category or {}
+    intervals = report.by_category_confidence or {}
     if categories:
         width = max(len(name) for name in categories)
         for name in sorted(categories):
@@ -33,10 +34,10 @@ def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) 
             bar = "#" * round(score * 20)
             line = f"  {name:<{width}}  {score:5.3f}  |{bar:<20}|  {_interval_brackets(intervals.get(name))}"
             lines.append(line.rstrip())
-    cost = report.get("cost_usd_total")
+    cost = report.cost_usd_total
     lines.append(
-        f"  latency per case: median {report['latency_ms_median'] / 1000:.2f}s, "
-        f"p95 {report['latency_ms_p95'] / 1000:.2f}s, total {report['latency_ms_total'] / 1000:.2f}s;  "
+        f"  latency per case: median {report.latency_ms_median / 1000:.2f}s, "
+        f"p95 {report.latency_ms_p95 / 1000:.2f}s, total {report.latency_ms_total / 1000:.2f}s;  "
         f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
     )
     return lines
@@ -82,12 +83,12 @@ def benchmark_lines(summaries: Iterable[CaseSummary], answer_judge: Any = "answe
     return lines
 
 
-def warning_lines(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+def warning_lines(report: RunReport, summaries: Sequence[CaseSummary]) -> list[str]:
     """What no summary may drop, ``-q`` included: a shared HOME, memory leaked to the control around an MCP
     server's scope, and agent failures that are no memory result."""
     shared = any(summary.run_home == "user" for summary in summaries)
     lines = [f"  {shared_home_warning(_sandbox_of(report) == 'bwrap')}"] if shared else []
-    control = report.get("control")
+    control = report.control
     if isinstance(control, Mapping) and control.get("mcp_leaked"):
         lines.append(f"  {MCP_LEAK_WARNING.format(score=control.get('score') or 0)}")
     return lines + failure_lines(summaries)
@@ -113,8 +114,8 @@ def shared_home_warning(sandboxed: bool) -> str:
     )
 
 
-def _sandbox_of(report: Mapping[str, Any]) -> Any:
-    mode = report.get("run_mode")
+def _sandbox_of(report: RunReport) -> Any:
+    mode = report.run_mode
     return mode.get("sandbox") if isinstance(mode, Mapping) else None
 
 
@@ -166,27 +167,27 @@ def counted(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def run_unit(report: Mapping[str, Any]) -> str:
+def run_unit(report: RunReport) -> str:
     """What the counts count: *cases* are case folders, *runs* are case x epoch; they differ only with epochs."""
-    return "run" if (report.get("epochs") or 1) > 1 else "case"
+    return "run" if (report.epochs or 1) > 1 else "case"
 
 
-def verdict_line(report: Mapping[str, Any]) -> str:
+def verdict_line(report: RunReport) -> str:
     """The first summary line; an interrupted run has no verdict, only how far it got."""
     unit = run_unit(report)
-    n_total = int(report.get("n_total") or 0)
-    if report.get("interrupted"):
-        planned = report.get("n_planned")
+    n_total = int(report.n_total or 0)
+    if report.interrupted:
+        planned = report.n_planned
         ran = f"{n_total} of {counted(int(planned), unit)}" if planned else counted(n_total, unit)
-        return f"recall: INTERRUPTED  {ran} ran; no verdict (score so far {report['score']:.3f})"
-    verdict = "PASSED" if report["passed"] else "FAILED"
+        return f"recall: INTERRUPTED  {ran} ran; no verdict (score so far {report.score:.3f})"
+    verdict = "PASSED" if report.passed else "FAILED"
     return (
-        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
-        f"{report['n_passed']}/{counted(n_total, unit)} passed"
-        + (f", {counted(int(report['n_errors']), 'error')}" if report.get("n_errors") else "")
+        f"recall: {verdict}  score {report.score:.3f}  (threshold {report.threshold})  "
+        f"{report.n_passed}/{counted(n_total, unit)} passed"
+        + (f", {counted(int(report.n_errors), 'error')}" if report.n_errors else "")
         + (
-            f", {counted(int(report['n_collection_errors']), 'case')} failed to collect"
-            if report.get("n_collection_errors")
+            f", {counted(int(report.n_collection_errors), 'case')} failed to collect"
+            if report.n_collection_errors
             else ""
         )
     )
@@ -217,10 +218,10 @@ def _interval_brackets(interval: Mapping[str, Any] | None) -> str:
     return f"[{interval['low']:.3f}, {interval['high']:.3f}]" if interval else ""
 
 
-def rate_limit_lines(report: Mapping[str, Any]) -> list[str]:
+def rate_limit_lines(report: RunReport) -> list[str]:
     """The model's rate limits: the refusals and the time paused, and the cases the retry budget did not see
     through, which score 0 but must never read as forgetting; none without a refusal."""
-    limits = report.get("rate_limits")
+    limits = report.rate_limits
     if not limits:
         return []
     # With a budget of one attempt (--recall-rate-limit-attempts=1) no refused case runs again.
@@ -237,9 +238,9 @@ def rate_limit_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def stop_line(report: Mapping[str, Any]) -> str | None:
+def stop_line(report: RunReport) -> str | None:
     """``--recall-stop=decided``: when the gate was decided, on how many cases, and how sure; None without it."""
-    stop = report.get("stop")
+    stop = report.stop
     if not stop:
         return None
     low, high = stop["interval"]
@@ -270,22 +271,22 @@ def _lift_words(lift: Mapping[str, Any] | None, level: int) -> str:
     )
 
 
-def _trust_lines(report: Mapping[str, Any]) -> list[str]:
+def _trust_lines(report: RunReport) -> list[str]:
     """The interval, the repeat figures and the control, when the report has them (old ones may not)."""
     lines = []
-    interval = report.get("confidence")
+    interval = report.confidence
     if interval:
         lines.append(
             f"  {round(100 * interval['level'])}% interval {_interval_brackets(interval)} "
             f"({interval['method']}, {counted(int(interval['n']), 'case')})"
         )
-    epochs = report.get("epochs") or 1
-    if epochs > 1 and report.get("pass_at_k") is not None:
+    epochs = report.epochs or 1
+    if epochs > 1 and report.pass_at_k is not None:
         lines.append(
-            f"  epochs {epochs}: pass@{epochs} {report['pass_at_k']:.3f} (solved in any epoch), "
-            f"pass^{epochs} {report['pass_all_k']:.3f} (solved in every epoch)"
+            f"  epochs {epochs}: pass@{epochs} {report.pass_at_k:.3f} (solved in any epoch), "
+            f"pass^{epochs} {report.pass_all_k:.3f} (solved in every epoch)"
         )
-    control = report.get("control")
+    control = report.control
     if control:
         score = control.get("score")
         line = f"  control (no memory): score {'-' if score is None else f'{score:.3f}'}"
@@ -305,10 +306,10 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def memory_lines(report: Mapping[str, Any]) -> list[str]:
+def memory_lines(report: RunReport) -> list[str]:
     """What the MCP tap saw, on a --recall-mcp run: whether the memory was used, retrieval against reasoning,
     and what the memory's calls took."""
-    memory = report.get("memory")
+    memory = report.memory
     if not isinstance(memory, Mapping):
         return []
     cases, unused = memory["cases"], memory["unused"]
@@ -339,9 +340,9 @@ def memory_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def help_harm_lines(report: Mapping[str, Any]) -> list[str]:
+def help_harm_lines(report: RunReport) -> list[str]:
     """How many cases memory helped and harmed, and the harmed ones by name: harm is never averaged away."""
-    effect = report.get("help_harm")
+    effect = report.help_harm
     if not effect:
         return []
     helped, harmed = effect.get("helped") or [], effect.get("harmed") or []

@@ -10,10 +10,12 @@ They are made when read, so a report of any size costs no memory to hold.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pytest_recall.reporting.document import build_report
 from pytest_recall.reporting.lazy_records import LazyRecords
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.passing import scored_a_pass
 
@@ -88,10 +90,9 @@ class SyntheticCases(LazyRecords[dict[str, Any]]):
         return synthetic_record(self.start + index)
 
 
-def synthetic_report(count: int, *, threshold: float = 0.5) -> dict[str, Any]:
+def synthetic_report(count: int, *, threshold: float = 0.5) -> RunReport:
     """A report as the plugin builds it: statistics from the scalars, the cases streamed when read."""
     scalars = [summary_of_row(synthetic_record(i, steps=False)) for i in range(count)]
     report = build_report(scalars, threshold=threshold, command=COMMAND)
     del scalars
-    report["cases"] = SyntheticCases(count)
-    return report
+    return replace(report, cases=SyntheticCases(count))
