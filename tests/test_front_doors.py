@@ -52,3 +52,32 @@ def test_a_front_door_names_exactly_what_it_imports(name: str) -> None:
     imported.discard("annotations")
     assert sorted(package.__all__) == sorted(imported)
     assert all(hasattr(package, exported) for exported in package.__all__)
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A name with a leading underscore is its module's own: one another module needs is public, and named so."""
+    borrowed = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {alias.name} from {node.module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pytest_recall")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert borrowed == []
+
+
+def test_a_constant_of_the_package_is_defined_once() -> None:
+    """Two definitions of one constant drift apart; the unused copy of a wire name is how they start."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text("utf-8")).body:
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id.endswith("_PROPERTY"):
+                        defined.setdefault(target.id, []).append(str(path.relative_to(PACKAGE)))
+    assert {name: places for name, places in defined.items() if len(places) > 1} == {}

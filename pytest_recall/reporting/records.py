@@ -28,7 +28,6 @@ from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidenc
 from pytest_recall.scoring.passing import scored_a_pass
 from pytest_recall.scoring.verdict import Verdict
 
-RECORD_PROPERTY = "recall_record"
 # Transcripts in records keep this many characters from the end of each stream.
 RECORD_TEXT_CHARS = 4000
 # A node id's "[epochN]" suffix: how a lost record still says which epoch it was.
