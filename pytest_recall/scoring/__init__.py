@@ -21,12 +21,13 @@ from pytest_recall.scoring.sequential import (
     lift_sign,
     score_interval,
 )
-from pytest_recall.scoring.verdict import TaskJudgeFailure, Verdict
+from pytest_recall.scoring.verdict import AnswerScorer, TaskJudgeFailure, Verdict
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "DRAW_SEED",
     "AnswerJudgeName",
+    "AnswerScorer",
     "FreeFormJudge",
     "LiftState",
     "LiftTest",
