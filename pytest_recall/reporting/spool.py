@@ -62,7 +62,7 @@ def summary_of_row(row: Mapping[str, Any]) -> CaseSummary:
         run_home=mode.get("home") if isinstance(mode, Mapping) else row.get("run_home"),
         failure_text=failure_text(row) if row.get("outcome") in FAILURE_OUTCOMES_SHOWN else row.get("failure_text"),
         llm_judge=llm_judge_summary(row.get("llm_judge")),
-        memory_use=used.as_json() if isinstance(used, MemoryUse) else used,
+        memory_use=MemoryUse.from_json(used) if isinstance(used, Mapping) else used,
         content_digest=_digest(row.get("content_hash")),
         reported=row.get("reported") if says_not_given(str(row.get("reported") or "")) else None,
         # With several judges, the record as a row of the judges table: what the report's judges block reads.

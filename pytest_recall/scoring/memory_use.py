@@ -243,12 +243,12 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def memory_section(summaries: Iterable[CaseSummary]) -> dict[str, Any] | None:
-    """The report's ``memory`` block from the ``memory_use`` groups of its cases as the report holds them (as
-    JSON); None on a run with no tapped server."""
+    """The report's ``memory`` block from the ``memory_use`` groups of its cases; None on a run with no tapped
+    server."""
     cases = [
-        (MemoryUse.from_json(use), _score(summary.score), summary.control is True, summary.category)
+        (use, _score(summary.score), summary.control is True, summary.category)
         for summary in summaries
-        if isinstance(use := summary.memory_use, Mapping)
+        if (use := summary.memory_use) is not None
     ]
     return memory_figures(cases) if cases else None
 
