@@ -203,16 +203,16 @@ def expectation(sample: str, probe: Probe, chars_per_step: int) -> dict[str, Any
     }
 
 
-def parse_row(index: int, record: Any, split: str) -> tuple[str, list[Probe], list[Batch]]:
+def parse_row(index: int, row: Any, split: str) -> tuple[str, list[Probe], list[Batch]]:
     """A hub row: its id (``<split>-<conversation_id>``), its probing questions and its batches."""
     where = f"record {index}"
-    if not isinstance(record, Mapping):
-        raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
-    conversation = record.get("conversation_id")
+    if not isinstance(row, Mapping):
+        raise RecordError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    conversation = row.get("conversation_id")
     if not isinstance(conversation, (str, int)) or isinstance(conversation, bool) or not str(conversation).strip():
         raise RecordError(f"{where}: field 'conversation_id' must be a string, not {shown(conversation)}")
     sample = f"{split}-{str(conversation).strip()}"
-    probes = require(record, "probing_questions", where)
+    probes = require(row, "probing_questions", where)
     if isinstance(probes, str):
         try:
             probes = ast.literal_eval(probes)
@@ -220,7 +220,7 @@ def parse_row(index: int, record: Any, split: str) -> tuple[str, list[Probe], li
             raise RecordError(f"{where}: field 'probing_questions' is no Python literal of the questions") from None
     parsed = parse_probes(probes, f"{where}: field 'probing_questions'")
     batches: list[Batch] = []
-    for item in require_list(record, "chat", where):
+    for item in require_list(row, "chat", where):
         # A 10M row's item is {"plan-N": [batch, ...], <the other plans>: null}; any other row's item is a batch.
         plans = [v for v in item.values() if v is not None] if isinstance(item, Mapping) else [[item]]
         for plan in plans:

@@ -334,8 +334,8 @@ def _row(buffer: _Buffer, path: Path, index: int, long_key: str) -> Any:
     return record
 
 
-def _close_spooled(record: Any) -> None:
-    for value in record.values() if isinstance(record, dict) else ():
+def _close_spooled(row: Any) -> None:
+    for value in row.values() if isinstance(row, dict) else ():
         if isinstance(value, SpooledText):
             value.close()
 
