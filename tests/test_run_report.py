@@ -101,3 +101,32 @@ def test_load_report_json_is_the_reader_of_the_file_and_load_report_its_object(r
     report = load_report(recall_suite.report_path)
 
     assert RunReport.from_json(document) == report
+
+
+def test_no_function_takes_or_gives_a_report_as_a_mapping():
+    """A run report travels as the object; only the public hook gets its JSON (the edge where bytes leave)."""
+    import ast
+    import re
+
+    import pytest_recall
+
+    # What makes or reads a whole run report (``load_report_json``, the file's reader, gives its JSON).
+    MAKES_A_REPORT = re.compile(
+        r"^((build|load|streamed|summarized|synthetic)_report|merge_reports?\w*|report_of_rows)$"
+    )
+
+    package = Path(pytest_recall.__file__).parent
+    edges = {"pytest_recall_modify_report"}  # the hook's spec and its implementations: the report's JSON
+    loose = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name in edges:
+                continue
+            typed = [(arg.arg, arg.annotation) for arg in [*node.args.args, *node.args.kwonlyargs]]
+            if MAKES_A_REPORT.match(node.name):
+                typed.append(("return", node.returns))
+            for name, annotation in typed:
+                text = ast.unparse(annotation) if annotation is not None else ""
+                if (name in ("report", "return")) and any(word in text for word in ("Mapping", "dict", "Any")):
+                    loose.append(f"{path.relative_to(package)}:{node.lineno} {node.name}({name}: {text})")
+    assert loose == []
