@@ -97,7 +97,7 @@ def test_the_evidence_judge_scores_the_evidence_not_the_answer() -> None:
 def test_a_summary_holds_the_memory_use_object_read_from_a_row_once() -> None:
     """No round trip in process: the aggregates read the tap's object, made from JSON only at a row's edge."""
     from pytest_recall.reporting.spool import summary_of_row
-    from pytest_recall.scoring.memory_use import memory_section
+    from pytest_recall.scoring.figures import memory_section
 
     use = MemoryUse(1, 1, 2, 0, 40, {"notes": (1.0, 3.0)}, evidence_retrieved=True)
     summary = summary_of_row({"nodeid": "s/a::recall", "score": 1.0, "memory_use": use.as_json()})

@@ -16,10 +16,9 @@ from pytest_recall.reporting.schema import report_problem, report_schema
 from pytest_recall.scoring.abstain import false_abstention_rate
 from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.figures import control_figures, run_figures
+from pytest_recall.scoring.figures import control_figures, memory_section, run_figures
 from pytest_recall.scoring.grader import aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
-from pytest_recall.scoring.memory_use import memory_section
 from pytest_recall.scoring.stats import summarize
 
 # 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs;

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.cases.runs import MemoryCall, StepRun
-from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.passing import scored_a_pass
 
 # A token estimate for text a model reads: about four bytes a token for English text.
@@ -240,18 +239,3 @@ def _retrieval(scored: Sequence[tuple[MemoryUse, float | None, str | None]]) -> 
 def _mean(values: Sequence[float | None]) -> float | None:
     present = [value for value in values if value is not None]
     return sum(present) / len(present) if present else None
-
-
-def memory_section(summaries: Iterable[CaseSummary]) -> dict[str, Any] | None:
-    """The report's ``memory`` block from the ``memory_use`` groups of its cases; None on a run with no tapped
-    server."""
-    cases = [
-        (use, _score(summary.score), summary.control is True, summary.category)
-        for summary in summaries
-        if (use := summary.memory_use) is not None
-    ]
-    return memory_figures(cases) if cases else None
-
-
-def _score(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
