@@ -36,8 +36,7 @@ from pytest_recall.agents.prompt_file import (
     read_prompt_file,
     read_prompt_option,
 )
-from pytest_recall.scoring.judge_reply import read_judge_reply
-from pytest_recall.scoring.passing import scored_a_pass
+from pytest_recall.scoring import read_judge_reply, scored_a_pass
 
 USAGE = (
     "usage: recall-judge [--prompt-file=FILE] [LLM ARGS...] < request.json  "

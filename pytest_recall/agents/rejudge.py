@@ -25,9 +25,7 @@ from pytest_recall.reporting.judge_rows import case_name, deterministic_score
 from pytest_recall.reporting.judge_section import prompts_sha256
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.reporting.run_report import RunReport
-from pytest_recall.scoring.judge_panel import PanelCase, panel_table
-from pytest_recall.scoring.judge_scope import judge_cache_key
-from pytest_recall.scoring.passing import scored_a_pass
+from pytest_recall.scoring import PanelCase, judge_cache_key, panel_table, scored_a_pass
 from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
 from pytest_recall.sessions.judge_command import parse_judges as parse_judge_texts
 

@@ -16,12 +16,13 @@ from pytest_recall.reporting.judge_section import judge_comparison, judge_compar
 from pytest_recall.reporting.protocol import difference_lines, protocol_differences
 from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
-from pytest_recall.scoring.sequential import draw_key, lift_sign
-from pytest_recall.scoring.stats import (
+from pytest_recall.scoring import (
     CaseFold,
     PairedTest,
+    draw_key,
     fold_cases,
     is_binary_single_epoch,
+    lift_sign,
     pair_folds,
     paired_by_category,
 )

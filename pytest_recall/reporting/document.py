@@ -13,13 +13,17 @@ from pytest_recall.reporting.judge_section import judge_section
 from pytest_recall.reporting.judges_block import judges_block
 from pytest_recall.reporting.run_report import RunEnding, RunReport
 from pytest_recall.reporting.schema import report_problem, report_schema
-from pytest_recall.scoring.abstain import false_abstention_rate
-from pytest_recall.scoring.by_workspace import by_workspace
-from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.figures import control_figures, memory_section, run_figures
-from pytest_recall.scoring.grader import aggregate
-from pytest_recall.scoring.help_harm import help_and_harm
-from pytest_recall.scoring.stats import summarize
+from pytest_recall.scoring import (
+    CaseSummary,
+    aggregate,
+    by_workspace,
+    control_figures,
+    false_abstention_rate,
+    help_and_harm,
+    memory_section,
+    run_figures,
+    summarize,
+)
 
 # 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs;
 # a step leaves out a field equal to the report's ``step_defaults`` (version 1 had every field in each).

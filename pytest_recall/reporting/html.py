@@ -49,7 +49,7 @@ from pytest_recall.reporting.summary import (
     run_unit,
     stop_line,
 )
-from pytest_recall.scoring.stats import summarize
+from pytest_recall.scoring import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]
 

@@ -16,10 +16,7 @@ from typing import Any
 
 from pytest_recall.cases.runs import LlmJudgement
 from pytest_recall.reporting.run_report import RunReport
-from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.judge_agreement import agreement_report, judged_twice_from
-from pytest_recall.scoring.passing import scored_a_pass
-from pytest_recall.scoring.verdict import Verdict
+from pytest_recall.scoring import CaseSummary, Verdict, agreement_report, judged_twice_from, scored_a_pass
 
 # The terminal names this many disagreements; the report and the page list them all.
 SHOWN_DISAGREEMENTS = 5

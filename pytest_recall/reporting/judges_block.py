@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.reporting.run_report import RunReport
-from pytest_recall.scoring.judge_panel import PanelCase, format_panel, panel_table
+from pytest_recall.scoring import PanelCase, format_panel, panel_table
 
 # The terminal names this many flipping cases; the report and the page list them all.
 SHOWN_FLIPS = 5

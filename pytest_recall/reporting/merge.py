@@ -12,8 +12,7 @@ from pytest_recall.reporting.protocol import PROTOCOL_KEY, protocol_differences,
 from pytest_recall.reporting.report_file import FileCases, ReportFile, open_report
 from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.spool import summary_of_row
-from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.passing import scored_a_pass
+from pytest_recall.scoring import CaseSummary, scored_a_pass
 
 CaseKey = tuple[Any, Any, Any]
 

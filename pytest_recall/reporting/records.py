@@ -23,10 +23,7 @@ from pytest_recall.reporting.document import with_shared
 from pytest_recall.reporting.failure import verdict_report
 from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field, other_judges_field
 from pytest_recall.reporting.transcripts import prompt_field
-from pytest_recall.scoring.judge_scope import kept_request
-from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of
-from pytest_recall.scoring.passing import scored_a_pass
-from pytest_recall.scoring.verdict import Verdict
+from pytest_recall.scoring import MemoryUse, Verdict, case_memory_use, evidence_of, kept_request, scored_a_pass
 
 # Transcripts in records keep this many characters from the end of each stream.
 RECORD_TEXT_CHARS = 4000

@@ -23,11 +23,10 @@ from pytest_recall.reporting.judge_section import llm_judge_summary
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
-from pytest_recall.scoring.abstain import says_not_given
-from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring import CaseSummary, says_not_given
 
 __all__ = ["CaseSummary", "RecordSpool", "StreamedCases", "summary_of", "summary_of_row"]
-from pytest_recall.scoring.memory_use import MemoryUse
+from pytest_recall.scoring import MemoryUse
 
 # What the aggregates read of a record (grader.aggregate, stats.summarize, the false-abstention
 # rate, the error lines, the progress line and the report order); everything else stays on disk.

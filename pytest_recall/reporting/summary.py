@@ -8,8 +8,7 @@ from typing import Any
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
 from pytest_recall.reporting.run_report import RunReport
-from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
+from pytest_recall.scoring import JUDGE_ERROR_PREFIX, CaseSummary
 
 
 def format_summary(report: RunReport, summaries: Sequence[CaseSummary]) -> list[str]:

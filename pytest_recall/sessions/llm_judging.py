@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_recall.cases.runs import CaseRun, LlmJudgement
-from pytest_recall.scoring.judge_scope import (
+from pytest_recall.scoring import (
     FreeFormJudge,
     answer_to_judge,
     judge_cache_key,
