@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 if TYPE_CHECKING:
-    from pytest_recall.reporting.run_report import RunReport
+    from pytest_recall.reporting import RunReport
 
 Handler = Callable[[argparse.Namespace], int]
 ALLOW_PROTOCOL_DIFF_HELP = {

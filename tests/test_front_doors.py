@@ -83,14 +83,15 @@ def test_a_constant_of_the_package_is_defined_once() -> None:
     assert {name: places for name, places in defined.items() if len(places) > 1} == {}
 
 
-def test_every_other_package_imports_scoring_through_its_front_door() -> None:
-    """Not the glue alone: reporting, sessions, agents and the test doubles read scoring's ``__all__`` too. The
-    package root's own imports are the exception: every process of the package runs them."""
+@pytest.mark.parametrize("name", FRONT_DOORS)
+def test_every_other_package_imports_a_layer_through_its_front_door(name: str) -> None:
+    """Not the glue alone: reporting, sessions, agents, the CLI and the test doubles read a layer's ``__all__``
+    too. The package root's own imports are the exception: every process of the package runs them."""
     behind = [
         f"{path.relative_to(PACKAGE)}:{line} {module}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path.parent != PACKAGE / "scoring" and path != PACKAGE / "__init__.py"
+        if path.parent != PACKAGE / name and path != PACKAGE / "__init__.py"
         for line, module in imported_modules(path)
-        if module.startswith("pytest_recall.scoring.")
+        if module.startswith(f"pytest_recall.{name}.")
     ]
-    assert behind == [], "import these from pytest_recall.scoring (and add the name to its __all__ if it is new)"
+    assert behind == [], f"import these from pytest_recall.{name} (and add the name to its __all__ if it is new)"

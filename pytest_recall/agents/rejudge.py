@@ -21,13 +21,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pytest_recall.reporting.judge_rows import case_name, deterministic_score
-from pytest_recall.reporting.judge_section import prompts_sha256
-from pytest_recall.reporting.records import CaseRecord
-from pytest_recall.reporting.run_report import RunReport
+from pytest_recall.reporting import CaseRecord, RunReport, case_name, deterministic_score, prompts_sha256
 from pytest_recall.scoring import PanelCase, judge_cache_key, panel_table, scored_a_pass
-from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
-from pytest_recall.sessions.judge_command import parse_judges as parse_judge_texts
+from pytest_recall.sessions import Judge, JudgeCall, run_judge_command
+from pytest_recall.sessions import parse_judges as parse_judge_texts
 
 # Cases named in the one line about answers that were not kept; the rest are counted.
 NAMED_MISSING = 10

@@ -16,7 +16,9 @@ from pytest_recall.reporting.document import (
 from pytest_recall.reporting.failure import CaseFailed, fold_repeated_stderr, verdict_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
-from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties
+from pytest_recall.reporting.judge_rows import case_name, deterministic_score
+from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties, prompts_sha256
+from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.merge import Gate, report_of_rows
 from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.reporting.records import ENTRY_PROPERTY, JUNIT_CASE_FIELDS, CaseRecord, property_text, task_entry
@@ -54,6 +56,7 @@ __all__ = [
     "CaseRecord",
     "CaseSummary",
     "Gate",
+    "LazyRecords",
     "RateLimits",
     "RecordSpool",
     "RunEnding",
@@ -63,9 +66,11 @@ __all__ = [
     "TranscriptMode",
     "build_protocol",
     "build_report",
+    "case_name",
     "check_report_tail",
     "content_hashes",
     "data_entry",
+    "deterministic_score",
     "durations_by_nodeid",
     "error_lines",
     "fold_repeated_stderr",
@@ -76,6 +81,7 @@ __all__ = [
     "line_at",
     "parse_line",
     "parse_shard",
+    "prompts_sha256",
     "property_text",
     "rate_limit_lines",
     "record_problem",

@@ -13,10 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from pytest_recall.reporting.document import build_report
-from pytest_recall.reporting.lazy_records import LazyRecords
-from pytest_recall.reporting.run_report import RunReport
-from pytest_recall.reporting.spool import summary_of_row
+from pytest_recall.reporting import LazyRecords, RunReport, build_report, summary_of_row
 from pytest_recall.scoring import scored_a_pass
 
 CATEGORIES = ("closing_balance", "vendor_names", "due_dates", "largest_payment")
