@@ -39,6 +39,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -236,8 +237,8 @@ def report_rows(counts: tuple[int, int], repeat: int) -> list[Row]:
         def harness(n: int) -> float:
             def write() -> None:
                 report = report_of_rows(records[:n], threshold=0.5, command="my-agent")
-                report["cases"] = [view(record) for record in report["cases"]]
-                write_json_atomic(root / f"report-{n}.json", report, line_each="cases")
+                report = replace(report, cases=[view(record) for record in report.cases])
+                write_json_atomic(root / f"report-{n}.json", report.as_json(), line_each="cases")
 
             return timed(write)
 
@@ -395,7 +396,7 @@ def report_size_row(count: int) -> Row:
     with scratch("report-size") as root:
         path = root / "report.json"
         report = report_of_rows(passing, threshold=0.5, command="my-agent --model x", run_mode=RUN_MODE)
-        report["cases"] = PassingCases(passing, count)
+        report = replace(report, cases=PassingCases(passing, count))
         spent = timed(lambda: write_report(path, report))
         size_mb = path.stat().st_size / 1e6
     goal = f"<= 100 MB at 100,000 {'met' if size_mb * 100_000 / count <= 100 else 'NOT MET'}"
@@ -434,7 +435,7 @@ def merge_row(count: int) -> Row:
         shards = [root / "shard-1.json", root / "shard-2.json"]
         header = synthetic_report(half)
         for path, cases in zip(shards, (SyntheticCases(half), SyntheticCases(count - half, start=half)), strict=True):
-            write_json_atomic(path, {**header, "command": COMMAND, "cases": cases}, line_each="cases")
+            write_json_atomic(path, replace(header, command=COMMAND, cases=cases).as_json(), line_each="cases")
         shard_mb = sum(path.stat().st_size for path in shards) / 1e6
         cli = [sys.executable, "-m", "pytest_recall.cli", "merge", *map(str, shards), "--gate=score"]
         streamed_s, streamed_mb = run_measured([*cli, "-o", str(root / "merged.json")], cwd=root)

@@ -11,7 +11,10 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
+
+if TYPE_CHECKING:
+    from pytest_recall.reporting import RunReport
 
 Handler = Callable[[argparse.Namespace], int]
 ALLOW_PROTOCOL_DIFF_HELP = {
@@ -30,7 +33,7 @@ class BadInput(Exception):
         self.lines = lines
 
 
-def _load_reports(paths: list[str], *, summaries: bool = False) -> list[dict[str, Any]]:
+def _load_reports(paths: list[str], *, summaries: bool = False) -> list[RunReport]:
     """Every report, or :class:`BadInput` naming every one that is not, not only the first.
 
     With ``summaries``, each case is read one at a time and kept as its scalars only.
@@ -74,7 +77,7 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         write_report(Path(args.output), merged)
         count = len(args.reports)
-        print(f"merged {count} reports, {merged['n_total']} cases: score {merged['score']} -> {args.output}")
+        print(f"merged {count} reports, {merged.n_total} cases: score {merged.score} -> {args.output}")
         print(format_summary(merged, case_scalars(merged))[0])
         return merged_exit_status(merged, args.gate)
     finally:
@@ -243,9 +246,9 @@ def installed_version() -> str:
 
 def _agents(args: argparse.Namespace) -> int:
     """What a user needs to wire each real CLI: the adapter, tested versions, memory, home copies, binds."""
-    from pytest_recall.agents.adapters import acp, all_adapters
+    from pytest_recall.agents.adapters import all_adapters
 
-    for adapter in (*all_adapters(), acp.ADAPTER):
+    for adapter in all_adapters():
         print(f"{adapter.script}: {adapter.package}, tested with {adapter.tested}")
         rows = {
             "the CLI": f"${adapter.bin_variable}, else {adapter.cli} on PATH" if adapter.bin_variable else adapter.cli,
@@ -337,10 +340,10 @@ def _rejudge(args: argparse.Namespace) -> int:
     if args.judge_samples < 1:
         raise BadInput([f"--judge-samples is {args.judge_samples}; ask each judge at least once: --judge-samples=1"])
     report = _load_reports([args.report])[0]
-    total = len(report["cases"])
+    total = len(report.cases)
     if len(unjudgeable := not_kept(report)) == total:
         raise BadInput(
-            [missing_line(unjudgeable, total, report.get("run_mode")) or f"{args.report} holds no case to re-judge"]
+            [missing_line(unjudgeable, total, report.run_mode) or f"{args.report} holds no case to re-judge"]
         )
     result = rejudge(
         report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers, samples=args.judge_samples
@@ -348,7 +351,7 @@ def _rejudge(args: argparse.Namespace) -> int:
     sampled = f", {args.judge_samples} samples each (the majority; a tie fails)" if args.judge_samples > 1 else ""
     print(f"rejudge: {total - len(result['not_kept'])} answers of {args.report} by {len(judges)} judges{sampled}")
     print("\n".join(format_panel(result["table"])))
-    missing = missing_line(result["not_kept"], total, report.get("run_mode"))
+    missing = missing_line(result["not_kept"], total, report.run_mode)
     if missing is not None:
         print(f"  {missing}")
     if args.output:

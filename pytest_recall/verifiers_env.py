@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_recall.cases.model import plain_data
-from pytest_recall.scoring.evidence_judge import ANSWER_KIND, score_evidence_json
-from pytest_recall.scoring.judge import feedback_text
+from pytest_recall.scoring import ANSWER_KIND, feedback_text, score_evidence_json
 from pytest_recall.suites import audit, audit_v2
 
 ENV_ID = "pytest-recall-agent-supermemory"

@@ -86,8 +86,8 @@ def test_false_abstention_rate_counts_not_given_where_a_value_was_due(
 
 def test_report_and_summary_show_false_abstentions_only_when_there_are_some() -> None:
     some = report_of_rows([_record("money", "NOT GIVEN"), _record("money", "1234.56", 1.0)], threshold=0.5, command="x")
-    assert some["false_abstention_rate"] == 0.5
+    assert some.false_abstention_rate == 0.5
     assert any("false abstentions: 0.500" in line for line in format_summary(some, case_scalars(some)))
     none = report_of_rows([_record("money", "1234.56", 1.0)], threshold=0.5, command="x")
-    assert none["false_abstention_rate"] == 0.0
+    assert none.false_abstention_rate == 0.0
     assert not any("false abstentions" in line for line in format_summary(none, case_scalars(none)))

@@ -38,7 +38,7 @@ from pytest_recall.testing import FakeModelServer, Mode
 from pytest_recall.testing.fake_model import RateLimitStretch
 
 pytestmark = pytest.mark.real_cli
-ADAPTERS = {adapter.cli: adapter for adapter in all_adapters()}
+ADAPTERS = {adapter.cli: adapter for adapter in all_adapters() if adapter.drives_one_cli}
 # aider imports for seconds per session, Qwen Code asks its model twice a step (its memory agent runs after the
 # turn); four of them at a time share two cores. A cap, not an expectation.
 INNER_RUN_TIMEOUT_S = 1200.0

@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from report_docs import run_report
 
 import pytest_recall
 from pytest_recall.cases.model import Case, Step
@@ -21,7 +22,8 @@ from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
 from pytest_recall.reporting.document import case_compactor
 from pytest_recall.reporting.records import BENCHMARK_FIELDS, OPTIONAL_FIELDS, BenchmarkFacts, CaseRecord
 from pytest_recall.scoring.judge import judge_answer
-from pytest_recall.scoring.verdict import decide, scored_a_pass
+from pytest_recall.scoring.passing import scored_a_pass
+from pytest_recall.scoring.verdict import decide
 
 SCHEMA = json.loads(resources.files("pytest_recall.reporting").joinpath("report.schema.json").read_text("utf-8"))
 
@@ -135,7 +137,7 @@ def test_one_reader_takes_every_schema_version_back_to_the_same_record() -> None
     version_1 = record.as_json()
     step_defaults = {"signal": None, "timed_out": False}
     report_top = {"command": "agent", "run_mode": {"home": "case"}, "step_defaults": step_defaults}
-    version_2 = case_compactor(report_top)(version_1)
+    version_2 = case_compactor(run_report(report_top))(version_1)
     assert "command" not in version_2 and "run_mode" not in version_2
     assert CaseRecord.from_json(version_1) == record
     assert CaseRecord.from_json(version_2, report_top) == record
@@ -159,7 +161,7 @@ def test_one_predicate_for_passed_and_one_for_failing_the_item() -> None:
         assert not [path for path, text in texts.items() if re.search(rf"\b{name}\b", text)], name
     defined = [path.name for path, text in texts.items() for _ in re.finditer(r"def (fails_item|passed)\(", text)]
     assert defined == ["records.py"]
-    assert [path.name for path, text in texts.items() if "def scored_a_pass(" in text] == ["verdict.py"]
+    assert [path.name for path, text in texts.items() if "def scored_a_pass(" in text] == ["passing.py"]
 
 
 # Names a whole case record, or its per-case view, goes by; none of them is a bare mapping in the package.
@@ -213,3 +215,30 @@ def test_the_summary_is_a_slotted_frozen_dataclass_that_both_edges_make_alike() 
     assert summary.content_digest == bytes.fromhex("ab" * 32) and summary.content_hash == "ab" * 32
     assert (summary.score, summary.sessions_per_step, summary.run_home) == (1.0, 3, "case")
     assert summary_of_row(record.as_json()) == summary
+
+
+# A comparison with 1.0 that is no score: chance agreement in the two kappas, which is 1 when raters cannot disagree.
+NOT_A_SCORE = frozenset({"expected >= 1.0", "chance >= 1.0"})
+
+
+def _one_operand(node: ast.expr) -> bool:
+    named = isinstance(node, ast.Name) and node.id == "PASS_SCORE"
+    return named or (isinstance(node, ast.Constant) and type(node.value) is float and node.value == 1.0)
+
+
+def _a_pass_asked(node: ast.Compare) -> bool:
+    """A comparison with 1.0 (or ``PASS_SCORE``), but not a range's check ``0.0 <= x <= 1.0``, which asks no pass."""
+    ranged = len(node.comparators) == 2 and all(isinstance(op, (ast.LtE, ast.Lt)) for op in node.ops)
+    return not ranged and any(_one_operand(operand) for operand in [node.left, *node.comparators])
+
+
+def test_no_score_is_compared_with_a_pass_outside_the_pass_predicate() -> None:
+    compared = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {ast.unparse(node)}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "scoring" / "passing.py"
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Compare) and _a_pass_asked(node) and ast.unparse(node) not in NOT_A_SCORE
+    ]
+    assert compared == [], "ask scoring.passing.scored_a_pass whether a score is a pass"
+    assert not [path for path in PACKAGE.rglob("*.py") if re.search(r"\bPASS_SCORE\b", path.read_text("utf-8"))]

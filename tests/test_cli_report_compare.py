@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_recall.reporting.document import load_report
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.html import render_html
 from pytest_recall.reporting.merge import report_of_rows
@@ -35,7 +36,7 @@ def saved_report(folder: Path, name: str, scores: Sequence[float | None], **fiel
         }
         for i, score in enumerate(scores)
     ]
-    report = report_of_rows(records, threshold=0.5, command="my-agent")
+    report = report_of_rows(records, threshold=0.5, command="my-agent").as_json()
     report.update(fields)
     path = folder / name
     write_json_atomic(path, report)
@@ -142,8 +143,7 @@ def test_report_prints_the_summary_and_rebuilds_the_html_page(tmp_path: Path) ->
         "  latency per case: median 1.30s, p95 1.50s, total 7.50s;  cost: not reported",
         f"  html: {page}",
     ]
-    report = json.loads(path.read_text(encoding="utf-8"))
-    assert page.read_text(encoding="utf-8") == render_html(report)
+    assert page.read_text(encoding="utf-8") == render_html(load_report(path))
     assert sorted(p.name for p in page.parent.iterdir()) == ["report.html"]
 
 

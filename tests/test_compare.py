@@ -6,8 +6,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from report_docs import run_report
 
-from pytest_recall.reporting.compare import compare_reports, format_comparison
+from pytest_recall.reporting import compare
+from pytest_recall.reporting.compare import format_comparison
+
+
+def compare_reports(base: dict[str, Any], new: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """The comparison of two reports made here as JSON, read as report files are."""
+    return compare.compare_reports(run_report(base), run_report(new), **options)
 
 
 def cases(

@@ -19,7 +19,7 @@ def write(path: Path, records: list[dict[str, Any]], *, one_a_line: bool = True)
     if one_a_line:
         write_report(path, report)
     else:  # as another tool might write it: read whole, then summarized
-        path.write_text(json.dumps(report), encoding="utf-8")
+        path.write_text(json.dumps(report.as_json()), encoding="utf-8")
     return path
 
 
@@ -30,7 +30,7 @@ def test_a_streamed_comparison_equals_the_comparison_of_whole_reports(tmp_path: 
     paths = write(tmp_path / "base.json", base), write(tmp_path / "new.json", new, one_a_line=False)
 
     streamed = [summarized_report(path) for path in paths]
-    assert all(isinstance(case, CaseSummary) for report in streamed for case in report["cases"])
+    assert all(isinstance(case, CaseSummary) for report in streamed for case in report.cases)
     whole = [load_report(path) for path in paths]
     result = compare_reports(*streamed)
     assert result == compare_reports(*whole)

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_recall.plugin.junit import parse_figures_block
 from pytest_recall.reporting.merge import merge_reports
+from pytest_recall.reporting.run_report import RunReport
 
 REMEMBERS = ("remember 12345.67", "recall")
 
@@ -194,10 +195,10 @@ def test_merging_a_report_gives_back_the_same_keys_and_statistics(recall_suite: 
     recall_suite.run("--recall-epochs=2", "--recall-control").assert_outcomes(passed=12)
     report = recall_suite.report()
     halves = [
-        {**report, "cases": [r for r in report["cases"] if r["id"] == "alpha"]},
-        {**report, "cases": [r for r in report["cases"] if r["id"] != "alpha"]},
+        RunReport.from_json({**report, "cases": [r for r in report["cases"] if r["id"] == "alpha"]}),
+        RunReport.from_json({**report, "cases": [r for r in report["cases"] if r["id"] != "alpha"]}),
     ]
-    merged = merge_reports(halves)
+    merged = merge_reports(halves).as_json()
     assert list(merged) == list(report)
     assert merged == report
 

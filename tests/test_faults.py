@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from needs import needs_bwrap
 from processes import processes_with, with_signals_at_default
 
 from pytest_recall.reporting.files import write_json_atomic
-from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 ANSWER = "12345.67"
-needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 RUN_TIMEOUT_S = 120.0
 
 

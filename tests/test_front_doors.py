@@ -52,3 +52,46 @@ def test_a_front_door_names_exactly_what_it_imports(name: str) -> None:
     imported.discard("annotations")
     assert sorted(package.__all__) == sorted(imported)
     assert all(hasattr(package, exported) for exported in package.__all__)
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A name with a leading underscore is its module's own: one another module needs is public, and named so."""
+    borrowed = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {alias.name} from {node.module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pytest_recall")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert borrowed == []
+
+
+def test_a_constant_of_the_package_is_defined_once() -> None:
+    """Two definitions of one constant drift apart; the unused copy of a wire name is how they start."""
+    defined: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text("utf-8")).body:
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id.endswith("_PROPERTY"):
+                        defined.setdefault(target.id, []).append(str(path.relative_to(PACKAGE)))
+    assert {name: places for name, places in defined.items() if len(places) > 1} == {}
+
+
+@pytest.mark.parametrize("name", FRONT_DOORS)
+def test_every_other_package_imports_a_layer_through_its_front_door(name: str) -> None:
+    """Not the glue alone: reporting, sessions, agents, the CLI and the test doubles read a layer's ``__all__``
+    too. The package root's own imports are the exception: every process of the package runs them."""
+    behind = [
+        f"{path.relative_to(PACKAGE)}:{line} {module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.parent != PACKAGE / name and path != PACKAGE / "__init__.py"
+        for line, module in imported_modules(path)
+        if module.startswith(f"pytest_recall.{name}.")
+    ]
+    assert behind == [], f"import these from pytest_recall.{name} (and add the name to its __all__ if it is new)"

@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from needs import needs_bwrap
 from processes import processes_with
 
 from pytest_recall.sessions.cgroup import available as cgroups_available
-from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
-needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 MODES = [pytest.param("none", id="default"), pytest.param("bwrap", id="sandbox", marks=needs_bwrap)]
 ANSWER = "12345.67"
 

@@ -16,7 +16,7 @@ import struct
 import sys
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -354,10 +354,9 @@ def test_the_case_table_pages_filters_searches_and_unfolds(chromium: Chromium, t
 
 @needs_chromium
 def test_cases_without_a_category_can_be_chosen_apart_from_all(chromium: Chromium, tmp_path: Path) -> None:
-    report = synthetic_report(6)
     records = [synthetic_record(i) for i in range(6)]
     records[2]["category"] = records[4]["category"] = None
-    report["cases"] = records
+    report = replace(synthetic_report(6), cases=records)
     page = tmp_path / "uncategorised.html"
     write_chunks_atomic(page, html_chunks(report))
     assert load_page(chromium, page).errors == []

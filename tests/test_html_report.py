@@ -11,8 +11,9 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
+from report_docs import run_report
 
-from pytest_recall.reporting.html import html_chunks, render_html
+from pytest_recall.reporting import html
 from pytest_recall.reporting.spool import summary_of_row
 from pytest_recall.scoring.stats import summarize
 
@@ -63,6 +64,15 @@ def case_record(case: int, score: float | None, *, epoch: int = 1, control: bool
             },
         ],
     }
+
+
+def render_html(document: Mapping[str, Any]) -> str:
+    """The page of a report made here as JSON, read as a report file is."""
+    return html.render_html(run_report(document))
+
+
+def html_chunks(document: Mapping[str, Any]) -> Iterator[str]:
+    return html.html_chunks(run_report(document))
 
 
 def make_report(*, epochs: int = 1, control: bool = True, passed: bool = True) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_docs import run_report
 
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, LlmJudgement, SessionResult, StepRun
@@ -140,7 +141,7 @@ def test_the_report_section_counts_errors_apart_and_lists_each_disagreement() ->
     assert section["agreement"]["disagreements"] == [
         {"case": "s/b", "kind": "money", "deterministic": False, "llm": True}
     ]
-    lines = judge_summary_lines({"llm_judge": section})
+    lines = judge_summary_lines(run_report({"llm_judge": section}))
     assert "5 answers judged (1 cached), 1 judge error (not agent failures); cost $0.0200" in lines[0]
     assert lines[-1] == "    disagree: s/b (money): built-in judge fail, LLM judge pass"
     assert judge_section([summary_of_row(records[-1])]) == {}

@@ -35,7 +35,7 @@ from pytest_recall.testing.mcp_tools import SEARCH_TOOLS, TOOL_SEARCH, short_nam
 from pytest_recall.testing.wire import READERS
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.mcp_server]
-ADAPTERS = {adapter.cli: adapter for adapter in all_adapters()}
+ADAPTERS = {adapter.cli: adapter for adapter in all_adapters() if adapter.drives_one_cli}
 CLIS = ("claude", "codex")
 SEED_CASES = 8
 # Each run checks a mechanism (memory through the server, a plain model never calling it), which two cases show:

@@ -92,3 +92,16 @@ def test_the_evidence_judge_scores_the_evidence_not_the_answer() -> None:
     # No evidence_text: the answer is the evidence; too short to look for is said, and scores 0.
     assert score_evidence("the balance is 12,345.67", {"answer": "12,345.67"})["score"] == 1.0
     assert "needs the case's evidence_text" in score_evidence("no", {"answer": "no"})["reason"]
+
+
+def test_a_summary_holds_the_memory_use_object_read_from_a_row_once() -> None:
+    """No round trip in process: the aggregates read the tap's object, made from JSON only at a row's edge."""
+    from pytest_recall.reporting.spool import summary_of_row
+    from pytest_recall.scoring.figures import memory_section
+
+    use = MemoryUse(1, 1, 2, 0, 40, {"notes": (1.0, 3.0)}, evidence_retrieved=True)
+    summary = summary_of_row({"nodeid": "s/a::recall", "score": 1.0, "memory_use": use.as_json()})
+
+    assert summary.memory_use == use
+    section = memory_section([summary])
+    assert section is not None and section["cases"] == 1 and section["unused"] == 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_docs import run_report
 
 from pytest_recall.sessions.sandbox import check_bwrap
 
@@ -246,7 +247,7 @@ def test_the_html_page_explains_its_unscored_tile_and_keeps_answers_whole() -> N
     from pytest_recall.reporting.html_script import SCRIPT
 
     report = {"passed": False, "score": 0.0, "threshold": 0.5, "n_total": 1, "n_passed": 0, "n_scored": 0}
-    page = render_html({**report, "n_skipped_no_gold": 1, "n_errors": 1, "cases": []})
+    page = render_html(run_report({**report, "n_skipped_no_gold": 1, "n_errors": 1, "cases": []}))
     assert "no gold" not in page
     tile = re.search(r'<div title="([^"]*)"><dt>unscored</dt><dd>1</dd></div>', page)
     assert tile is not None and "no expected answer to judge against" in tile[1]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_docs import run_report
 
 from pytest_recall.cases.answer_forms import BUILTIN_KINDS
 from pytest_recall.cases.model import CaseError, load_case_dir
@@ -217,6 +218,7 @@ def test_one_case_is_not_one_cases() -> None:
         "latency_ms_total": 0.0,
         "confidence": {"level": 0.95, "low": 0.2, "high": 1.0, "method": "wilson", "n": 1},
     }
+    report = run_report(report)
     text = "\n".join(format_summary(report, case_scalars(report)))
     assert "1/1 case passed" in text
     assert "(wilson, 1 case)" in text

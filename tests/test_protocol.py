@@ -128,7 +128,7 @@ def saved(folder: Path, name: str, **changes: Any) -> Path:
             place = place[key]
         place[leaf] = value
     report = report_of_rows(records, threshold=0.5, command="agent", protocol=block)
-    write_json_atomic(folder / name, report)
+    write_json_atomic(folder / name, report.as_json())
     return folder / name
 
 

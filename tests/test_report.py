@@ -119,7 +119,8 @@ def test_build_report_orders_keys_and_cases_stably():
         {"nodeid": "cases/s/a::recall[epoch2]", "epoch": 2, "score": 0.0, "category": "x", "duration_s": 1.0},
         {"nodeid": "cases/s/a::recall[epoch1]", "epoch": 1, "score": 1.0, "category": "x", "duration_s": 1.0},
     ]
-    report = report_of_rows(records, threshold=0.5, command="agent")
+    built = report_of_rows(records, threshold=0.5, command="agent")
+    report = built.as_json()
     assert_documented_order(list(report), REPORT_KEYS)
     assert (next(iter(report)), list(report)[-1]) == ("schema_version", "cases")
     assert [case["nodeid"] for case in report["cases"]] == [
@@ -127,7 +128,7 @@ def test_build_report_orders_keys_and_cases_stably():
         "cases/s/a::recall[epoch2]",
         "cases/s/b::recall",
     ]
-    assert report_of_rows(list(reversed(records)), threshold=0.5, command="agent") == report
+    assert report_of_rows(list(reversed(records)), threshold=0.5, command="agent") == built
 
 
 def test_load_report_refuses_a_document_that_is_no_report(tmp_path):
@@ -157,7 +158,7 @@ def test_the_written_report_has_a_stable_key_order_and_sorted_cases(recall_suite
         assert [key for key in STEP_KEYS if key in step] == [key for key in step if key in STEP_KEYS]
         assert not any(key in step and step[key] == value for key, value in report["step_defaults"].items())
     read = load_report(nested)
-    assert {tuple(step) for case in read["cases"] for step in case["steps"]} == {tuple(STEP_KEYS)}
+    assert {tuple(step) for case in read.cases for step in case["steps"]} == {tuple(STEP_KEYS)}
     # The run's mode and command are written once, above the cases, and in no case that shares them.
     assert list(report)[-3:-1] == ["run_mode", "step_defaults"] and report["run_mode"]["home"] == "case"
     assert report["command"]

@@ -50,7 +50,7 @@ def records(scores: Sequence[float | None], *, prefix: str = "case") -> list[dic
 
 def saved(folder: Path, name: str, scores: Sequence[float | None], **options: Any) -> Path:
     path = folder / name
-    write_json_atomic(path, report_of_rows(records(scores, **options), threshold=0.5, command="my-agent"))
+    write_json_atomic(path, report_of_rows(records(scores, **options), threshold=0.5, command="my-agent").as_json())
     return path
 
 
@@ -94,7 +94,7 @@ def test_the_record_and_step_schemas_check_each_field_on_its_own() -> None:
 
 
 def broken_reports() -> list[Any]:
-    good = report_of_rows(records([1.0, 0.0]), threshold=0.5, command="x")
+    good = report_of_rows(records([1.0, 0.0]), threshold=0.5, command="x").as_json()
 
     def edited(**changes: Any) -> str:
         return json.dumps({**good, **changes})
@@ -211,7 +211,9 @@ def test_merge_prints_the_merged_verdict_and_exits_by_it_under_the_gate(
 def test_merge_of_an_interrupted_shard_says_so_and_exits_two(tmp_path: Path) -> None:
     first = saved(tmp_path, "a.json", [1.0], prefix="a")
     second = tmp_path / "b.json"
-    write_json_atomic(second, report_of_rows(records([1.0], prefix="b"), threshold=0.5, command="x", interrupted=True))
+    write_json_atomic(
+        second, report_of_rows(records([1.0], prefix="b"), threshold=0.5, command="x", interrupted=True).as_json()
+    )
     result = pytest_recall("merge", first, second, "-o", tmp_path / "out.json")
     assert result.returncode == 2
     assert "interrupted" in result.stdout

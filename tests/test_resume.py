@@ -341,7 +341,9 @@ def test_the_index_holds_where_each_record_is_and_reads_it_back_when_the_case_is
     run_log.close()
     report = tmp_path / "report.json"
     write_json_atomic(
-        report, {**report_of_rows(records, threshold=0.5, command=COMMAND), "cases": records}, line_each="cases"
+        report,
+        {**report_of_rows(records, threshold=0.5, command=COMMAND).as_json(), "cases": records},
+        line_each="cases",
     )
 
     for source in (log, report):

@@ -13,11 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from needs import needs_bwrap
 
 from pytest_recall.plugin.sandbox_setup import bind_hint, check_reachable
-from pytest_recall.sessions.sandbox import check_bwrap
-
-needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
 
 def hinted_binds(program: Path, binds: tuple[Path, ...]) -> tuple[Path, ...]:

@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from needs import needs_bwrap
 
-from pytest_recall.sessions.sandbox import check_bwrap
-
-needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 ANSWER = "12345.67"
 
 # Step 1 keeps the prompt's last word in $HOME; later steps print what they find there, and what they can see.

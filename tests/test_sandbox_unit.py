@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from needs import needs_bwrap
 
 from pytest_recall.sessions.sandbox import PACKAGE_DIR, SandboxSpec, check_bwrap, default_binds, wrap_argv
-
-needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
 RUN_TIMEOUT = 10.0
 

@@ -22,15 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from needs import needs_bwrap
 from processes import processes_with
 
 from pytest_recall.sessions.cgroup import available as cgroups_available
 from pytest_recall.sessions.cgroup import cgroup2_home as cgroup_home
-from pytest_recall.sessions.sandbox import check_bwrap
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 ANSWER = "12345.67"
-needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
 
 def survivors(marker: str, settle_s: float = 3.0) -> list[int]:

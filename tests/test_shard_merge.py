@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +89,9 @@ def test_merge_recomputes_medians_from_raw_durations_not_from_the_shards_figures
 
     merged = merge_reports([first, second])
 
-    assert merged == report_of_rows([*first["cases"], *second["cases"]], threshold=0.5, command="x")
-    assert merged["latency_ms_median"] == 1000.0
-    assert (merged["score"], merged["n_total"]) == (0.75, 4)
+    assert merged == report_of_rows([*first.cases, *second.cases], threshold=0.5, command="x")
+    assert merged.latency_ms_median == 1000.0
+    assert (merged.score, merged.n_total) == (0.75, 4)
 
 
 @pytest.fixture
@@ -183,13 +184,13 @@ def test_merging_report_files_streams_their_cases_and_equals_merging_them_whole(
     paths = []
     for name, part in (("a", records[:25]), ("b", [*records[20:], {**records[3], "score": 0.0}])):
         path = tmp_path / f"{name}.json"
-        write_json_atomic(path, report_of_rows(part, threshold=0.5, command=COMMAND), line_each="cases")
+        write_json_atomic(path, report_of_rows(part, threshold=0.5, command=COMMAND).as_json(), line_each="cases")
         paths.append(path)
 
     streamed = merge_report_files(paths)
 
-    assert isinstance(streamed["cases"], FileCases), "cases stay on disk until written"
+    assert isinstance(streamed.cases, FileCases), "cases stay on disk until written"
     whole = merge_reports([load_report(path) for path in paths])
-    assert {**streamed, "cases": list(streamed["cases"])} == whole
-    assert len(whole["cases"]) == 40 and whole["n_passed"] == sum(r["score"] == 1.0 for r in records) - 1
+    assert replace(streamed, cases=list(streamed.cases)) == whole
+    assert len(whole.cases) == 40 and whole.n_passed == sum(r["score"] == 1.0 for r in records) - 1
     close_files(streamed)

@@ -60,7 +60,7 @@ def test_the_run_mode_is_written_once_and_every_reader_puts_it_back(tmp_path: Pa
     whole = load_report(path)
     streamed = streamed_report(path)
     assert streamed is not None
-    for cases in (whole["cases"], list(streamed["cases"])):
+    for cases in (whole.cases, list(streamed.cases)):
         assert [case["run_mode"] for case in cases] == [MODE, MODE, OTHER, MODE, MODE]
 
 
@@ -80,7 +80,7 @@ def test_reports_of_version_1_still_read_and_merge_with_version_2(tmp_path: Path
     new = [{**synthetic_record(i), "run_mode": OTHER} for i in range(4, 7)]
     path_new = write(tmp_path / "new.json", new, run_mode=OTHER)
 
-    assert [case["run_mode"] for case in load_report(path_old)["cases"]] == [MODE] * 3
+    assert [case["run_mode"] for case in load_report(path_old).cases] == [MODE] * 3
     merged = merge_report_files([path_old, path_new])
     try:
         out = tmp_path / "merged.json"
@@ -88,8 +88,8 @@ def test_reports_of_version_1_still_read_and_merge_with_version_2(tmp_path: Path
     finally:
         close_files(merged)
     again = load_report(out)
-    assert [case["run_mode"] for case in again["cases"]] == [MODE] * 3 + [OTHER] * 3
-    assert again["run_mode"] == MODE
+    assert [case["run_mode"] for case in again.cases] == [MODE] * 3 + [OTHER] * 3
+    assert again.run_mode == MODE
     assert ["run_mode" in case for case in raw_cases(out)] == [False] * 3 + [True] * 3
 
 
@@ -151,7 +151,7 @@ def test_a_step_leaves_out_its_default_fields_and_every_reader_puts_them_back_in
     handed = ResumeIndex.from_handoff(index.handoff(same_host=False))
     taken = [handed.take(key_of(r), str(r["content_hash"]), COMMAND, MODE) for r in records]
     resumed = [record.as_json() for record in taken if record is not None]
-    for cases in (load_report(path)["cases"], list(streamed["cases"]), resumed):
+    for cases in (load_report(path).cases, list(streamed.cases), resumed):
         assert cases == records
         assert [list(step) for case in cases for step in case["steps"]] == [
             list(step) for record in records for step in record["steps"]

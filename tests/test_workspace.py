@@ -11,15 +11,13 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from needs import needs_bwrap
 
 from conftest import AGENTS_DIR, RecallSuite
 from pytest_recall.cases.model import CaseError, load_case_dir
 from pytest_recall.cases.workspace_tree import make_tree, read_tree, write_tree
-from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.sessions.workspace import SNAPSHOT_FILE_CAP, take_snapshot
 from pytest_recall.sessions.workspace_copy import CopyPlan
-
-needs_bwrap = pytest.mark.skipif(check_bwrap() is not None, reason=f"bwrap unusable here: {check_bwrap()}")
 
 CHECKS = [
     {"path": "src/app.py", "contains": "y = 2"},

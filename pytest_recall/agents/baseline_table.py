@@ -31,8 +31,8 @@ from typing import Any
 from pytest_recall.agents import baselines, coding_solver, no_memory
 from pytest_recall.agents import notebook as notebook_agent
 from pytest_recall.cases.model import Case, read_toml
-from pytest_recall.scoring.judge import feedback_text, judge_answer
-from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
+from pytest_recall.scoring import feedback_text, judge_answer
+from pytest_recall.sessions import WorkspaceKeeper, uses_workspace
 from pytest_recall.suites import bundled
 from pytest_recall.suites.suite_file import SUITE_FILE, suite_cases
 

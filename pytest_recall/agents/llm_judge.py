@@ -36,7 +36,7 @@ from pytest_recall.agents.prompt_file import (
     read_prompt_file,
     read_prompt_option,
 )
-from pytest_recall.scoring.judge_reply import read_judge_reply
+from pytest_recall.scoring import read_judge_reply, scored_a_pass
 
 USAGE = (
     "usage: recall-judge [--prompt-file=FILE] [LLM ARGS...] < request.json  "
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcome = read_json(done.stdout)
     if outcome.ok:
         reply = read_judge_reply(outcome.answer)
-        word = None if reply.score is None else ("yes" if reply.score >= 1.0 else "no")
+        word = None if reply.score is None else ("yes" if scored_a_pass(reply.score) else "no")
         outcome = Outcome(
             word or outcome.answer,
             ok=word is not None,

@@ -21,13 +21,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pytest_recall.reporting.judge_rows import case_name, deterministic_score
-from pytest_recall.reporting.judge_section import prompts_sha256
-from pytest_recall.reporting.records import CaseRecord, judges_both
-from pytest_recall.scoring.judge_panel import PanelCase, majority_reason, panel_table, sample_majority
-from pytest_recall.scoring.judge_scope import judge_cache_key
-from pytest_recall.sessions.judge_command import Judge, JudgeCall, run_judge_command
-from pytest_recall.sessions.judge_command import parse_judges as parse_judge_texts
+from pytest_recall.reporting import CaseRecord, RunReport, case_name, deterministic_score, judges_both, prompts_sha256
+from pytest_recall.scoring import PanelCase, judge_cache_key, majority_reason, panel_table, sample_majority
+from pytest_recall.sessions import Judge, JudgeCall, run_judge_command
+from pytest_recall.sessions import parse_judges as parse_judge_texts
 
 # Cases named in the one line about answers that were not kept; the rest are counted.
 NAMED_MISSING = 10
@@ -107,7 +104,7 @@ def _ask_all(
 
 
 def rejudge(
-    report: Mapping[str, Any],
+    report: RunReport,
     judges: Sequence[Judge],
     *,
     timeout_s: float,
@@ -117,7 +114,7 @@ def rejudge(
 ) -> dict[str, Any]:
     """Every kept answer of ``report`` put to every judge (``samples`` times each): the judges table, each case's
     verdicts, and the cases that kept no answer (an older report, an agent failure, a kind no judge takes)."""
-    records = [CaseRecord.from_json(data) for data in report["cases"]]
+    records = [CaseRecord.from_json(data) for data in report.cases]
     kept = [record for record in records if record.judge_request is not None]
     requests = [{"case_id": f"{record.suite}/{record.id}", **(record.judge_request or {})} for record in kept]
     verdicts = {
@@ -161,9 +158,9 @@ def _judge_cost(cases: Sequence[Mapping[str, Any]], judges: Sequence[Judge]) -> 
     return totals
 
 
-def not_kept(report: Mapping[str, Any]) -> list[str]:
+def not_kept(report: RunReport) -> list[str]:
     """The cases of a report that kept no answer a judge could read again."""
-    records = (CaseRecord.from_json(data) for data in report["cases"])
+    records = (CaseRecord.from_json(data) for data in report.cases)
     return [case_name(record) for record in records if record.judge_request is None]
 
 

@@ -36,9 +36,6 @@ TASK_KEY = "trap_task"
 EXPECTED_KEY = "expected_dir"
 TASK_JUDGE_KEY = "task_judge"
 JUDGE_DIGEST_KEY = "task_judge_sha256"
-# The user property that carries a case's grader entry from the process that ran it to the controller.
-ENTRY_PROPERTY = "recall_task_entry"
-REPORT_KEY = "task_grader"
 
 
 def is_trap_task_dir(path: Path) -> bool:

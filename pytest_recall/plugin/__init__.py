@@ -4,3 +4,8 @@
 ``sessions``, ``scoring``, ``reporting``, ``agents``) never import this package or pytest;
 import-linter checks that by package in CI.
 """
+
+from __future__ import annotations
+
+# Nothing here is imported by another package (the contracts forbid it): pytest loads ``hooks`` by its entry point.
+__all__: list[str] = []

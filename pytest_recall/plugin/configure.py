@@ -33,7 +33,7 @@ from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
 from pytest_recall.cases.model import CaseError, parse_positive_seconds
 from pytest_recall.plugin.checks import check_mcp_servers, check_suite_scope, check_writable, resolve_command_paths
 from pytest_recall.plugin.config import EpochChoice, Outputs, RunConfig, ScaleOut
-from pytest_recall.plugin.options import flag_of
+from pytest_recall.plugin.option_model import flag_of
 from pytest_recall.plugin.parsing import OptionReader, parse_env, parse_home_copy
 from pytest_recall.plugin.stop import STOP_NEEDS_SCORE_GATE
 from pytest_recall.plugin.xdist_handoff import SHARD_INPUT, TRANSCRIPTS_INPUT, handed, is_worker
@@ -268,7 +268,7 @@ def _epoch_choice(path: Path | None, epochs: int, ci_width: float | None) -> Epo
         raise pytest.UsageError(f"--recall-epochs-from: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise pytest.UsageError(f"--recall-epochs-from: {exc}; give the report of an earlier run") from None
-    if (report.get("epochs") or 1) < 2:
+    if (report.epochs or 1) < 2:
         raise pytest.UsageError(
             f"--recall-epochs-from: {path} ran each case once, so it settles no case: "
             "give the report of a run with --recall-epochs=N above 1"

@@ -96,11 +96,13 @@ def pytest_configure(config: pytest.Config) -> None:
         recorder = Recorder(config, run_config)
         config.stash[CONTROLLER_PLUGINS_KEY] = [recorder, TaskGraders(config)]
         if run_config.command.argv:
-            config.stash[CONTROLLER_PLUGINS_KEY].append(RatePause(config))
+            recorder.rate_pause = RatePause(config)
+            config.stash[CONTROLLER_PLUGINS_KEY].append(recorder.rate_pause)
         if run_config.scale_out.stop == "decided":
             under_xdist = config.pluginmanager.hasplugin("xdist")
             stop = StopGate(config, run_config.outputs.threshold, recorder.records, under_xdist=under_xdist)
             config.stash[STOP_KEY] = stop.signal
+            recorder.stop_gate = stop
             config.stash[CONTROLLER_PLUGINS_KEY].append(stop)
         if config.pluginmanager.hasplugin("xdist"):
             config.stash[CONTROLLER_PLUGINS_KEY].append(

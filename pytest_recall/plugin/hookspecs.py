@@ -39,6 +39,8 @@ def pytest_recall_case_finished(record: dict[str, Any], config: pytest.Config) -
 def pytest_recall_modify_report(report: dict[str, Any], config: pytest.Config) -> None:
     """Called on the controller once the run report is built, before it is written or summarised.
 
-    Add keys to ``report`` in place; the report's own keys are not yours to
-    change. The trap-task grader puts its output under ``task_grader`` this way.
+    ``report`` is the report's JSON document. Add keys to it in place: they are
+    written after the report's own, which are built once and not yours to
+    change (a change to one is ignored). The trap-task grader puts its output
+    under ``task_grader`` this way.
     """

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.reporting import verdict_report
+from pytest_recall.scoring import scored_a_pass
 
 
 class RecallJudge:
@@ -27,7 +28,7 @@ class RecallJudge:
     def __call__(self, stdout: str, expected: Mapping[str, Any]) -> dict[str, Any]:
         __tracebackhide__ = True
         verdict = self.score(stdout, expected)
-        if float(verdict.get("score") or 0.0) < 1.0:
+        if not scored_a_pass(verdict.get("score")):
             step = {"step": 1, "exit_code": 0, "duration_s": 0.0, "stdout": stdout, "stderr": ""}
             pytest.fail(
                 verdict_report(verdict, expected, [step], title=str(expected.get("id", "answer"))), pytrace=False

@@ -25,6 +25,7 @@ from pytest_recall.reporting import (
     JUNIT_CASE_FIELDS,
     JUNIT_JUDGE_PROPERTIES,
     CaseRecord,
+    RunReport,
     fold_repeated_stderr,
     judge_run_properties,
     property_text,
@@ -61,21 +62,21 @@ def junit_writers(config: pytest.Config) -> list[Any]:
     return writers
 
 
-def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+def run_properties(report: RunReport) -> list[tuple[str, str]]:
     """The run verdict as flat name/value pairs, named like the per-case ``recall_*`` ones; missing values left out."""
     properties: list[tuple[str, object]] = [
-        ("recall_score", report.get("score")),
-        ("recall_passed", report.get("passed")),
-        ("recall_n_passed", report.get("n_passed")),
-        ("recall_n_total", report.get("n_total")),
-        ("recall_threshold", report.get("threshold")),
+        ("recall_score", report.score),
+        ("recall_passed", report.passed),
+        ("recall_n_passed", report.n_passed),
+        ("recall_n_total", report.n_total),
+        ("recall_threshold", report.threshold),
         ("recall_stop", stop_line(report)),
         ("recall_rate_limits", "; ".join(rate_limit_lines(report)) or None),
     ]
-    for category, score in sorted((report.get("by_category") or {}).items()):
+    for category, score in sorted((report.by_category or {}).items()):
         properties.append((f"recall_category_{category}", score))
     properties += judge_run_properties(report)
-    memory = report.get("memory")
+    memory = report.memory
     if isinstance(memory, Mapping):
         # The MCP tap's figures (--recall-mcp): whether the memory was used, and retrieval against reasoning.
         names = {"cases": "cases", "unused_cases": "unused", "score_used": "score_used"}
@@ -85,7 +86,7 @@ def run_properties(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(name, text) for name, value in properties if (text := property_text(value)) is not None]
 
 
-def add_run_properties(config: pytest.Config, report: Mapping[str, Any]) -> None:
+def add_run_properties(config: pytest.Config, report: RunReport) -> None:
     """Called before the writer writes (the recorder's sessionfinish runs first)."""
     for writer in junit_writers(config):
         for name, value in run_properties(report):

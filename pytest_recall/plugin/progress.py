@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_recall.plugin.recorder import Recorder
+from pytest_recall.scoring import scored_a_pass
 
 TTY_EVERY_S = 10.0
 LOG_EVERY_MIN = 10
@@ -103,7 +104,7 @@ class ProgressLine:
     def line(self) -> str:
         main = [r for r in self.recorder.records.values() if not r.control]
         scored = [float(r.score) for r in main if r.score is not None]
-        failed = sum(1 for r in main if r.score is None or float(r.score) < 1.0)
+        failed = sum(1 for r in main if not scored_a_pass(r.score))
         done = len(self.finished)
         running = sum(self.in_flight.values())
         elapsed = time.monotonic() - self.start

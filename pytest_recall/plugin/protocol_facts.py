@@ -155,7 +155,7 @@ def _generator_seeds(folders: Iterable[Path]) -> dict[str, Any]:
 
 def _adapter(argv: tuple[str, ...]) -> str | None:
     name = Path(argv[0]).name if argv else ""
-    return next((adapter.script for adapter in all_adapters() if adapter.script == name), None)
+    return next((a.script for a in all_adapters() if a.script == name and a.drives_one_cli), None)
 
 
 def _cli_version(argv: tuple[str, ...]) -> str | None:

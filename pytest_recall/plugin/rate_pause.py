@@ -19,6 +19,7 @@ import pytest
 
 from pytest_recall.plugin.config import CONFIG_KEY
 from pytest_recall.plugin.xdist_handoff import PAUSE_FOLDER_INPUT
+from pytest_recall.reporting import RateLimits
 from pytest_recall.sessions import RUN_PAUSE_BUDGET_S, HostPause, made_folder, new_secret
 
 PAUSE_KEY = pytest.StashKey[HostPause]()
@@ -29,6 +30,7 @@ class RatePause:
 
     def __init__(self, config: pytest.Config) -> None:
         self.pause = _own_pause(config)
+        self.attempts = config.stash[CONFIG_KEY].scale_out.rate_limit_attempts
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -36,18 +38,14 @@ class RatePause:
         if getattr(getattr(node.gateway, "spec", None), "popen", False):
             node.workerinput[PAUSE_FOLDER_INPUT] = {"folder": str(self.pause.folder), "secret": self.pause.secret}
 
-    def pytest_recall_modify_report(self, report: dict[str, Any], config: pytest.Config) -> None:
+    def rate_limits(self) -> RateLimits | None:
+        """What the report's ``rate_limits`` block says, or None when the model refused nothing."""
         state = self.pause.state()
-        if state.get("refusals"):
-            report["rate_limits"] = {
-                "n_refused": int(state["refusals"]),
-                "paused_s": round(state["paused_s"], 1),
-                # The runs (not the control) still refused when their budget of attempts was spent.
-                "n_rate_limited": int((report.get("by_outcome") or {}).get("rate_limited", 0)),
-                "attempts": config.stash[CONFIG_KEY].scale_out.rate_limit_attempts,
-                "pause_budget_s": RUN_PAUSE_BUDGET_S,
-                "budget_spent": bool(state["budget_spent"]),
-            }
+        if not state.get("refusals"):
+            return None
+        return RateLimits(
+            int(state["refusals"]), state["paused_s"], self.attempts, RUN_PAUSE_BUDGET_S, bool(state["budget_spent"])
+        )
 
 
 def host_pause(config: pytest.Config, handed: Any) -> HostPause:

@@ -16,7 +16,9 @@ streams the records back from disk when it is written.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable
-from typing import Any
+from dataclasses import replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,6 +33,8 @@ from pytest_recall.reporting import (
     CaseRecord,
     CaseSummary,
     RecordSpool,
+    RunEnding,
+    RunReport,
     StreamedCases,
     build_report,
     counted,
@@ -43,6 +47,10 @@ from pytest_recall.reporting import (
     write_chunks_atomic,
     write_report,
 )
+
+if TYPE_CHECKING:
+    from pytest_recall.plugin.rate_pause import RatePause
+    from pytest_recall.plugin.stop import StopGate
 
 
 class Recorder:
@@ -64,7 +72,10 @@ class Recorder:
         # Per case only the scalars the aggregates read; the full records wait in the spool.
         self.records: dict[str, CaseSummary] = self.spool.summaries
         self.unrecorded_failures: dict[str, str] = {}
-        self.report: dict[str, Any] | None = None
+        self.report: RunReport | None = None
+        # The plugins whose blocks the report takes at the end, when the run has them (``plugin/hooks.py``).
+        self.stop_gate: StopGate | None = None
+        self.rate_pause: RatePause | None = None
         self.write_error: str | None = None
         # Collection errors make no record, yet a run with one is never green, whatever the gate.
         self.collection_errors = 0
@@ -132,7 +143,7 @@ class Recorder:
         if self.planned_runs:
             self.spool.open()
 
-    def build(self, interrupted: bool) -> dict[str, Any]:
+    def build(self, interrupted: bool) -> RunReport:
         """The report, with its ``cases`` streamed from the spool when read or written."""
         command = self.command.text
         lost = [
@@ -140,6 +151,15 @@ class Recorder:
         ]
         summaries = [*self.records.values(), *(summary_of(record) for record in lost)]
         self.summaries = summaries
+        ending = RunEnding(
+            n_planned=self.planned_runs if interrupted and self.planned_runs else None,
+            max_cost={"max_cost_usd": self.max_cost_usd, "n_not_started": self.not_started}
+            if self.not_started
+            else None,
+            n_collection_errors=self.collection_errors,
+            stop=self.stop_gate.block() if self.stop_gate is not None else None,
+            rate_limits=self.rate_pause.rate_limits() if self.rate_pause is not None else None,
+        )
         report = build_report(
             summaries,
             threshold=self.outputs.threshold,
@@ -147,19 +167,21 @@ class Recorder:
             interrupted=interrupted,
             run_mode=self.run_mode,
             protocol=self.protocol.block(summaries) if self.protocol else None,
+            ending=ending,
         )
         lost_by_node = {record.nodeid: record for record in lost}
-        order = (str(summary.nodeid) for summary in report["cases"])
+        order = (str(summary.nodeid) for summary in report.cases)
         entries: list[str | CaseRecord] = [lost_by_node.get(nodeid, nodeid) for nodeid in order]
-        report["cases"] = StreamedCases(self.spool, entries, transcripts_view(self.outputs.transcripts))
-        if interrupted and self.planned_runs:
-            report["n_planned"] = self.planned_runs
-        if self.not_started:
-            report["max_cost"] = {"max_cost_usd": self.max_cost_usd, "n_not_started": self.not_started}
-        if self.collection_errors:
-            report["n_collection_errors"] = self.collection_errors
-            report["passed"] = False
-        return report
+        return replace(report, cases=StreamedCases(self.spool, entries, transcripts_view(self.outputs.transcripts)))
+
+    def added_by_plugins(self, report: RunReport) -> RunReport:
+        """The report with what other plugins add through ``pytest_recall_modify_report``: they get its JSON,
+        the public edge, and may add keys; what the report already says stays as built."""
+        document = report.as_json()
+        own = set(document)
+        self.config.hook.pytest_recall_modify_report(report=document, config=self.config)
+        added = {key: value for key, value in document.items() if key not in own}
+        return replace(report, added=MappingProxyType(added)) if added else report
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -169,14 +191,13 @@ class Recorder:
         if not self.records and not self.unrecorded_failures and not (interrupted and self.command.argv):
             # No case ran and nothing was cut short: this was not a recall run.
             return
-        self.report = self.build(interrupted)
-        self.config.hook.pytest_recall_modify_report(report=self.report, config=self.config)
+        self.report = self.added_by_plugins(self.build(interrupted))
         add_run_properties(self.config, self.report)
         if self.collection_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.outputs.gate == "score" and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             # The run verdict alone decides; interrupts and internal errors still show as such.
-            session.exitstatus = pytest.ExitCode.OK if self.report["passed"] else pytest.ExitCode.TESTS_FAILED
+            session.exitstatus = pytest.ExitCode.OK if self.report.passed else pytest.ExitCode.TESTS_FAILED
         if self.outputs.report_path is not None:
             try:
                 write_report(self.outputs.report_path, self.report)
@@ -227,7 +248,7 @@ class Recorder:
         verdict, *details = format_summary(self.report, self.summaries)
         if verbosity >= 0:
             terminalreporter.section("pytest-recall", sep="=", bold=True)
-        terminalreporter.write_line(verdict, green=bool(self.report["passed"]), red=not self.report["passed"])
+        terminalreporter.write_line(verdict, green=self.report.passed, red=not self.report.passed)
         if verbosity <= -2:
             return
         for line in details if verbosity >= 0 else warning_lines(self.report, self.summaries):
@@ -237,7 +258,7 @@ class Recorder:
         resume = self.resume_line()
         if resume is not None and (verbosity >= 0 or resume[1]):
             terminalreporter.write_line(f"  {resume[0]}", yellow=resume[1])
-        if self.report.get("interrupted"):
+        if self.report.interrupted:
             terminalreporter.write_line(f"  {self.resume_hint()}", yellow=True)
         if self.not_started:
             terminalreporter.write_line(

@@ -16,11 +16,26 @@ from pytest_recall.reporting.document import (
 from pytest_recall.reporting.failure import CaseFailed, fold_repeated_stderr, verdict_report
 from pytest_recall.reporting.files import write_chunks_atomic
 from pytest_recall.reporting.html import html_chunks
-from pytest_recall.reporting.judge_section import JUNIT_JUDGE_PROPERTIES, judge_run_properties, nothing_judged
+from pytest_recall.reporting.judge_rows import case_name, deterministic_score
+from pytest_recall.reporting.judge_section import (
+    JUNIT_JUDGE_PROPERTIES,
+    judge_run_properties,
+    nothing_judged,
+    prompts_sha256,
+)
+from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.merge import Gate, report_of_rows
 from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, scoring_entry
-from pytest_recall.reporting.records import ENTRY_PROPERTY, JUNIT_CASE_FIELDS, CaseRecord, property_text, task_entry
+from pytest_recall.reporting.records import (
+    ENTRY_PROPERTY,
+    JUNIT_CASE_FIELDS,
+    CaseRecord,
+    judges_both,
+    property_text,
+    task_entry,
+)
 from pytest_recall.reporting.report_file import CASES_OPEN, check_report_tail, line_at, parse_line, report_shared_values
+from pytest_recall.reporting.run_report import RateLimits, RunEnding, RunReport
 from pytest_recall.reporting.schema import json_line, record_problem
 from pytest_recall.reporting.shard import (
     AUTO,
@@ -54,16 +69,22 @@ __all__ = [
     "CaseRecord",
     "CaseSummary",
     "Gate",
+    "LazyRecords",
+    "RateLimits",
     "RecordSpool",
+    "RunEnding",
+    "RunReport",
     "ShardError",
     "StreamedCases",
     "TranscriptMode",
     "build_protocol",
     "build_report",
+    "case_name",
     "check_report_tail",
     "content_hashes",
     "counted",
     "data_entry",
+    "deterministic_score",
     "durations_by_nodeid",
     "error_lines",
     "fold_repeated_stderr",
@@ -71,10 +92,12 @@ __all__ = [
     "html_chunks",
     "json_line",
     "judge_run_properties",
+    "judges_both",
     "line_at",
     "nothing_judged",
     "parse_line",
     "parse_shard",
+    "prompts_sha256",
     "property_text",
     "rate_limit_lines",
     "record_problem",

@@ -14,10 +14,10 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_recall.reporting.protocol import PROTOCOL_KEY
+from pytest_recall.reporting.run_report import RunReport
 
 
-def results_card(report: Mapping[str, Any]) -> str:
+def results_card(report: RunReport) -> str:
     """The card: the headline, per category, the lift over the control, cost and time, and the protocol folded."""
     lines = [
         "## pytest-recall results",
@@ -32,28 +32,28 @@ def results_card(report: Mapping[str, Any]) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _headline(report: Mapping[str, Any]) -> str:
-    score = _percent(report.get("score"))
-    interval = report.get("confidence") or {}
+def _headline(report: RunReport) -> str:
+    score = _percent(report.score)
+    interval = report.confidence or {}
     level = interval.get("level")
     if "low" in interval:
         width = f" ({_level(level)} interval {_percent(interval['low'])} to {_percent(interval['high'])})"
     else:
         width = " (no interval: too few scored cases)"
-    command = report.get("command")
+    command = report.command
     agent = f" for `{_code(str(command))}`" if command else ""
     verdict = ""
-    if isinstance(report.get("passed"), bool):
-        verdict = f": {'PASSED' if report['passed'] else 'FAILED'} at threshold {_percent(report.get('threshold'))}"
-    n_scored = report.get("n_scored", report.get("n_total", 0))
-    return f"**Score {score}{verdict}**{width} over {n_scored} scored cases{agent}."
+    if isinstance(report.passed, bool):
+        verdict = f": {'PASSED' if report.passed else 'FAILED'} at threshold {_percent(report.threshold)}"
+    scored = report.n_total if report.n_scored is None else report.n_scored
+    return f"**Score {score}{verdict}**{width} over {scored} scored cases{agent}."
 
 
-def _category_table(report: Mapping[str, Any]) -> list[str]:
-    by_category: Mapping[str, Any] = report.get("by_category") or {}
+def _category_table(report: RunReport) -> list[str]:
+    by_category: Mapping[str, Any] = report.by_category or {}
     if not by_category:
         return []
-    intervals: Mapping[str, Any] = report.get("by_category_confidence") or {}
+    intervals: Mapping[str, Any] = report.by_category_confidence or {}
     rows = ["| category | score | interval |", "| --- | ---: | --- |"]
     for name, score in sorted(by_category.items()):
         interval = intervals.get(name) or {}
@@ -62,8 +62,8 @@ def _category_table(report: Mapping[str, Any]) -> list[str]:
     return [*rows, ""]
 
 
-def _lift(report: Mapping[str, Any]) -> list[str]:
-    control = report.get("control")
+def _lift(report: RunReport) -> list[str]:
+    control = report.control
     if not isinstance(control, Mapping):
         return []
     test: Mapping[str, Any] = control.get("lift_test") or {}
@@ -78,20 +78,20 @@ def _lift(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _spend(report: Mapping[str, Any]) -> list[str]:
-    cost = report.get("cost_usd_total")
-    tokens_in, tokens_out = report.get("tokens_in_total"), report.get("tokens_out_total")
+def _spend(report: RunReport) -> list[str]:
+    cost = report.cost_usd_total
+    tokens_in, tokens_out = report.tokens_in_total, report.tokens_out_total
     return [
         "| cost | tokens in | tokens out | latency median | latency p95 |",
         "| ---: | ---: | ---: | ---: | ---: |",
         f"| {_dollars(cost)} | {_count(tokens_in)} | {_count(tokens_out)} | "
-        f"{_seconds(report.get('latency_ms_median'))} | {_seconds(report.get('latency_ms_p95'))} |",
+        f"{_seconds(report.latency_ms_median)} | {_seconds(report.latency_ms_p95)} |",
         "",
     ]
 
 
-def _protocol(report: Mapping[str, Any]) -> list[str]:
-    block = report.get(PROTOCOL_KEY)
+def _protocol(report: RunReport) -> list[str]:
+    block = report.protocol
     if not isinstance(block, Mapping):
         return ["Protocol: not recorded (a report written before pytest-recall kept one).", ""]
     return [

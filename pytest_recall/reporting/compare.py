@@ -14,16 +14,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
-from pytest_recall.reporting.protocol import PROTOCOL_KEY, difference_lines, protocol_differences
+from pytest_recall.reporting.protocol import difference_lines, protocol_differences
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.wording import counted
-from pytest_recall.scoring.sequential import case_draw_key, lift_sign
-from pytest_recall.scoring.stats import (
+from pytest_recall.scoring import (
     BOOTSTRAP_SEED,
     CaseFold,
     PairedTest,
+    case_draw_key,
     fold_cases,
     is_binary_single_epoch,
+    lift_sign,
     pair_folds,
     paired_by_category,
 )
@@ -38,7 +40,7 @@ _METHOD_NAMES = {
 
 
 def compare_reports(
-    base: Mapping[str, Any], new: Mapping[str, Any], *, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
+    base: RunReport, new: RunReport, *, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
 ) -> dict[str, Any]:
     """Pair cases by (suite, id) and test new − base, overall and per category.
 
@@ -56,7 +58,7 @@ def compare_reports(
     paired_keys = {n.key for _, n in pairs}
     return {
         # First, as the terminal shows it: a difference here can explain any delta below.
-        "protocol_differences": protocol_differences(base.get(PROTOCOL_KEY), new.get(PROTOCOL_KEY)),
+        "protocol_differences": protocol_differences(base.protocol, new.protocol),
         "alpha": alpha,
         "method": overall.method if overall else None,
         "n_paired": len(pairs),
@@ -78,8 +80,8 @@ def compare_reports(
 
 def sequential_verdict(
     pairs: Sequence[tuple[CaseFold, CaseFold]],
-    base: Mapping[str, Any],
-    new: Mapping[str, Any],
+    base: RunReport,
+    new: RunReport,
     *,
     alpha: float = 0.05,
 ) -> dict[str, Any] | None:
@@ -94,7 +96,7 @@ def sequential_verdict(
     """
     if not pairs:
         return None
-    drawn = next((report for report in (new, base) if report.get("stop")), None)
+    drawn = next((report for report in (new, base) if report.stop), None)
     ordered = list(pairs)
     if drawn is not None:
         keys: dict[tuple[str, str], str] = {}
@@ -115,7 +117,7 @@ def sequential_verdict(
     }
 
 
-def nothing_to_compare(new: Mapping[str, Any], result: Mapping[str, Any], *, new_name: str) -> str | None:
+def nothing_to_compare(new: RunReport, result: Mapping[str, Any], *, new_name: str) -> str | None:
     """Why a comparison says nothing (the new run scored no case, or no case is scored in both), or None.
 
     A gate that passes on such a comparison would pass a run that never ran.
@@ -128,9 +130,9 @@ def nothing_to_compare(new: Mapping[str, Any], result: Mapping[str, Any], *, new
     return None
 
 
-def _summaries(report: Mapping[str, Any]) -> list[CaseSummary]:
+def _summaries(report: RunReport) -> list[CaseSummary]:
     """Each case as its summary: a report read by ``summarized_report`` has them; one read whole, its rows."""
-    cases = report.get("cases")
+    cases = report.cases
     if not isinstance(cases, list):
         return []
     return [

@@ -9,9 +9,10 @@ report's median per session. A case group's ingest counts once per epoch.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+
+from pytest_recall.reporting.run_report import RunReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +52,9 @@ class SessionRates:
     sessions: int
 
 
-def session_rates(report: Mapping[str, Any]) -> SessionRates:
+def session_rates(report: RunReport) -> SessionRates:
     costs, durations = [], []
-    for record in report.get("cases") or ():
+    for record in report.cases or ():
         for step in record.get("steps") or ():
             if isinstance(step.get("cost_usd"), (int, float)):
                 costs.append(float(step["cost_usd"]))

@@ -11,15 +11,19 @@ from pytest_recall.cases import strict_json
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.judge_section import judge_section
 from pytest_recall.reporting.judges_block import judges_block
+from pytest_recall.reporting.run_report import RunEnding, RunReport
 from pytest_recall.reporting.schema import report_problem, report_schema
-from pytest_recall.scoring.abstain import false_abstention_rate
-from pytest_recall.scoring.by_workspace import by_workspace
-from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.figures import control_figures, run_figures
-from pytest_recall.scoring.grader import aggregate
-from pytest_recall.scoring.help_harm import help_and_harm
-from pytest_recall.scoring.memory_use import memory_section
-from pytest_recall.scoring.stats import summarize
+from pytest_recall.scoring import (
+    CaseSummary,
+    aggregate,
+    by_workspace,
+    control_figures,
+    false_abstention_rate,
+    help_and_harm,
+    memory_section,
+    run_figures,
+    summarize,
+)
 
 # 2: ``run_mode`` and ``command`` are written once, at the top, and in a case only where its own differs;
 # a step leaves out a field equal to the report's ``step_defaults`` (version 1 had every field in each).
@@ -85,10 +89,10 @@ def _same(value: Any, default: Any) -> bool:
     return type(value) is type(default) and value == default
 
 
-def case_compactor(report: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+def case_compactor(report: RunReport) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
     """How a case of ``report`` is written: without what :func:`with_shared` puts back from the report's top."""
-    tops = {key: report[key] for key in SHARED_KEYS if key in report}
-    defaults = report.get(STEP_DEFAULTS_KEY) or {}
+    tops = {key: value for key in SHARED_KEYS if (value := getattr(report, key)) is not None}
+    defaults = report.step_defaults or {}
 
     def compact(row: Mapping[str, Any]) -> Mapping[str, Any]:
         kept = {key: value for key, value in row.items() if key not in tops or value != tops[key]}
@@ -105,9 +109,9 @@ def case_compactor(report: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], M
     return compact
 
 
-def write_report(path: Path, report: Mapping[str, Any]) -> None:
+def write_report(path: Path, report: RunReport) -> None:
     """A report file, one case a line, each without what it shares with the report (see :func:`case_compactor`)."""
-    write_json_atomic(path, report, line_each="cases", compact=case_compactor(report))
+    write_json_atomic(path, report.as_json(), line_each="cases", compact=case_compactor(report))
 
 
 def report_order(summaries: Iterable[CaseSummary]) -> list[CaseSummary]:
@@ -128,43 +132,58 @@ def build_report(
     interrupted: bool = False,
     run_mode: Mapping[str, Any] | None = None,
     protocol: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The whole report document: the verdict first, then how far to trust it, the case records last.
+    ending: RunEnding | None = None,
+) -> RunReport:
+    """The whole report: the verdict first, then how far to trust it, the case records last.
 
     ``run_mode``, the run's, is written once above the cases; a case whose own
     differs (a merge of different runs) keeps its own. So are the values a
     step has unless it says otherwise (``step_defaults``). ``protocol``, what the
     number depends on (:mod:`pytest_recall.reporting.protocol`), comes right after the version.
     ``cases`` holds the summaries in report order, for the caller to put each case's record in its place.
+    ``ending`` is what the run's end knows beside the summaries (collection errors, the stop gate...).
     """
     ordered = report_order(summaries)
-    report: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
-    if protocol is not None:
-        report["protocol"] = dict(protocol)
-    report.update(aggregate(ordered, threshold))
-    report.update(summarize(ordered))
-    report["false_abstention_rate"] = false_abstention_rate(ordered)
-    report.update(run_figures(ordered))
-    if report.get("control"):
-        report["control"].update(control_figures(ordered, run_mode))
-    memory = memory_section(ordered)
-    if memory is not None:
-        report["memory"] = memory
-    report["help_harm"] = help_and_harm(ordered)
-    report["by_workspace"] = by_workspace(ordered)
-    report.update(judge_section(ordered))
-    report.update(judges_block(entry.judge_panel for entry in ordered))
-    report["command"] = command
-    report["interrupted"] = interrupted
-    if run_mode is not None:
-        report["run_mode"] = dict(run_mode)
-    report[STEP_DEFAULTS_KEY] = dict(STEP_DEFAULTS)
-    report["cases"] = ordered
-    return report
+    ending = ending or RunEnding()
+    stop_decision = ending.stop.get("decision") if ending.stop is not None else None
+    verdict = aggregate(ordered, threshold, collection_errors=ending.n_collection_errors, stop_decision=stop_decision)
+    statistics = summarize(ordered)
+    control = statistics["control"]
+    if control:
+        control.update(control_figures(ordered, run_mode))
+    figures = run_figures(ordered)
+    return RunReport(
+        schema_version=SCHEMA_VERSION,
+        protocol=dict(protocol) if protocol is not None else None,
+        **verdict,
+        **statistics,
+        false_abstention_rate=false_abstention_rate(ordered),
+        **figures,
+        memory=memory_section(ordered),
+        help_harm=help_and_harm(ordered),
+        by_workspace=by_workspace(ordered),
+        **judge_section(ordered),
+        **judges_block(entry.judge_panel for entry in ordered),
+        command=command,
+        interrupted=interrupted,
+        run_mode=dict(run_mode) if run_mode is not None else None,
+        step_defaults=dict(STEP_DEFAULTS),
+        cases=ordered,
+        n_planned=ending.n_planned,
+        max_cost=ending.max_cost,
+        n_collection_errors=ending.n_collection_errors or None,
+        stop=ending.stop,
+        rate_limits=ending.rate_limits.block(figures["by_outcome"]) if ending.rate_limits is not None else None,
+    )
 
 
-def load_report(path: Path) -> dict[str, Any]:
+def load_report(path: Path) -> RunReport:
     """A report file, checked against the published schema; ValueError says in one line why not."""
+    return RunReport.from_json(load_report_json(path))
+
+
+def load_report_json(path: Path) -> dict[str, Any]:
+    """A report file's JSON document, checked against the published schema, each case as it was recorded."""
     with open(path, "rb") as handle:
         try:
             data = strict_json.loads(b"".join(strict_json.bounded_lines(handle)))

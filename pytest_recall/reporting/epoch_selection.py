@@ -19,18 +19,19 @@ many runs each case gets (:mod:`pytest_recall.scoring.repeat_plan`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
+
+from pytest_recall.reporting.run_report import RunReport
 
 # (suite, case id): how a case is named across runs, whatever its node id's epoch suffix.
 CaseKey = tuple[str, str]
 
 
-def settled_cases(report: Mapping[str, Any]) -> frozenset[CaseKey]:
+def settled_cases(report: RunReport) -> frozenset[CaseKey]:
     """The cases ``report``'s epochs found stable: at least two runs, and one score in all of them; a ValueError
     naming the first ``per_case`` entry that is not a case's epochs."""
     settled = set()
-    for index, case in enumerate(report.get("per_case") or ()):
+    for index, case in enumerate(report.per_case or ()):
         scores = case.get("scores") or []
         if not (
             isinstance(case.get("suite"), str)
@@ -44,11 +45,11 @@ def settled_cases(report: Mapping[str, Any]) -> frozenset[CaseKey]:
     return frozenset(settled)
 
 
-def baseline_scores(report: Mapping[str, Any]) -> list[tuple[CaseKey, list[float]]]:
+def baseline_scores(report: RunReport) -> list[tuple[CaseKey, list[float]]]:
     """Each case ``report``'s epochs scored, with its scores there (a case with none left out: it says nothing)."""
     return [
         ((str(case["suite"]), str(case["id"])), [float(score) for score in scores])
-        for case in report.get("per_case") or ()
+        for case in report.per_case or ()
         if (scores := [score for score in case.get("scores") or () if score is not None])
     ]
 

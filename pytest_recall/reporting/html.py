@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from markupsafe import Markup
@@ -38,7 +38,8 @@ from pytest_recall.reporting.html_text import number as _number
 from pytest_recall.reporting.html_text import percent as _percent
 from pytest_recall.reporting.html_text import seconds as _seconds
 from pytest_recall.reporting.html_text import usd as _usd
-from pytest_recall.reporting.protocol import PROTOCOL_KEY, protocol_rows
+from pytest_recall.reporting.protocol import protocol_rows
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.summary import (
     BENCHMARK_METRICS,
@@ -49,7 +50,7 @@ from pytest_recall.reporting.summary import (
     stop_line,
 )
 from pytest_recall.reporting.wording import counted
-from pytest_recall.scoring.stats import summarize
+from pytest_recall.scoring import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]
 
@@ -66,19 +67,19 @@ PROTOCOL_HINT = "What this number depends on; pytest-recall compare lists any fi
 CONTROL_HINT = "Only the last step, in a fresh scope: what the agent scores without memory."
 
 
-def render_html(report: Mapping[str, Any]) -> str:
+def render_html(report: RunReport) -> str:
     """The whole page as a string; the same report always gives the same bytes."""
     return "".join(html_chunks(report))
 
 
-def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
+def html_chunks(report: RunReport) -> Iterator[str]:
     """The page in pieces, for writing straight to a file: the case records are streamed, never all held."""
-    cases = report.get("cases") or []
+    cases = report.cases or []
     runs, controls, durations, feeds = _scan(cases)
     stats = _summary(report, cases)
     sections = [
         _verdict_section(report, stats),
-        _category_section(report, stats, benchmark_lines(feeds, (report.get("run_mode") or {}).get("answer_judge"))),
+        _category_section(report, stats, benchmark_lines(feeds, (report.run_mode or {}).get("answer_judge"))),
         _lift_section(stats),
         help_harm_section(report),
         judge_html_section(report),
@@ -91,7 +92,7 @@ def html_chunks(report: Mapping[str, Any]) -> Iterator[str]:
         case_table_section("Control runs", CONTROL_HINT, controls, control=True),
     ]
     body = Markup("\n").join(s for s in sections if s)
-    title = f"pytest-recall: {'PASS' if report.get('passed') else 'FAIL'} {_percent(_number(report.get('score')))}"
+    title = f"pytest-recall: {'PASS' if report.passed else 'FAIL'} {_percent(_number(report.score))}"
     yield str(
         Markup(
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -130,14 +131,14 @@ def _scan(cases: Iterable[Any]) -> tuple[int, int, list[float], list[CaseSummary
     return runs, controls, durations, list(feeds.values())
 
 
-def _summary(report: Mapping[str, Any], cases: Iterable[Any]) -> dict[str, Any]:
+def _summary(report: RunReport, cases: Iterable[Any]) -> dict[str, Any]:
     """The statistics the plugin stored, or computed here so that older reports render too.
 
     Only a report written before the statistics existed has its records read
     into memory for them; the plugin's reports always carry them.
     """
-    if "confidence" in report:
-        return {key: report.get(key) for key in SUMMARY_KEYS}
+    if report.epochs is not None:
+        return {key: getattr(report, key) for key in SUMMARY_KEYS}
     return summarize([summary_of_row(row) for row in cases if isinstance(row, Mapping)])
 
 
@@ -164,15 +165,15 @@ TILE_NOTES = {
 }
 
 
-def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Markup:
-    passed = bool(report.get("passed"))
-    score, threshold = _number(report.get("score")), _number(report.get("threshold"))
+def _verdict_section(report: RunReport, stats: Mapping[str, Any]) -> Markup:
+    passed = bool(report.passed)
+    score, threshold = _number(report.score), _number(report.threshold)
     interval = stats.get("confidence")
     # Threshold 0 gates nothing (a measurement run): a big green PASS over 0.0% would read as a result.
     verdict = "MEASURED" if threshold == 0 else "PASS" if passed else "FAIL"
     notes = [
         _threshold_sentence(passed, score, threshold),
-        *_warnings({**report, "epochs": stats.get("epochs")}, interval, threshold),
+        *_warnings(replace(report, epochs=stats.get("epochs")), interval, threshold),
         stop_line(report, as_percent=True),
         *rate_limit_lines(report),
     ]
@@ -180,14 +181,14 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
     tiles = [
         # With epochs these count runs (case × epoch), and the page must not call them cases.
         ("runs passed" if (stats.get("epochs") or 1) > 1 else "cases passed", _passed_of_total(report)),
-        ("scored", str(report.get("n_scored", "–"))),
-        ("errors", str(report.get("n_errors", "–"))),
-        ("unscored", str(report.get("n_skipped_no_gold", "–"))),
+        ("scored", _count_text(report.n_scored)),
+        ("errors", _count_text(report.n_errors)),
+        ("unscored", _count_text(report.n_skipped_no_gold)),
         ("epochs", str(stats.get("epochs") or 1)),
-        ("latency median", _seconds(_ms(report.get("latency_ms_median")))),
-        ("latency p95", _seconds(_ms(report.get("latency_ms_p95")))),
-        ("total time", _seconds(_ms(report.get("latency_ms_total")))),
-        ("cost", _usd(_number(report.get("cost_usd_total")))),
+        ("latency median", _seconds(_ms(report.latency_ms_median))),
+        ("latency p95", _seconds(_ms(report.latency_ms_p95))),
+        ("total time", _seconds(_ms(report.latency_ms_total))),
+        ("cost", _usd(_number(report.cost_usd_total))),
     ]
     head = Markup(
         '<header class="verdict {}">\n<div class="badge">{}</div>\n<div>\n'
@@ -207,12 +208,17 @@ def _verdict_section(report: Mapping[str, Any], stats: Mapping[str, Any]) -> Mar
             else Markup("<div><dt>{}</dt><dd>{}</dd></div>").format(clean(name), clean(value))
             for name, value in tiles
         )
-        + Markup('</dl>\n<p class="command">Command: <code>{}</code></p>').format(clean(report.get("command") or "–"))
+        + Markup('</dl>\n<p class="command">Command: <code>{}</code></p>').format(clean(report.command or "–"))
     )
 
 
-def _passed_of_total(report: Mapping[str, Any]) -> str:
-    return f"{report.get('n_passed', '–')} / {report.get('n_total', '–')}"
+def _passed_of_total(report: RunReport) -> str:
+    return f"{report.n_passed} / {report.n_total}"
+
+
+def _count_text(count: int | None) -> str:
+    """A count, or a dash where a report from before the count existed has none."""
+    return "–" if count is None else str(count)
 
 
 def _threshold_sentence(passed: bool, score: float | None, threshold: float | None) -> str:
@@ -227,12 +233,12 @@ def _threshold_sentence(passed: bool, score: float | None, threshold: float | No
     return sentence + f", but the run is marked {'failed' if meets else 'passed'}; see the warnings and errors."
 
 
-def _warnings(report: Mapping[str, Any], interval: Mapping[str, Any] | None, threshold: float | None) -> list[str]:
+def _warnings(report: RunReport, interval: Mapping[str, Any] | None, threshold: float | None) -> list[str]:
     """What could make a reader misjudge the verdict, said next to it."""
     notes = []
-    if report.get("interrupted"):
+    if report.interrupted:
         notes.append("⚠ The run was interrupted: the score covers only the cases that finished.")
-    errors = report.get("n_errors")
+    errors = report.n_errors
     if isinstance(errors, int) and errors > 0:
         errored = counted(errors, run_unit(report))
         notes.append(f"⚠ {errored} errored, with no score counted; see the rows marked ERROR.")
@@ -310,14 +316,14 @@ MEMORY_HINT = (
 )
 
 
-def _memory_section(report: Mapping[str, Any]) -> Markup:
+def _memory_section(report: RunReport) -> Markup:
     """The MCP tap's figures, as the terminal summary words them; nothing on a run without --recall-mcp."""
     lines = memory_lines(report)
     if not lines:
         return Markup("")
     items = Markup("").join(Markup("<li>{}</li>").format(line.strip()) for line in lines)
     listing = Markup('<ul id="memory-use">{}</ul>').format(items)
-    return _section("Memory use", MEMORY_HINT, listing + _retrieval_table(report.get("memory") or {}))
+    return _section("Memory use", MEMORY_HINT, listing + _retrieval_table(report.memory or {}))
 
 
 def _retrieval_table(memory: Mapping[str, Any]) -> Markup:
@@ -387,9 +393,9 @@ def _bar_row(row: _Bar, y: float, x: Callable[[float], float]) -> Markup:
     return Markup("").join(out)
 
 
-def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any], notes: Iterable[str] = ()) -> Markup:
+def _category_section(report: RunReport, stats: Mapping[str, Any], notes: Iterable[str] = ()) -> Markup:
     intervals: Mapping[str, Any] = stats.get("by_category_confidence") or {}
-    scores: Mapping[str, Any] = report.get("by_category") or {}
+    scores: Mapping[str, Any] = report.by_category or {}
     rows = []
     for category in sorted(set(scores) | set(intervals)):
         interval = intervals.get(category)
@@ -402,7 +408,7 @@ def _category_section(report: Mapping[str, Any], stats: Mapping[str, Any], notes
         rows.append(_Bar(str(category), score, low, high, text))
     if not rows:
         return Markup("")
-    chart = _bars_svg(rows, domain=(0.0, 1.0), threshold=_number(report.get("threshold")), label="Score by category")
+    chart = _bars_svg(rows, domain=(0.0, 1.0), threshold=_number(report.threshold), label="Score by category")
     hint = " ".join(
         ["Bars are scores, whiskers their intervals, the dashed line the threshold.", *(n.strip() + "." for n in notes)]
     )
@@ -462,20 +468,20 @@ def _lift_bar(label: str, entry: Mapping[str, Any]) -> _Bar:
     return _Bar(label, lift, low, high, text, tone)
 
 
-def _latency_section(report: Mapping[str, Any], durations: Sequence[float]) -> Markup:
+def _latency_section(report: RunReport, durations: Sequence[float]) -> Markup:
     """The runs' durations, sorted, as a histogram with the median and p95 marked."""
     if not durations:
         return Markup("")
-    median, p95 = _ms(report.get("latency_ms_median")), _ms(report.get("latency_ms_p95"))
+    median, p95 = _ms(report.latency_ms_median), _ms(report.latency_ms_p95)
     caption = (
         f"{len(durations)} runs · median {_seconds(median)} · p95 {_seconds(p95)} · slowest {_seconds(durations[-1])}"
     )
     return _section("Latency", caption, _histogram_svg(durations, {"median": median, "p95": p95}))
 
 
-def _protocol_section(report: Mapping[str, Any]) -> Markup:
+def _protocol_section(report: RunReport) -> Markup:
     """The protocol block as it is in the report, folded: what this number may be compared with."""
-    block = report.get(PROTOCOL_KEY)
+    block = report.protocol
     if not isinstance(block, Mapping):
         return Markup("")
     text = json.dumps(block, indent=2)

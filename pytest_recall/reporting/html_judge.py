@@ -16,6 +16,7 @@ from markupsafe import Markup
 from pytest_recall.reporting.html_text import clean
 from pytest_recall.reporting.html_text import table_row as _row
 from pytest_recall.reporting.judge_section import agreement_text
+from pytest_recall.reporting.run_report import RunReport
 
 HINT = (
     "Where both the built-in judge and the judge command (--recall-judge-cmd) scored an answer: how often they "
@@ -27,9 +28,9 @@ HINT = (
 SIDES = ("deterministic", "llm")
 
 
-def judge_html_section(report: Mapping[str, Any]) -> Markup:
+def judge_html_section(report: RunReport) -> Markup:
     """The section, or nothing for a run without a judge command."""
-    section = report.get("llm_judge")
+    section = report.llm_judge
     if not isinstance(section, Mapping):
         return Markup("")
     agreement = section.get("agreement") or {}
@@ -79,9 +80,9 @@ def _cell(value: Any) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def judges_html_section(report: Mapping[str, Any]) -> Markup:
+def judges_html_section(report: RunReport) -> Markup:
     """The judges table of a run with several judges (the report's ``judges`` block), or nothing."""
-    block = report.get("judges")
+    block = report.judges
     if not isinstance(block, Mapping):
         return Markup("")
     table = block["table"]

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from pytest_recall.reporting.html_cases import data_block, paged_controls, table_head
 from pytest_recall.reporting.html_text import clean, clean_text, number, percent, status
+from pytest_recall.reporting.run_report import RunReport
 
 HELP_HARM_COLUMNS = (
     "category",
@@ -69,9 +70,9 @@ def _yes(flag: Any) -> str:
     return "–" if flag is None else ("yes" if flag else "no")
 
 
-def help_harm_section(report: Mapping[str, Any]) -> Markup:
+def help_harm_section(report: RunReport) -> Markup:
     """Every case memory helped and every case it harmed, by name: harm is never averaged away."""
-    effect = report.get("help_harm")
+    effect = report.help_harm
     if not isinstance(effect, Mapping):
         return Markup("")
     rows = [

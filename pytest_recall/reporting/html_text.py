@@ -16,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from pytest_recall.scoring.verdict import scored_a_pass
+from pytest_recall.scoring import scored_a_pass
 from pytest_recall.terminal_text import strip_escapes
 
 # Colour escapes from terminal agents would otherwise show up as junk like "␛[31m".

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from pytest_recall.cases.answer_forms import KIND_FREE
 from pytest_recall.reporting.records import CaseRecord
-from pytest_recall.scoring.judge_panel import PanelCase
+from pytest_recall.scoring import PanelCase
 
 
 def case_name(record: CaseRecord) -> str:

@@ -15,10 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.cases.runs import LlmJudgement
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.wording import counted
-from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.judge_agreement import agreement_report, judged_twice_from
-from pytest_recall.scoring.verdict import Verdict, scored_a_pass
+from pytest_recall.scoring import CaseSummary, Verdict, agreement_report, judged_twice_from, scored_a_pass
 
 # The terminal names this many disagreements; the report and the page list them all.
 SHOWN_DISAGREEMENTS = 5
@@ -145,10 +144,10 @@ def nothing_judged(panel: bool) -> str:
     return NOTHING_JUDGED.format(who="the judges" if panel else "the judge")
 
 
-def judge_summary_lines(report: Mapping[str, Any]) -> list[str]:
+def judge_summary_lines(report: RunReport) -> list[str]:
     """The judge at a glance: verdicts, errors, cost, agreement with kappa, per kind, and the disagreements."""
-    section = report.get("llm_judge")
-    given = (report.get("run_mode") or {}).get("llm_judge")
+    section = report.llm_judge
+    given = (report.run_mode or {}).get("llm_judge")
     if not isinstance(section, Mapping):
         if isinstance(given, Mapping) and not given.get("both"):
             return ["  " + nothing_judged(bool(given.get("judges")))]
@@ -199,9 +198,9 @@ def _word(passed: Any) -> str:
     return "pass" if passed else "fail"
 
 
-def judge_run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
+def judge_run_properties(report: RunReport) -> list[tuple[str, object]]:
     """The judge's run-level figures for the JUnit ``<testsuite>``: agreement, kappa, errors."""
-    section = report.get("llm_judge")
+    section = report.llm_judge
     if not isinstance(section, Mapping):
         return []
     agreement = section.get("agreement") or {}
@@ -211,7 +210,7 @@ def judge_run_properties(report: Mapping[str, Any]) -> list[tuple[str, object]]:
         ("recall_llm_judge_agreement", agreement.get("rate")),
         ("recall_llm_judge_kappa", agreement.get("kappa")),
         ("recall_llm_judge_n_disagreements", len(agreement.get("disagreements") or []) if agreement else None),
-        *_judges_run_properties(report.get("judges")),
+        *_judges_run_properties(report.judges),
     ]
 
 
@@ -244,9 +243,9 @@ def judge_case_properties(verdict: object, others: object = None) -> list[tuple[
     return given
 
 
-def judge_comparison(base: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+def judge_comparison(base: RunReport, new: RunReport) -> dict[str, Any]:
     """For ``compare``: each report's LLM judge figures side by side, when either run had a judge command."""
-    sides = {name: report.get("llm_judge") for name, report in (("base", base), ("new", new))}
+    sides = {name: report.llm_judge for name, report in (("base", base), ("new", new))}
     if not any(isinstance(section, Mapping) for section in sides.values()):
         return {}
     return {

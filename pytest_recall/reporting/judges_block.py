@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pytest_recall.scoring.judge_panel import PanelCase, format_panel, panel_table
+from pytest_recall.reporting.run_report import RunReport
+from pytest_recall.scoring import PanelCase, format_panel, panel_table
 
 # The terminal names this many flipping cases; the report and the page list them all.
 SHOWN_FLIPS = 5
@@ -29,9 +30,9 @@ def judges_block(entries: Iterable[tuple[str, PanelCase] | None]) -> dict[str, A
     return {"judges": {"score_by": score_by, "table": panel_table(cases, list(cases[0].scores))}}
 
 
-def judges_summary_lines(report: Mapping[str, Any]) -> list[str]:
+def judges_summary_lines(report: RunReport) -> list[str]:
     """The judges table in the terminal, its flipping cases cut short."""
-    block = report.get("judges")
+    block = report.judges
     if not isinstance(block, Mapping):
         return []
     table = block["table"]

@@ -15,8 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.reporting.wording import counted
-from pytest_recall.scoring import beam_rubric, lexical_judge, locomo_f1
-from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring import CaseSummary, beam_rubric, lexical_judge, locomo_f1
 from pytest_recall.suites import memoryagentbench
 from pytest_recall.suites.locomo import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
 

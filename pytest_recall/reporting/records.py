@@ -23,11 +23,8 @@ from pytest_recall.reporting.document import with_shared
 from pytest_recall.reporting.failure import verdict_report
 from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field, other_judges_field
 from pytest_recall.reporting.transcripts import prompt_field
-from pytest_recall.scoring.judge_scope import kept_request
-from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of
-from pytest_recall.scoring.verdict import Verdict, scored_a_pass
+from pytest_recall.scoring import MemoryUse, Verdict, case_memory_use, evidence_of, kept_request, scored_a_pass
 
-RECORD_PROPERTY = "recall_record"
 # Transcripts in records keep this many characters from the end of each stream.
 RECORD_TEXT_CHARS = 4000
 # A node id's "[epochN]" suffix: how a lost record still says which epoch it was.
@@ -222,7 +219,7 @@ class CaseRecord:
     @property
     def fails_item(self) -> bool:
         """Whether the pytest item fails: a wrong answer does; a control run or an error (reported as such) does
-        not. The one place that says so; whether a run passed is :func:`~pytest_recall.scoring.verdict.scored_a_pass`.
+        not. The one place that says so; whether a run passed is :func:`~pytest_recall.scoring.passing.scored_a_pass`.
         """
         return not self.error and not self.control and not scored_a_pass(self.score, self.error)
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pytest_recall.cases import strict_json
 from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS_KEY, load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.schema import record_problem, report_problem
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 
@@ -202,7 +204,7 @@ class FileCases(LazyRecords[Mapping[str, Any]]):
         return self.files[file].read(offset)
 
 
-def streamed_report(path: Path) -> dict[str, Any] | None:
+def streamed_report(path: Path) -> RunReport | None:
     """The report at ``path`` as it stands, its ``cases`` read from the file when iterated.
 
     None when its cases are not one a line (read it whole instead); every
@@ -215,10 +217,10 @@ def streamed_report(path: Path) -> dict[str, Any] | None:
     for offset, record in file.records():
         entries.append((0, offset))
         summaries.append(summary_of_row(record))
-    return {**file.header, "cases": FileCases([file], entries, summaries)}
+    return RunReport.from_json({**file.header, "cases": FileCases([file], entries, summaries)})
 
 
-def summarized_report(path: Path) -> dict[str, Any]:
+def summarized_report(path: Path) -> RunReport:
     """The report at ``path`` with each case as its scalars (``CaseSummary``), read one case at a time.
 
     What ``compare`` needs of two reports: a few hundred bytes a case rather
@@ -227,9 +229,9 @@ def summarized_report(path: Path) -> dict[str, Any]:
     file = open_report(path)
     if file is None:
         report = load_report(path)
-        return {**report, "cases": [summary_of_row(row) for row in report["cases"]]}
+        return replace(report, cases=[summary_of_row(row) for row in report.cases])
     try:
-        return {**file.header, "cases": [summary_of_row(row) for _, row in file.records()]}
+        return RunReport.from_json({**file.header, "cases": [summary_of_row(row) for _, row in file.records()]})
     finally:
         file.close()
 

@@ -23,11 +23,10 @@ from pytest_recall.reporting.judge_section import llm_judge_summary
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.reporting.summary import FAILURE_OUTCOMES_SHOWN, failure_text
-from pytest_recall.scoring.abstain import says_not_given
-from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring import CaseSummary, says_not_given
 
 __all__ = ["CaseSummary", "RecordSpool", "StreamedCases", "summary_of", "summary_of_row"]
-from pytest_recall.scoring.memory_use import MemoryUse
+from pytest_recall.scoring import MemoryUse
 
 # What the aggregates read of a record (grader.aggregate, stats.summarize, the false-abstention
 # rate, the error lines, the progress line and the report order); everything else stays on disk.
@@ -62,7 +61,7 @@ def summary_of_row(row: Mapping[str, Any]) -> CaseSummary:
         run_home=mode.get("home") if isinstance(mode, Mapping) else row.get("run_home"),
         failure_text=failure_text(row) if row.get("outcome") in FAILURE_OUTCOMES_SHOWN else row.get("failure_text"),
         llm_judge=llm_judge_summary(row.get("llm_judge")),
-        memory_use=used.as_json() if isinstance(used, MemoryUse) else used,
+        memory_use=MemoryUse.from_json(used) if isinstance(used, Mapping) else used,
         content_digest=_digest(row.get("content_hash")),
         reported=row.get("reported") if says_not_given(str(row.get("reported") or "")) else None,
         # With several judges, the record as a row of the judges table: what the report's judges block reads.

@@ -7,13 +7,12 @@ from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
-from pytest_recall.reporting.protocol import PROTOCOL_KEY
+from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.wording import counted
-from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
+from pytest_recall.scoring import JUDGE_ERROR_PREFIX, CaseSummary
 
 
-def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+def format_summary(report: RunReport, summaries: Sequence[CaseSummary]) -> list[str]:
     """The terminal table: verdict, categories, latency and cost, readable at a glance."""
     lines = [verdict_line(report), *warning_lines(report, summaries)]
     lines += _trust_lines(report)
@@ -21,14 +20,14 @@ def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) 
     if (stopped := stop_line(report)) is not None:
         lines.append(f"  {stopped}")
     lines += [f"  {line}" for line in rate_limit_lines(report)]
-    if report.get("false_abstention_rate"):
-        lines.append(f"  false abstentions: {report['false_abstention_rate']:.3f} (NOT GIVEN where a value was due)")
-    lines += benchmark_lines(summaries, (report.get("run_mode") or {}).get("answer_judge", "answer"))
+    if report.false_abstention_rate:
+        lines.append(f"  false abstentions: {report.false_abstention_rate:.3f} (NOT GIVEN where a value was due)")
+    lines += benchmark_lines(summaries, (report.run_mode or {}).get("answer_judge", "answer"))
     lines += judge_summary_lines(report)
     lines += judges_summary_lines(report)
     lines += memory_lines(report)
-    categories = report.get("by_category") or {}
-    intervals = report.get("by_category_confidence") or {}
+    categories = report.by_category or {}
+    intervals = report.by_category_confidence or {}
     if categories:
         width = max(len(name) for name in categories)
         for name in sorted(categories):
@@ -36,10 +35,10 @@ def format_summary(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) 
             bar = "#" * round(score * 20)
             line = f"  {name:<{width}}  {score:5.3f}  |{bar:<20}|  {_interval_brackets(intervals.get(name))}"
             lines.append(line.rstrip())
-    cost = report.get("cost_usd_total")
+    cost = report.cost_usd_total
     lines.append(
-        f"  latency per case: median {report['latency_ms_median'] / 1000:.2f}s, "
-        f"p95 {report['latency_ms_p95'] / 1000:.2f}s, total {report['latency_ms_total'] / 1000:.2f}s;  "
+        f"  latency per case: median {report.latency_ms_median / 1000:.2f}s, "
+        f"p95 {report.latency_ms_p95 / 1000:.2f}s, total {report.latency_ms_total / 1000:.2f}s;  "
         f"cost: {'not reported' if cost is None else f'${cost:.4f}'}"
     )
     return lines
@@ -85,12 +84,12 @@ def benchmark_lines(summaries: Iterable[CaseSummary], answer_judge: Any = "answe
     return lines
 
 
-def warning_lines(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+def warning_lines(report: RunReport, summaries: Sequence[CaseSummary]) -> list[str]:
     """What no summary may drop, ``-q`` included: a shared HOME, memory leaked to the control around an MCP
     server's scope, and agent failures that are no memory result."""
     shared = any(summary.run_home == "user" for summary in summaries)
     lines = [f"  {shared_home_warning(_sandbox_of(report) == 'bwrap')}"] if shared else []
-    control = report.get("control")
+    control = report.control
     if isinstance(control, Mapping) and control.get("mcp_leaked"):
         lines.append(f"  {MCP_LEAK_WARNING.format(score=control.get('score') or 0)}")
     return lines + epochs_from_warning(report, summaries) + failure_lines(summaries)
@@ -116,8 +115,8 @@ def shared_home_warning(sandboxed: bool) -> str:
     )
 
 
-def _sandbox_of(report: Mapping[str, Any]) -> Any:
-    mode = report.get("run_mode")
+def _sandbox_of(report: RunReport) -> Any:
+    mode = report.run_mode
     return mode.get("sandbox") if isinstance(mode, Mapping) else None
 
 
@@ -164,30 +163,30 @@ def failure_text(row: Mapping[str, Any]) -> str:
     return f"{what}: {stderr[-1][:160]}" if stderr else what
 
 
-def run_unit(report: Mapping[str, Any]) -> str:
+def run_unit(report: RunReport) -> str:
     """What the counts count: *cases* are case folders, *runs* are case x epoch; they differ only with epochs."""
-    return "run" if (report.get("epochs") or 1) > 1 else "case"
+    return "run" if (report.epochs or 1) > 1 else "case"
 
 
-def verdict_line(report: Mapping[str, Any]) -> str:
+def verdict_line(report: RunReport) -> str:
     """The first summary line; an interrupted run has no verdict, only how far it got."""
     unit = run_unit(report)
-    n_total = int(report.get("n_total") or 0)
-    if report.get("interrupted"):
-        planned = report.get("n_planned")
+    n_total = int(report.n_total or 0)
+    if report.interrupted:
+        planned = report.n_planned
         ran = f"{n_total} of {counted(int(planned), unit)}" if planned else counted(n_total, unit)
-        return f"recall: INTERRUPTED  {ran} ran; no verdict (score so far {report['score']:.3f})"
-    verdict = "PASSED" if report["passed"] else "FAILED"
+        return f"recall: INTERRUPTED  {ran} ran; no verdict (score so far {report.score:.3f})"
+    verdict = "PASSED" if report.passed else "FAILED"
     return (
-        f"recall: {verdict}  score {report['score']:.3f}  (threshold {report['threshold']})  "
-        f"{report['n_passed']}/{counted(n_total, unit)} passed"
-        + (f", {counted(int(report['n_errors']), 'error')}" if report.get("n_errors") else "")
+        f"recall: {verdict}  score {report.score:.3f}  (threshold {report.threshold})  "
+        f"{report.n_passed}/{counted(n_total, unit)} passed"
+        + (f", {counted(int(report.n_errors), 'error')}" if report.n_errors else "")
         + (
-            f", {counted(int(report['n_collection_errors']), 'case')} failed to collect"
-            if report.get("n_collection_errors")
+            f", {counted(int(report.n_collection_errors), 'case')} failed to collect"
+            if report.n_collection_errors
             else ""
         )
-        + _stopped_words(report.get("stop"))
+        + _stopped_words(report.stop)
     )
 
 
@@ -224,10 +223,10 @@ def _interval_brackets(interval: Mapping[str, Any] | None) -> str:
     return f"[{interval['low']:.3f}, {interval['high']:.3f}]" if interval else ""
 
 
-def rate_limit_lines(report: Mapping[str, Any]) -> list[str]:
+def rate_limit_lines(report: RunReport) -> list[str]:
     """The model's rate limits: the refusals and the time paused, and the cases the retry budget did not see
     through, which score 0 but must never read as forgetting; none without a refusal."""
-    limits = report.get("rate_limits")
+    limits = report.rate_limits
     if not limits:
         return []
     # With a budget of one attempt (--recall-rate-limit-attempts=1) no refused case runs again.
@@ -248,12 +247,12 @@ def rate_limit_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def stop_line(report: Mapping[str, Any], *, as_percent: bool = False) -> str | None:
+def stop_line(report: RunReport, *, as_percent: bool = False) -> str | None:
     """``--recall-stop=decided``: when the gate was decided, on how many cases, and how sure; None without it.
 
     ``as_percent`` writes the estimate and interval as the HTML page writes every other score, so one page
     does not say ``64.6% – 100.0%`` beside ``[0.532, 1.000]``."""
-    stop = report.get("stop")
+    stop = report.stop
     if not stop:
         return None
     low, high = stop["interval"]
@@ -289,26 +288,26 @@ def _lift_words(lift: Mapping[str, Any] | None, level: int) -> str:
     )
 
 
-def _epochs_line(report: Mapping[str, Any], epochs: int) -> str:
+def _epochs_line(report: RunReport, epochs: int) -> str:
     """pass@k and pass^k, and over which cases: those scored in every epoch, not those run fewer times."""
     line = (
-        f"  epochs {epochs}: pass@{epochs} {report['pass_at_k']:.3f} (solved in any epoch), "
-        f"pass^{epochs} {report['pass_all_k']:.3f} (solved in every epoch)"
+        f"  epochs {epochs}: pass@{epochs} {report.pass_at_k:.3f} (solved in any epoch), "
+        f"pass^{epochs} {report.pass_all_k:.3f} (solved in every epoch)"
     )
-    runs = [case.get("k") for case in report.get("per_case") or ()]
+    runs = [case.get("k") for case in report.per_case or ()]
     fewer = sum(1 for k in runs if k != epochs)
     if fewer:
-        settled = ((report.get("protocol") or {}).get("run") or {}).get("epochs_from") or {}
+        settled = ((report.protocol or {}).get("run") or {}).get("epochs_from") or {}
         line += f" of the {counted(len(runs) - fewer, 'case')} scored {epochs} times; {fewer} ran fewer"
         if settled.get("settled"):
             line += f" ({settled['settled']} settled by --recall-epochs-from)"
     return line
 
 
-def _epochs_from(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> tuple[int, int, int] | None:
+def _epochs_from(report: RunReport, summaries: Sequence[CaseSummary]) -> tuple[int, int, int] | None:
     """With ``--recall-epochs-from``: how many cases the baseline settled, this run's cases that ran once
     because it settled them, and this run's cases."""
-    chosen = ((report.get(PROTOCOL_KEY) or {}).get("run") or {}).get("epochs_from")
+    chosen = ((report.protocol or {}).get("run") or {}).get("epochs_from")
     if not isinstance(chosen, Mapping):
         return None
     runs: dict[tuple[object, object], int] = {}
@@ -319,7 +318,7 @@ def _epochs_from(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) ->
     return int(chosen.get("settled") or 0), once, len(runs)
 
 
-def epochs_from_line(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+def epochs_from_line(report: RunReport, summaries: Sequence[CaseSummary]) -> list[str]:
     """How many cases ran once because the baseline settled them, so pass@k is not read as k runs of each."""
     given = _epochs_from(report, summaries)
     if given is None or given[1] == 0:
@@ -328,7 +327,7 @@ def epochs_from_line(report: Mapping[str, Any], summaries: Sequence[CaseSummary]
     return [f"  epochs from a baseline: {once} of {counted(total, 'case')} ran once, settled by it ({settled} settled)"]
 
 
-def epochs_from_warning(report: Mapping[str, Any], summaries: Sequence[CaseSummary]) -> list[str]:
+def epochs_from_warning(report: RunReport, summaries: Sequence[CaseSummary]) -> list[str]:
     """A baseline that settled none of this run's cases (another suite's report) chose nothing: said, even
     under ``-q``."""
     given = _epochs_from(report, summaries)
@@ -340,19 +339,19 @@ def epochs_from_warning(report: Mapping[str, Any], summaries: Sequence[CaseSumma
     ]
 
 
-def _trust_lines(report: Mapping[str, Any]) -> list[str]:
+def _trust_lines(report: RunReport) -> list[str]:
     """The interval, the repeat figures and the control, when the report has them (old ones may not)."""
     lines = []
-    interval = report.get("confidence")
+    interval = report.confidence
     if interval:
         lines.append(
             f"  {round(100 * interval['level'])}% interval {_interval_brackets(interval)} "
             f"({interval['method']}, {counted(int(interval['n']), 'case')})"
         )
-    epochs = report.get("epochs") or 1
-    if epochs > 1 and report.get("pass_at_k") is not None:
+    epochs = report.epochs or 1
+    if epochs > 1 and report.pass_at_k is not None:
         lines.append(_epochs_line(report, epochs))
-    control = report.get("control")
+    control = report.control
     if control:
         score = control.get("score")
         line = f"  control (no memory): score {'-' if score is None else f'{score:.3f}'}"
@@ -372,18 +371,18 @@ def _trust_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _memory_source(report: Mapping[str, Any]) -> str:
+def _memory_source(report: RunReport) -> str:
     """Who counted the memory calls: the MCP tap on a --recall-mcp run, else the agent itself ($RECALL_MEMORY_LOG)."""
-    run = (report.get("protocol") or {}).get("run")
+    run = (report.protocol or {}).get("run")
     if isinstance(run, Mapping) and "mcp_servers" in run and not run["mcp_servers"]:
         return "the agent's own log"
     return "MCP tap"
 
 
-def memory_lines(report: Mapping[str, Any]) -> list[str]:
+def memory_lines(report: RunReport) -> list[str]:
     """What the MCP tap, or the agent's own log of its memory calls (recall-provider's), saw: whether the memory
     was used, retrieval against reasoning, and what the memory's calls took."""
-    memory = report.get("memory")
+    memory = report.memory
     if not isinstance(memory, Mapping):
         return []
     cases, unused = memory["cases"], memory["unused"]
@@ -417,9 +416,9 @@ def memory_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def help_harm_lines(report: Mapping[str, Any]) -> list[str]:
+def help_harm_lines(report: RunReport) -> list[str]:
     """How many cases memory helped and harmed, and the harmed ones by name: harm is never averaged away."""
-    effect = report.get("help_harm")
+    effect = report.help_harm
     if not effect:
         return []
     helped, harmed = effect.get("helped") or [], effect.get("harmed") or []

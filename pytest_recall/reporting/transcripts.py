@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args
 
-from pytest_recall.scoring.verdict import scored_a_pass
+from pytest_recall.scoring import scored_a_pass
 
 TranscriptMode = Literal["failed", "all", "none"]
 # The default comes first.

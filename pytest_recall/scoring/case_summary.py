@@ -11,7 +11,10 @@ kept as its 32 bytes, keep a 100,000-case run's summaries small.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_recall.scoring.memory_use import MemoryUse
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +46,8 @@ class CaseSummary:
     # The HOME mode of the run, and the one-line account of an agent failure: derived from the record.
     run_home: str | None
     failure_text: str | None
-    # The MCP tap's account as the report's JSON holds it (only on a --recall-mcp run).
-    memory_use: dict[str, Any] | None
+    # The MCP tap's account (only on a --recall-mcp run): the record's object, read from a row's JSON once.
+    memory_use: MemoryUse | None
     # With several judges: the judge whose verdict scores, and the case as a row of the judges table.
     judge_panel: tuple[str, Any] | None
 

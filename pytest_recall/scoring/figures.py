@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.grader import main_records
+from pytest_recall.scoring.memory_use import memory_figures
 from pytest_recall.scoring.verdict import OUTCOMES
 
 
@@ -61,3 +62,23 @@ def _above_zero(score: Any) -> bool:
 def _total(counts: Iterable[int | None]) -> int | None:
     values = [int(n) for n in counts if isinstance(n, int) and not isinstance(n, bool)]
     return sum(values) if values else None
+
+
+def memory_section(summaries: Iterable[CaseSummary]) -> dict[str, Any] | None:
+    """The report's ``memory`` block from the ``memory_use`` groups of its cases; None on a run with no tapped
+    server."""
+    cases = [
+        (use, _score(summary.score), summary.control is True, summary.category)
+        for summary in summaries
+        if (use := summary.memory_use) is not None and summary.outcome not in NO_ANSWER_OUTCOMES
+    ]
+    return memory_figures(cases) if cases else None
+
+
+# A case that ended so never answered (its agent could not start, the model refused it, the harness failed):
+# its memory went unused for no fault of retrieval, and counting it would blame the memory for a missing CLI.
+NO_ANSWER_OUTCOMES = frozenset({"agent_failed", "rate_limited", "error"})
+
+
+def _score(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.verdict import scored_a_pass
+from pytest_recall.scoring.passing import run_passed, scored_a_pass
 
 DEFAULT_THRESHOLD = 0.5
 
@@ -69,8 +69,14 @@ def _by_category(scored: list[tuple[float, CaseSummary]]) -> dict[str, float]:
     return {category: round(_weighted_mean(found), 3) for category, found in pairs.items()}
 
 
-def aggregate(summaries: Sequence[CaseSummary], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """Fold case runs into the run verdict."""
+def aggregate(
+    summaries: Sequence[CaseSummary],
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    collection_errors: int = 0,
+    stop_decision: str | None = None,
+) -> dict[str, Any]:
+    """Fold case runs into the run verdict; ``passed`` also hears of collection errors and a stop gate's decision."""
     counted = main_records(summaries)
     weighted = [(w, r) for w, r in zip(case_weights(counted), counted, strict=True) if r.score is not None]
     scored = [r for _w, r in weighted]
@@ -78,7 +84,9 @@ def aggregate(summaries: Sequence[CaseSummary], threshold: float = DEFAULT_THRES
     median, p95, total = _latency_ms([float(r.duration_s) for r in counted if r.duration_s is not None])
     costs = [float(r.cost_usd) for r in counted if r.cost_usd is not None]
     return {
-        "passed": bool(scored) and mean >= threshold,
+        "passed": run_passed(
+            mean, len(scored), threshold, collection_errors=collection_errors, stop_decision=stop_decision
+        ),
         "score": round(mean, 3),
         "n_passed": sum(1 for r in scored if scored_a_pass(r.score, r.error)),
         "n_total": len(counted),

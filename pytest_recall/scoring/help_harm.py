@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring.passing import scored_a_pass
 from pytest_recall.scoring.stats import CaseFold, fold_cases, mcnemar_exact, pair_folds, rounded
-from pytest_recall.scoring.verdict import scored_a_pass
 
 
 def help_and_harm(summaries: Sequence[CaseSummary]) -> dict[str, Any] | None:

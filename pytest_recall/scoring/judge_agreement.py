@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring.passing import scored_a_pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +107,8 @@ def judged_twice_from(summaries: Iterable[CaseSummary]) -> list[JudgedTwice]:
             JudgedTwice(
                 case=name + (" (control)" if record.control else ""),
                 kind=str(record.answer_kind or "unknown"),
-                deterministic=float(deterministic) >= 1.0,
-                llm=float(llm["score"]) >= 1.0,
+                deterministic=scored_a_pass(float(deterministic)),
+                llm=scored_a_pass(float(llm["score"])),
             )
         )
     return judged

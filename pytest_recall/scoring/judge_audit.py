@@ -28,6 +28,7 @@ from pytest_recall.scoring.audit_variants import (
     reformatted_of,
     shotgun_of,
 )
+from pytest_recall.scoring.passing import scored_a_pass
 
 GAMING = ("shotgun", "negated", "claims_correct", "hedge")
 VARIANTS = ("gold", "vague", "partial", "wrong", *GAMING, "reformatted")
@@ -113,7 +114,7 @@ def audit_table(verdicts: Sequence[tuple[AuditItem, float | None]], bound: float
     for variant in VARIANTS:
         seen = [score for item, score in verdicts if item.variant == variant]
         readable = [score for score in seen if score is not None]
-        accepted = sum(1 for score in readable if score >= 1.0)
+        accepted = sum(1 for score in readable if scored_a_pass(score))
         rate = round(accepted / len(readable), 4) if readable else None
         table[variant] = {
             "n": len(seen),

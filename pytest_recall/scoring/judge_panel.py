@@ -17,7 +17,8 @@ from itertools import combinations
 from typing import Any
 
 from pytest_recall.scoring.judge_agreement import cohens_kappa
-from pytest_recall.scoring.stats import PASS_SCORE, wilson_interval
+from pytest_recall.scoring.passing import scored_a_pass
+from pytest_recall.scoring.stats import wilson_interval
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,23 +34,19 @@ class PanelCase:
     sample_flips: Mapping[str, bool] = field(default_factory=dict)
 
 
-def _passed(score: float) -> bool:
-    return score >= PASS_SCORE
-
-
 def sample_majority(scores: Sequence[float | None]) -> tuple[float | None, bool | None]:
     """One verdict from a judge's samples of one answer, and whether they disagree: a pass when more than half of
     the samples that gave a verdict passed, so a tie is a fail (a judge that cannot make up its mind has not
     accepted the answer); None when no sample gave one. ``flipped`` is None with fewer than two to compare."""
-    passes = [_passed(score) for score in scores if score is not None]
+    passes = [scored_a_pass(score) for score in scores if score is not None]
     majority = (1.0 if sum(passes) * 2 > len(passes) else 0.0) if passes else None
     return majority, (len(set(passes)) > 1 if len(passes) >= 2 else None)
 
 
 def majority_reason(scores: Sequence[float | None]) -> str:
     """How a majority of samples came about, in words: passes, fails and judge errors."""
-    passes = sum(1 for score in scores if score is not None and _passed(score))
-    fails = sum(1 for score in scores if score is not None and not _passed(score))
+    passes = sum(1 for score in scores if score is not None and scored_a_pass(score))
+    fails = sum(1 for score in scores if score is not None and not scored_a_pass(score))
     errors = len(scores) - passes - fails
     return f"majority of {len(scores)} samples: {passes} pass, {fails} fail" + (
         f", {errors} judge errors" if errors else ""
@@ -59,7 +56,7 @@ def majority_reason(scores: Sequence[float | None]) -> str:
 def _score_row(scores: Sequence[float | None]) -> dict[str, Any]:
     """Passes over the judged answers with their 95% interval; errors said apart."""
     judged = [score for score in scores if score is not None]
-    passed = sum(1 for score in judged if _passed(score))
+    passed = sum(1 for score in judged if scored_a_pass(score))
     low, high = wilson_interval(passed, len(judged))
     return {
         "n": len(judged),
@@ -88,12 +85,12 @@ def fleiss_kappa(ratings: Sequence[Sequence[bool]]) -> float | None:
 
 def _verdicts(case: PanelCase, judges: Sequence[str]) -> dict[str, bool]:
     """Pass or fail from each judge that gave a verdict on the case."""
-    return {judge: _passed(score) for judge in judges if (score := case.scores.get(judge)) is not None}
+    return {judge: scored_a_pass(score) for judge in judges if (score := case.scores.get(judge)) is not None}
 
 
 def _pair_row(cases: Sequence[PanelCase], first: str, second: str) -> dict[str, Any]:
     pairs = [
-        (_passed(a), _passed(b))
+        (scored_a_pass(a), scored_a_pass(b))
         for case in cases
         if (a := case.scores.get(first)) is not None and (b := case.scores.get(second)) is not None
     ]

@@ -16,7 +16,8 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from pytest_recall.cases.runs import LlmJudgement
-from pytest_recall.scoring.verdict import Verdict, scored_a_pass
+from pytest_recall.scoring.passing import scored_a_pass
+from pytest_recall.scoring.verdict import Verdict
 
 JUDGE_ERROR_PREFIX = "judge error: "
 # A step that failed is the agent's failure, whatever any judge would say of what it printed.

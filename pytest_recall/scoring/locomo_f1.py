@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from pytest_recall.scoring.passing import scored_a_pass
+
 MULTI_HOP = 1
 OPEN_DOMAIN = 3
 ADVERSARIAL = 5
@@ -97,7 +99,7 @@ def score_locomo(tail: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     score = round(locomo_score(tail, str(expected["answer"]), category), 6)
     if category == ADVERSARIAL:
         reason = "declined, as the adversarial question deserves" if score else "answered a question never settled"
-    elif score >= 1.0:
+    elif scored_a_pass(score):
         reason = "token F1 1.0: the gold answer's words, stemmed"
     elif score > 0:
         reason = f"token F1 {score:.3f}: some of the gold answer's words"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.cases.runs import MemoryCall, StepRun
-from pytest_recall.scoring.case_summary import CaseSummary
+from pytest_recall.scoring.passing import scored_a_pass
 
 # A token estimate for text a model reads: about four bytes a token for English text.
 BYTES_PER_TOKEN = 4
@@ -226,7 +226,7 @@ def _retrieval(scored: Sequence[tuple[MemoryUse, float | None, str | None]]) -> 
     table = {"retrieved_right": 0, "retrieved_wrong": 0, "missed_right": 0, "missed_wrong": 0}
     by_category: dict[str, list[bool]] = {}
     for use, score, category in known:
-        right = score is not None and score >= 1.0
+        right = scored_a_pass(score)
         got = bool(use.evidence_retrieved)
         table[f"{'retrieved' if got else 'missed'}_{'right' if right else 'wrong'}"] += 1
         by_category.setdefault(category or "uncategorised", []).append(got)
@@ -241,23 +241,3 @@ def _retrieval(scored: Sequence[tuple[MemoryUse, float | None, str | None]]) -> 
 def _mean(values: Sequence[float | None]) -> float | None:
     present = [value for value in values if value is not None]
     return sum(present) / len(present) if present else None
-
-
-def memory_section(summaries: Iterable[CaseSummary]) -> dict[str, Any] | None:
-    """The report's ``memory`` block from the ``memory_use`` groups of its cases as the report holds them (as
-    JSON); None on a run with no tapped server."""
-    cases = [
-        (MemoryUse.from_json(use), _score(summary.score), summary.control is True, summary.category)
-        for summary in summaries
-        if isinstance(use := summary.memory_use, Mapping) and summary.outcome not in NO_ANSWER_OUTCOMES
-    ]
-    return memory_figures(cases) if cases else None
-
-
-# A case that ended so never answered (its agent could not start, the model refused it, the harness failed):
-# its memory went unused for no fault of retrieval, and counting it would blame the memory for a missing CLI.
-NO_ANSWER_OUTCOMES = frozenset({"agent_failed", "rate_limited", "error"})
-
-
-def _score(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

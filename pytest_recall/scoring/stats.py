@@ -21,14 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_recall.scoring.case_summary import CaseSummary
-from pytest_recall.scoring.verdict import scored_a_pass
+from pytest_recall.scoring.passing import scored_a_pass
 
 LEVEL = 0.95
 Z_95 = 1.959963984540054
 RESAMPLES = 2000
 ROUND_DIGITS = 4
 UNCATEGORIZED = "uncategorized"
-PASS_SCORE = 1.0
 # Up to this many non-zero differences the sign-flip test enumerates every
 # pattern (2**14 subset sums), so small suites get an exact p-value.
 EXACT_SIGN_FLIP_MAX = 14
@@ -264,8 +263,8 @@ def mean_confidence(
     means = case_means(folds)
     if not means:
         return None
-    if exact or all(m in (0.0, PASS_SCORE) for m in means):
-        successes = sum(1 for m in means if m == PASS_SCORE)
+    if exact or all(m == 0.0 or scored_a_pass(m) for m in means):
+        successes = sum(1 for m in means if scored_a_pass(m))
         low, high = wilson_interval(successes, len(means), z_for_level(level))
         return Interval("wilson", successes / len(means), low, high, len(means), level)
     low, high = bootstrap_mean_interval(means, seed=seed, level=level)

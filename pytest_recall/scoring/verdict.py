@@ -49,16 +49,12 @@ from typing import Any
 from pytest_recall.cases.answer_forms import KIND_FILES
 from pytest_recall.cases.runs import CaseRun
 from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_answer, judge_steps, step_failure
+from pytest_recall.scoring.passing import scored_a_pass
 
 AnswerScorer = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 TaskJudge = Callable[[str, "int | None"], Any]
 TASK_JUDGE_NAME = "judge.py"
 OUTCOMES = ("correct", "partial", "wrong", "unknown", "agent_failed", "timed_out", "rate_limited", "error")
-
-
-def scored_a_pass(score: Any, error: Any = None) -> bool:
-    """A run passed when it scored 1.0 and raised no error. The one place that says so."""
-    return not error and isinstance(score, (int, float)) and not isinstance(score, bool) and score >= 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,22 +86,8 @@ def decide(
         return Verdict(None, run.error, error=run.error, control=run.control, outcome="error")
     stdout = run.judged_stdout
     category = case.expected.get("category")
-    if changed_on_disk:
-        reason = f"case files changed on disk during the run: {', '.join(changed_on_disk)}"
-        return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="wrong")
-    if run.agent_fault:
-        reason = f"the agent left what the harness refuses to handle: {run.agent_fault}"
-        return Verdict(
-            0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="agent_failed"
-        )
-    if (refused := _rate_limited_step(run)) is not None:
-        reason = (
-            f"the model still refused step {refused} for a rate limit on attempt {run.attempts}, the last of the "
-            "retry budget: scored 0, not forgetting"
-        )
-        return Verdict(
-            0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome="rate_limited"
-        )
+    if (refused := _refused_before_judging(run, changed_on_disk, category)) is not None:
+        return refused
     # An exit status the case counts as ending well (ok_exit_codes) is judged as 0.
     outcomes = [
         (0 if result.exit_code in result.ok_exit_codes else result.exit_code, result.signal, result.timed_out)
@@ -140,6 +122,24 @@ def decide(
         # No earlier step kept any memory: the reason says where it went instead (sessions/lost_memory.py).
         why = f"{why}; {run.memory_hint}" if why else run.memory_hint
     return Verdict(score, why, MappingProxyType(details), control=run.control, outcome=outcome)
+
+
+def _refused_before_judging(run: CaseRun, changed_on_disk: Sequence[str], category: Any) -> Verdict | None:
+    """A 0 whatever the answer: the case changed under the run, the agent left what the harness refuses, or the
+    model refused a step to the end of the retry budget; None when the answer is to be judged."""
+    if changed_on_disk:
+        reason, outcome = f"case files changed on disk during the run: {', '.join(changed_on_disk)}", "wrong"
+    elif run.agent_fault:
+        reason, outcome = f"the agent left what the harness refuses to handle: {run.agent_fault}", "agent_failed"
+    elif (refused := _rate_limited_step(run)) is not None:
+        reason = (
+            f"the model still refused step {refused} for a rate limit on attempt {run.attempts}, the last of the "
+            "retry budget: scored 0, not forgetting"
+        )
+        outcome = "rate_limited"
+    else:
+        return None
+    return Verdict(0.0, reason, MappingProxyType({"category": category}), control=run.control, outcome=outcome)
 
 
 def _rate_limited_step(run: CaseRun) -> int | None:

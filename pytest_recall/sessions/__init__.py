@@ -17,7 +17,13 @@ from pytest_recall.sessions.case_flow import (
 )
 from pytest_recall.sessions.case_groups import GroupIngests, grouped_case_flow
 from pytest_recall.sessions.cgroup import stop_quickener, tracking_line
-from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, Judge, parse_judges
+from pytest_recall.sessions.judge_command import (
+    DEFAULT_JUDGE_TIMEOUT_S,
+    Judge,
+    JudgeCall,
+    parse_judges,
+    run_judge_command,
+)
 from pytest_recall.sessions.llm_judging import LlmJudgeSettings, LlmJudging, judged_flow
 from pytest_recall.sessions.network import Network, check_pasta
 from pytest_recall.sessions.pool import CasePool, Flow, Pause
@@ -62,6 +68,7 @@ from pytest_recall.sessions.shared_verdicts import SharedVerdicts
 from pytest_recall.sessions.signed_state import RecallStateWarning, SignedState, new_secret
 from pytest_recall.sessions.spawn import AgentStartError
 from pytest_recall.sessions.task_scripts import TaskScriptError, run_task_judge, run_task_script
+from pytest_recall.sessions.workspace import WorkspaceKeeper, uses_workspace
 
 __all__ = [
     "CASE_PAUSE_TIMEOUTS",
@@ -81,6 +88,7 @@ __all__ = [
     "HostPause",
     "Isolation",
     "Judge",
+    "JudgeCall",
     "LiveSettings",
     "LlmJudgeSettings",
     "LlmJudging",
@@ -99,6 +107,7 @@ __all__ = [
     "SignedState",
     "TaskScriptError",
     "WorkdirMode",
+    "WorkspaceKeeper",
     "Wrapper",
     "absolute_path",
     "agent_environment",
@@ -119,10 +128,12 @@ __all__ = [
     "remove_agent_tree",
     "remove_tree",
     "run_id",
+    "run_judge_command",
     "run_task_judge",
     "run_task_script",
     "stop_quickener",
     "tracking_line",
     "unique",
+    "uses_workspace",
     "wrap_argv",
 ]

@@ -29,11 +29,12 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pytest_recall.cases.live_protocol import laid_over
 from pytest_recall.cases.model import Case, Step
 from pytest_recall.cases.runs import CaseRun, MemoryCalls, SessionResult, StepRun
+from pytest_recall.scoring import AnswerScorer
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
 from pytest_recall.sessions.lost_memory import Leftovers, lost_memory_hint, workdir_leftovers
@@ -69,7 +70,6 @@ SCRUBBED_VARS = frozenset({"TRAP_MANIFEST", "TRAPTASK_MANIFEST"})
 MAX_ARGUMENT_BYTES = 32 * 4096
 ARGV_FEEDBACK_MARGIN = 4096
 
-Judge = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 T = TypeVar("T")
 # Work on a case's memory for the listing threads: given the area and the event that cuts it short, it returns
 # the agent's fault or None.
@@ -101,7 +101,7 @@ class MemoryHooks:
     ingested: Callable[[Sequence[StepRun]], None] | None = None
 
 
-def feedback_prompt(step: Step, previous_stdout: str, judge: Judge) -> str:
+def feedback_prompt(step: Step, previous_stdout: str, judge: AnswerScorer) -> str:
     """A step that opens with feedback on the agent's previous answer, judged for real."""
     if step.feedback is None:
         return step.prompt
@@ -157,7 +157,7 @@ LISTING_INLINE_WAIT_S = 0.005
 def case_flow(
     case: Case,
     settings: SessionSettings,
-    judge: Judge,
+    judge: AnswerScorer,
     *,
     control: bool = False,
     epoch: int = 1,
@@ -231,7 +231,7 @@ def _fresh_steps(
     case: Case,
     steps: tuple[Step, ...],
     settings: SessionSettings,
-    judge: Judge,
+    judge: AnswerScorer,
     area: CaseArea,
     keeper: WorkspaceKeeper | None,
     memory_hooks: MemoryHooks | None,
@@ -401,7 +401,7 @@ def _live_spec(
     settings: SessionSettings,
     area: CaseArea,
     rooms: SessionRooms,
-    judge: Judge,
+    judge: AnswerScorer,
 ) -> SessionSpec:
     """One live process for every turn, each turn composed when the agent is ready for it.
 

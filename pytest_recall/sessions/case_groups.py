@@ -35,7 +35,8 @@ from pathlib import Path
 
 from pytest_recall.cases.model import Case
 from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
-from pytest_recall.sessions.case_flow import Judge, MemoryHooks, case_flow
+from pytest_recall.scoring import AnswerScorer
+from pytest_recall.sessions.case_flow import MemoryHooks, case_flow
 from pytest_recall.sessions.memory_copy import copy_memory
 from pytest_recall.sessions.pool import Pause
 from pytest_recall.sessions.rooms import CaseArea, private_dir, remove_tree
@@ -160,7 +161,7 @@ def _retried(run: CaseRun, last_attempt: bool) -> bool:
 def grouped_case_flow(
     case: Case,
     settings: SessionSettings,
-    judge: Judge,
+    judge: AnswerScorer,
     ingests: GroupIngests,
     *,
     owner: str,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.scoring.judge_reply import JudgeReply, read_judge_reply
+from pytest_recall.scoring import JudgeReply, read_judge_reply
 from pytest_recall.sessions.case_flow import agent_environment
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.judge_process import JudgeStopped, run_judge_process

@@ -27,14 +27,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_recall.cases.runs import CaseRun, LlmJudgement
-from pytest_recall.scoring.judge_panel import majority_reason, sample_majority
-from pytest_recall.scoring.judge_scope import (
+from pytest_recall.scoring import (
     FreeFormJudge,
     answer_to_judge,
     judge_cache_key,
     judge_request,
     judged_by_llm,
     llm_decides,
+    majority_reason,
+    sample_majority,
 )
 from pytest_recall.sessions.judge_command import DEFAULT_JUDGE_TIMEOUT_S, Judge, run_judge_command
 from pytest_recall.sessions.pool import Flow, Pause

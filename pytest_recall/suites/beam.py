@@ -205,25 +205,25 @@ def expectation(sample: str, probe: Probe, chars_per_step: int) -> dict[str, Any
     }
 
 
-def parse_row(index: int, record: Any, split: str) -> tuple[str, list[Probe], Iterator[Batch]]:
+def parse_row(index: int, row: Any, split: str) -> tuple[str, list[Probe], Iterator[Batch]]:
     """A hub row: its id (``<split>-<conversation_id>``), its probing questions and its batches, read as used (a
     row read by :func:`~pytest_recall.suites.json_stream.iter_rows` holds its chat spooled, not in memory)."""
     where = f"record {index}"
-    if not isinstance(record, Mapping):
-        raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
-    conversation = record.get("conversation_id")
+    if not isinstance(row, Mapping):
+        raise RecordError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    conversation = row.get("conversation_id")
     if not isinstance(conversation, (str, int)) or isinstance(conversation, bool) or not str(conversation).strip():
         raise RecordError(f"{where}: field 'conversation_id' must be a string, not {shown(conversation)}")
     sample = f"{split}-{str(conversation).strip()}"
-    probes = require(record, "probing_questions", where)
+    probes = require(row, "probing_questions", where)
     if isinstance(probes, str):
         try:
             probes = ast.literal_eval(probes)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             raise RecordError(f"{where}: field 'probing_questions' is no Python literal of the questions") from None
     parsed = parse_probes(probes, f"{where}: field 'probing_questions'")
-    chat = record.get("chat")
-    items = chat.items() if isinstance(chat, SpooledItems) else iter(require_list(record, "chat", where))
+    chat = row.get("chat")
+    items = chat.items() if isinstance(chat, SpooledItems) else iter(require_list(row, "chat", where))
     return sample, parsed, _row_batches(items, where)
 
 

@@ -394,8 +394,8 @@ def _row(buffer: _Buffer, path: Path, where: str, long_key: str, *, one_line: bo
     return record
 
 
-def _close_spooled(record: Any) -> None:
-    for value in record.values() if isinstance(record, dict) else ():
+def _close_spooled(row: Any) -> None:
+    for value in row.values() if isinstance(row, dict) else ():
         if isinstance(value, (SpooledText, SpooledItems)):
             value.close()
 

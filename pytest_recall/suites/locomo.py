@@ -79,20 +79,20 @@ class Conversation:
     questions: tuple[QA, ...]
 
 
-def record_label(index: int, record: Any) -> str:
-    sample = record.get("sample_id") if isinstance(record, Mapping) else None
+def record_label(index: int, row: Any) -> str:
+    sample = row.get("sample_id") if isinstance(row, Mapping) else None
     return f"record {index} (sample_id {sample!r})" if isinstance(sample, (str, int)) else f"record {index}"
 
 
-def parse_conversation(index: int, record: Any) -> Conversation:
+def parse_conversation(index: int, row: Any) -> Conversation:
     """The record as a :class:`Conversation`, or :class:`RecordError` naming the record and the field."""
-    where = record_label(index, record)
-    if not isinstance(record, Mapping):
-        raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
-    sample = require(record, "sample_id", where)
+    where = record_label(index, row)
+    if not isinstance(row, Mapping):
+        raise RecordError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    sample = require(row, "sample_id", where)
     if isinstance(sample, bool) or not isinstance(sample, (str, int)) or not str(sample).strip():
         raise RecordError(f"{where}: field 'sample_id' must be a string, not {shown(sample)}")
-    conversation = require(record, "conversation", where)
+    conversation = require(row, "conversation", where)
     if not isinstance(conversation, Mapping):
         raise RecordError(f"{where}: field 'conversation' must be an object")
     inner = f"{where}: field 'conversation'"
@@ -101,7 +101,7 @@ def parse_conversation(index: int, record: Any) -> Conversation:
     sessions = _sessions(conversation, inner)
     if not sessions:
         raise RecordError(f"{inner} holds no session_N with turns")
-    questions = tuple(_qa(number, qa, where) for number, qa in enumerate(require_list(record, "qa", where)))
+    questions = tuple(_qa(number, qa, where) for number, qa in enumerate(require_list(row, "qa", where)))
     return Conversation(str(sample).strip(), speaker_a, speaker_b, sessions, questions)
 
 

@@ -24,14 +24,14 @@ from pytest_recall.suites.public_import import (
     ImportSummary,
     PublicImportError,
     Selection,
-    _answer,
-    _Staging,
-    _write,
+    Staging,
     already_imported,
+    answer_text,
     folder_name,
     hashing,
     pick,
     source_entry,
+    write_case_files,
     write_note,
 )
 from pytest_recall.suites.public_records import RecordError
@@ -113,7 +113,7 @@ def import_beam(path: Path, out: Path, selection: Selection) -> ImportSummary:
         ]
         chosen = pick(keys, selection)
         sessions = groups = 0
-        with _Staging(out) as staging:
+        with Staging(out) as staging:
             for (sample, probes, batches), (_, total) in zip(_conversations(path), checked, strict=True):
                 asked = [probe for probe in probes if beam.question_id(sample, probe) in chosen]
                 if not asked:
@@ -121,8 +121,8 @@ def import_beam(path: Path, out: Path, selection: Selection) -> ImportSummary:
                 steps = _beam_group(staging / folder_name(sample), sample, batches, total, selection.chars_per_step)
                 for probe in asked:
                     expected = beam.expectation(sample, probe, selection.chars_per_step)
-                    files = {"step1.txt": beam.question_prompt(probe), ANSWER_FILE: _answer(expected)}
-                    _write(staging / folder_name(sample) / folder_name(expected["id"]), files)
+                    files = {"step1.txt": beam.question_prompt(probe), ANSWER_FILE: answer_text(expected)}
+                    write_case_files(staging / folder_name(sample) / folder_name(expected["id"]), files)
                 groups += 1
                 sessions += steps + len(asked)
             summary = ImportSummary(len(chosen), groups, sessions, 1, out, chars_per_step=selection.chars_per_step)
@@ -136,7 +136,7 @@ def import_beam(path: Path, out: Path, selection: Selection) -> ImportSummary:
 
 def _beam_group(group: Path, sample: str, batches: Iterable[beam.Batch], total: int, chars_per_step: int) -> int:
     """The group's folder and its ingest steps, a batch at a time; how many steps."""
-    _write(group, {GROUP_FILE: f"# The shared ingest of BEAM conversation {sample}.\n"})
+    write_case_files(group, {GROUP_FILE: f"# The shared ingest of BEAM conversation {sample}.\n"})
     writer = StepWriter(group, chars_per_step, beam.ingest_opening)
     for batch in batches:
         writer.session(beam.session_header(batch, total))
@@ -170,18 +170,19 @@ def import_memoryagentbench(path: Path, out: Path, selection: Selection) -> Impo
             return done
         chosen = pick(keys, selection)
         sessions = groups = 0
-        with _Staging(out) as staging:
+        with Staging(out) as staging:
             for row in _rows(path):
                 asked = [q for q in row.questions if q.question_id in chosen]
                 if not asked:
                     continue
                 group = staging / folder_name(row.sample_id)
-                _write(group, {GROUP_FILE: f"# The shared ingest of MemoryAgentBench row {row.sample_id}.\n"})
+                write_case_files(group, {GROUP_FILE: f"# The shared ingest of MemoryAgentBench row {row.sample_id}.\n"})
                 steps = _ingest_context(group, row.context, selection.chars_per_step)
                 for question in asked:
                     expected = memoryagentbench.expectation(row, question, selection.chars_per_step)
-                    files = {"step1.txt": memoryagentbench.question_prompt(question), ANSWER_FILE: _answer(expected)}
-                    _write(group / folder_name(question.question_id), files)
+                    prompt = memoryagentbench.question_prompt(question)
+                    files = {"step1.txt": prompt, ANSWER_FILE: answer_text(expected)}
+                    write_case_files(group / folder_name(question.question_id), files)
                 groups += 1
                 sessions += steps + len(asked)
             summary = ImportSummary(len(chosen), groups, sessions, 1, out, chars_per_step=selection.chars_per_step)

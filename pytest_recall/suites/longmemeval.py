@@ -77,24 +77,24 @@ class Question:
         return ABSTENTION if self.abstention else self.question_type
 
 
-def record_label(index: int, record: Any) -> str:
+def record_label(index: int, row: Any) -> str:
     """How an error names a record: its position, and its id when it has a usable one."""
-    qid = record.get("question_id") if isinstance(record, Mapping) else None
+    qid = row.get("question_id") if isinstance(row, Mapping) else None
     return f"record {index} (question_id {qid!r})" if isinstance(qid, str) and qid else f"record {index}"
 
 
-def parse_question(index: int, record: Any) -> Question:
+def parse_question(index: int, row: Any) -> Question:
     """The record as a :class:`Question`, or :class:`RecordError` naming the record and the field."""
-    where = record_label(index, record)
-    if not isinstance(record, Mapping):
-        raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
-    qid = require_text(record, "question_id", where)
-    qtype = require_text(record, "question_type", where)
+    where = record_label(index, row)
+    if not isinstance(row, Mapping):
+        raise RecordError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    qid = require_text(row, "question_id", where)
+    qtype = require_text(row, "question_type", where)
     if qtype not in QUESTION_TYPES:
         raise RecordError(f"{where}: field 'question_type' is {qtype!r}, not one of {', '.join(QUESTION_TYPES)}")
-    dates = require_list(record, "haystack_dates", where)
-    sessions = require_list(record, "haystack_sessions", where)
-    ids = record.get("haystack_session_ids")
+    dates = require_list(row, "haystack_dates", where)
+    sessions = require_list(row, "haystack_sessions", where)
+    ids = row.get("haystack_session_ids")
     if ids is not None and (not isinstance(ids, list) or len(ids) != len(sessions)):
         raise RecordError(f"{where}: field 'haystack_session_ids' must be a list as long as 'haystack_sessions'")
     if not sessions:
@@ -112,9 +112,9 @@ def parse_question(index: int, record: Any) -> Question:
     return Question(
         question_id=qid,
         question_type=qtype,
-        question=require_text(record, "question", where),
-        answer=answer_text(require(record, "answer", where), f"{where}: field 'answer'"),
-        question_date=require_text(record, "question_date", where),
+        question=require_text(row, "question", where),
+        answer=answer_text(require(row, "answer", where), f"{where}: field 'answer'"),
+        question_date=require_text(row, "question_date", where),
         sessions=tuple(parsed),
     )
 

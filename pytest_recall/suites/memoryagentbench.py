@@ -90,18 +90,18 @@ def competency(source: str, file_name: str) -> str | None:
     return found or next((split for split in COMPETENCIES if split.lower() in file_name.lower()), None)
 
 
-def parse_row(index: int, record: Any, file_name: str) -> Row:
+def parse_row(index: int, row: Any, file_name: str) -> Row:
     where = f"record {index}"
-    if not isinstance(record, Mapping):
-        raise RecordError(f"{where}: expected a JSON object, found {type(record).__name__}")
-    context = require(record, "context", where)
+    if not isinstance(row, Mapping):
+        raise RecordError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    context = require(row, "context", where)
     if not isinstance(context, SpooledText) or context.blank:
         found = "a blank one" if isinstance(context, SpooledText) else shown(context)[:40]
         raise RecordError(f"{where}: field 'context' must be a non-empty string, not {found}")
-    metadata = record.get("metadata") or {}
+    metadata = row.get("metadata") or {}
     if not isinstance(metadata, Mapping):
         raise RecordError(f"{where}: field 'metadata' must be an object, not {shown(metadata)}")
-    source = str(metadata.get("source") or record.get("source") or "").strip()
+    source = str(metadata.get("source") or row.get("source") or "").strip()
     split = competency(source, file_name)
     if split is None:
         raise RecordError(
@@ -109,8 +109,8 @@ def parse_row(index: int, record: Any, file_name: str) -> Row:
             f"name the split in the file's name ({', '.join(COMPETENCIES)})"
         )
     sample = f"{source or split}-{index:04d}"
-    questions = _listed(require(record, "questions", where))
-    answers = _listed(require(record, "answers", where))
+    questions = _listed(require(row, "questions", where))
+    answers = _listed(require(row, "answers", where))
     if len(questions) != len(answers) or not questions:
         raise RecordError(f"{where}: {len(questions)} questions for {len(answers)} answers; they must pair up")
     ids = _listed(metadata.get("question_ids") or metadata.get("qa_pair_ids") or [])

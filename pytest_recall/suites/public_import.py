@@ -138,7 +138,8 @@ def _records(path: Path, parse: Callable[[int, Any], Any], digest: CountedDigest
         raise PublicImportError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _write(folder: Path, files: dict[str, str]) -> None:
+def write_case_files(folder: Path, files: dict[str, str]) -> None:
+    """A case folder of ``files``, refused when two ids would share it: every importer writes its cases so."""
     try:
         folder.mkdir(parents=True)
     except FileExistsError:
@@ -149,11 +150,12 @@ def _write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_bytes(text.encode("utf-8"))
 
 
-def _answer(expected: dict[str, Any]) -> str:
+def answer_text(expected: dict[str, Any]) -> str:
+    """An ``answer.json``'s text, the same bytes for the same expectation whichever importer wrote it."""
     return json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
 
 
-class _Staging:
+class Staging:
     """A folder beside ``out`` (a link followed) that becomes ``out`` only once complete; removed on any failure."""
 
     def __init__(self, out: Path) -> None:
@@ -206,14 +208,14 @@ def import_longmemeval(path: Path, out: Path, selection: Selection) -> ImportSum
         return done
     chosen = pick(keys, selection)
     sessions = 0
-    with _Staging(out) as staging:
+    with Staging(out) as staging:
         for question in _records(path, longmemeval.parse_question):
             if question.question_id not in chosen:
                 continue
             prompts = longmemeval.case_prompts(question, selection.sessions_per_step)
             files = {f"step{n}.txt": prompt for n, prompt in enumerate(prompts, start=1)}
-            files[ANSWER_FILE] = _answer(longmemeval.expectation(question, selection.sessions_per_step))
-            _write(staging / folder_name(question.question_id), files)
+            files[ANSWER_FILE] = answer_text(longmemeval.expectation(question, selection.sessions_per_step))
+            write_case_files(staging / folder_name(question.question_id), files)
             sessions += len(prompts)
         summary = ImportSummary(len(chosen), 0, sessions, selection.sessions_per_step, out)
         write_note(staging, "longmemeval", sources, selection, summary)
@@ -237,7 +239,7 @@ def import_locomo(path: Path, out: Path, selection: Selection) -> ImportSummary:
         return done
     chosen = pick(keys, selection)
     sessions = groups = 0
-    with _Staging(out) as staging:
+    with Staging(out) as staging:
         for conversation in _records(path, locomo.parse_conversation):
             asked = [qa for qa in conversation.questions if locomo.question_id(conversation, qa) in chosen]
             if not asked:
@@ -246,11 +248,11 @@ def import_locomo(path: Path, out: Path, selection: Selection) -> ImportSummary:
             ingest = locomo.ingest_prompts(conversation, selection.sessions_per_step)
             files = {f"ingest{n}.txt": prompt for n, prompt in enumerate(ingest, start=1)}
             files[GROUP_FILE] = f"# The shared ingest of LoCoMo conversation {conversation.sample_id}.\n"
-            _write(group, files)
+            write_case_files(group, files)
             for qa in asked:
                 expected = locomo.expectation(conversation, qa, selection.sessions_per_step)
-                case_files = {"step1.txt": locomo.question_prompt(conversation, qa), ANSWER_FILE: _answer(expected)}
-                _write(group / folder_name(expected["id"]), case_files)
+                case_files = {"step1.txt": locomo.question_prompt(conversation, qa), ANSWER_FILE: answer_text(expected)}
+                write_case_files(group / folder_name(expected["id"]), case_files)
             groups += 1
             sessions += len(ingest) + len(asked)
         summary = ImportSummary(len(chosen), groups, sessions, selection.sessions_per_step, out)

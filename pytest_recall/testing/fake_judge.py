@@ -25,7 +25,7 @@ import hashlib
 import re
 
 from pytest_recall.agents.judge_prompts import ABSTENTION, FIELDS, KNOWLEDGE_UPDATE, PREFERENCE, TEMPORAL
-from pytest_recall.scoring.abstain import says_not_given
+from pytest_recall.scoring import says_not_given
 
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _NUMBER = re.compile(r"^\d+$")

@@ -10,11 +10,11 @@ They are made when read, so a report of any size costs no memory to hold.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from pytest_recall.reporting.document import build_report
-from pytest_recall.reporting.lazy_records import LazyRecords
-from pytest_recall.reporting.spool import summary_of_row
+from pytest_recall.reporting import LazyRecords, RunReport, build_report, summary_of_row
+from pytest_recall.scoring import scored_a_pass
 
 CATEGORIES = ("closing_balance", "vendor_names", "due_dates", "largest_payment")
 COMMAND = "recall-notebook"
@@ -34,10 +34,10 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
         "answer_kind": "money",
         "expected": answer,
         "score": score,
-        "reason": "matched" if score == 1.0 else (error or "reported 0.00"),
-        "reported": answer if score == 1.0 else ("0.00" if score == 0.0 else None),
+        "reason": "matched" if scored_a_pass(score) else (error or "reported 0.00"),
+        "reported": answer if scored_a_pass(score) else ("0.00" if score == 0.0 else None),
         "error": error,
-        "outcome": "correct" if score == 1.0 else ("agent_failed" if error else "wrong"),
+        "outcome": "correct" if scored_a_pass(score) else ("agent_failed" if error else "wrong"),
         "epoch": 1,
         "control": False,
         "duration_s": round(0.5 + (index * 7919 % 1000) / 400, 4),
@@ -47,7 +47,7 @@ def synthetic_record(index: int, *, steps: bool = True) -> dict[str, Any]:
         "command": COMMAND,
     }
     if steps:
-        failed = score != 1.0
+        failed = not scored_a_pass(score)
         record["steps"] = [
             {
                 "step": number,
@@ -87,10 +87,9 @@ class SyntheticCases(LazyRecords[dict[str, Any]]):
         return synthetic_record(self.start + index)
 
 
-def synthetic_report(count: int, *, threshold: float = 0.5) -> dict[str, Any]:
+def synthetic_report(count: int, *, threshold: float = 0.5) -> RunReport:
     """A report as the plugin builds it: statistics from the scalars, the cases streamed when read."""
     scalars = [summary_of_row(synthetic_record(i, steps=False)) for i in range(count)]
     report = build_report(scalars, threshold=threshold, command=COMMAND)
     del scalars
-    report["cases"] = SyntheticCases(count)
-    return report
+    return replace(report, cases=SyntheticCases(count))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,14 +20,9 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    find_cli,
-    finish,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
     stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, Reader, after
 
 ADAPTER = Adapter(
     script="recall-aider",
@@ -70,8 +64,8 @@ def history_file(extra: Sequence[str]) -> tuple[Path, list[str]]:
     return default, ["--chat-history-file", str(default)]
 
 
-def command(cli: str, extra: Sequence[str], prompt: str, history: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, *history, *extra, "--message", prompt]
+def command(cli: str, extra: Sequence[str]) -> list[str]:
+    return [cli, *UNATTENDED, *history_file(extra)[1], *extra]
 
 
 def reply_of(appended: str) -> str:
@@ -102,18 +96,31 @@ def read_run(stdout: str, appended: str) -> Outcome:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    refuse_dead_loopback_model(ADAPTER, os.environ.get("OPENAI_API_BASE"), "OPENAI_API_BASE")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    path, history = history_file(extra)
+def history_reader(extra: Sequence[str]) -> Reader:
+    """The reader of this run: what it appends to the chat history, past its size before the run."""
+    path = history_file(extra)[0]
     before = path.stat().st_size if path.exists() else 0
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt, history), {**QUIET_ENV, **os.environ})
-    chatter(done.stdout)
-    with path.open("rb") if path.exists() else open(os.devnull, "rb") as history_text:
-        history_text.seek(before)
-        appended = history_text.read().decode("utf-8", "replace")
-    return finish(read_run(done.stdout, appended), done.returncode)
+
+    def read(stdout: str) -> Outcome:
+        chatter(stdout)
+        with path.open("rb") if path.exists() else open(os.devnull, "rb") as history_text:
+            history_text.seek(before)
+            appended = history_text.read().decode("utf-8", "replace")
+        return read_run(stdout, appended)
+
+    return read
+
+
+ROW = PrintRun(
+    ADAPTER,
+    None,
+    command=command,
+    prompt=after("--message"),
+    env_under=QUIET_ENV,
+    model=ModelAt("OPENAI_API_BASE"),
+    reader_for=history_reader,
+)
+main = ROW.main
 
 
 if __name__ == "__main__":

@@ -29,8 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
@@ -38,16 +37,11 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    find_cli,
-    finish,
     json_events,
     json_number,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
     stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, on_stdin_after
 
 ADAPTER = Adapter(
     script="recall-cline",
@@ -67,10 +61,6 @@ LOCAL_ENV = {"CLINE_SESSION_BACKEND_MODE": "local"}
 
 # The argument --json requires; the prompt itself comes on stdin, after it.
 BLANK_PROMPT = " "
-
-
-def command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, *extra, "--", BLANK_PROMPT]
 
 
 @stream_reader
@@ -142,13 +132,16 @@ def model_base_url(env: Mapping[str, str]) -> str | None:
     return url if isinstance(url, str) else None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    env = {**os.environ, **LOCAL_ENV}
-    refuse_dead_loopback_model(ADAPTER, model_base_url(env), "providers.json's baseUrl")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt, stderr_filter=quiet_stderr)
-    return finish(read_events(done.stdout), done.returncode)
+ROW = PrintRun(
+    ADAPTER,
+    read_events,
+    flags=UNATTENDED,
+    prompt=on_stdin_after("--", BLANK_PROMPT),
+    env_over=LOCAL_ENV,
+    model=ModelAt("providers.json's baseUrl", lambda _extra, env: model_base_url(env)),
+    stderr_filter=quiet_stderr,
+)
+main = ROW.main
 
 
 if __name__ == "__main__":

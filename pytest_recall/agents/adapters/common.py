@@ -63,6 +63,11 @@ class Adapter:
     mcp_refusal: str = ""
     driven: str = "print mode, one process a step"  # how the adapter drives the CLI
 
+    @property
+    def drives_one_cli(self) -> bool:
+        """False for ``recall-acp``, which drives whatever agent follows its ``--``: no one CLI, no version."""
+        return bool(self.bin_variable)
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +28,11 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     MalformedOutput,
     Outcome,
-    find_cli,
-    finish,
     json_events,
     json_number,
     json_object,
-    refuse_mcp,
-    run_cli,
-    split_args,
 )
+from pytest_recall.agents.adapters.print_run import PrintRun, joined
 
 ADAPTER = Adapter(
     script="recall-copilot",
@@ -51,10 +46,6 @@ ADAPTER = Adapter(
     mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--allow-all", "--no-ask-user", "--no-auto-update"]
-
-
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, *UNATTENDED, "--output-format", "json", *extra, f"--prompt={prompt}"]
 
 
 def read_events(stdout: str) -> tuple[Outcome, str | None]:
@@ -106,15 +97,17 @@ def session_tokens(session: str, env: Mapping[str, str]) -> tuple[int, int] | No
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt))
-    outcome, session = read_events(done.stdout)
+def read_with_tokens(stdout: str) -> Outcome:
+    """The events' outcome with the token counts of the session's own log, when it has them."""
+    outcome, session = read_events(stdout)
     tokens = session_tokens(session, os.environ) if session else None
     if tokens is not None:
         outcome = Outcome(outcome.answer, outcome.ok, None, tokens[0], tokens[1], outcome.failure)
-    return finish(outcome, done.returncode)
+    return outcome
+
+
+ROW = PrintRun(ADAPTER, read_with_tokens, flags=[*UNATTENDED, "--output-format", "json"], prompt=joined("--prompt="))
+main = ROW.main
 
 
 if __name__ == "__main__":

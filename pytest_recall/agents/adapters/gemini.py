@@ -15,10 +15,7 @@ edits with its own file and shell tools; the global one is
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
-from collections.abc import Sequence
 from typing import Any
 
 from pytest_recall.agents.adapters.common import (
@@ -26,14 +23,9 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    find_cli,
-    finish,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
     stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, joined
 
 ADAPTER = Adapter(
     script="recall-gemini",
@@ -47,10 +39,6 @@ ADAPTER = Adapter(
     mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--approval-mode=yolo", "--skip-trust"]
-
-
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, *UNATTENDED, "--output-format", "json", *extra, f"--prompt={prompt}"]
 
 
 @stream_reader
@@ -83,12 +71,14 @@ def read_json(stdout: str) -> Outcome:
     return Outcome(answer, ok=not error, tokens_in=tokens_in, tokens_out=tokens_out, failure=failure)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    refuse_dead_loopback_model(ADAPTER, os.environ.get("GOOGLE_GEMINI_BASE_URL"), "GOOGLE_GEMINI_BASE_URL")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt))
-    return finish(read_json(done.stdout), done.returncode)
+ROW = PrintRun(
+    ADAPTER,
+    read_json,
+    flags=[*UNATTENDED, "--output-format", "json"],
+    prompt=joined("--prompt="),
+    model=ModelAt("GOOGLE_GEMINI_BASE_URL"),
+)
+main = ROW.main
 
 
 if __name__ == "__main__":

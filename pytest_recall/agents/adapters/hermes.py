@@ -39,6 +39,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -81,6 +82,7 @@ def command(cli: str, extra: Sequence[str], prompt: str, usage_file: Path) -> li
     return [cli, *extra, "--usage-file", str(usage_file), f"--oneshot={prompt}"]
 
 
+@stream_reader
 def read_usage(stdout: str, usage_file: Path) -> Outcome:
     """The answer on stdout, judged by the usage report: a run that failed there printed an error, not an answer."""
     try:

@@ -14,20 +14,15 @@ folder is loaded into every session. Its PostHog telemetry is turned off.
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from pytest_recall.agents.adapters.common import (
     NOT_WIRED_FOR_MCP,
     Adapter,
-    find_cli,
-    finish,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
+    Outcome,
 )
 from pytest_recall.agents.adapters.opencode import UNATTENDED, config_home, provider_base_url, read_events
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun
 
 ADAPTER = Adapter(
     script="recall-kilo",
@@ -44,18 +39,23 @@ ADAPTER = Adapter(
 QUIET_ENV = {"KILO_TELEMETRY_LEVEL": "off"}
 
 
+def read_kilo(stdout: str) -> Outcome:
+    return read_events(stdout, "kilo")
+
+
 def model_base_url(env: Mapping[str, str]) -> str | None:
     """The ``baseURL`` of the provider of the model ``kilo.json`` names (``KILO_CONFIG`` moves it), if any."""
     return provider_base_url(env.get("KILO_CONFIG") or os.path.join(config_home(env), "kilo", "kilo.json"))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    env = {**QUIET_ENV, **os.environ}
-    refuse_dead_loopback_model(ADAPTER, model_base_url(env), "kilo.json's model provider baseURL")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli([find_cli(ADAPTER), *UNATTENDED, *extra], env, stdin_text=prompt)
-    return finish(read_events(done.stdout, "kilo"), done.returncode)
+ROW = PrintRun(
+    ADAPTER,
+    read_kilo,
+    flags=UNATTENDED,
+    env_under=QUIET_ENV,
+    model=ModelAt("kilo.json's model provider baseURL", lambda _extra, env: model_base_url(env)),
+)
+main = ROW.main
 
 
 if __name__ == "__main__":

@@ -32,14 +32,11 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    find_cli,
-    finish,
     json_number,
-    refuse_dead_loopback_model,
-    refuse_mcp,
     run_cli,
-    split_args,
+    stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun
 from pytest_recall.agents.adapters.result_message import result_of
 
 ADAPTER = Adapter(
@@ -105,6 +102,7 @@ def _items(stdout: str) -> list[str]:
     return [str(item["id"]) for item in items or [] if isinstance(item, dict) and item.get("id")]
 
 
+@stream_reader
 def read_json(stdout: str) -> Outcome:
     """``--output-format json`` prints one ``result`` object (over several lines); its usage is OpenAI's."""
     try:
@@ -125,18 +123,22 @@ def read_json(stdout: str) -> Outcome:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    env = dict(os.environ)
-    refuse_dead_loopback_model(ADAPTER, provider_base_url(env), "the base_url of its connected provider")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    cli = find_cli(ADAPTER)
-    agent = agent_id(cli, extra, env)
+def step_command(cli: str, extra: Sequence[str]) -> list[str]:
+    """The step, in a new conversation of the agent named ``recall``: found, or made, by asking letta first."""
+    agent = agent_id(cli, extra, os.environ)
     if agent is None:
         print(f"{ADAPTER.script}: letta could neither list nor create the agent {AGENT_NAME!r}", file=sys.stderr)
-        return 1
-    done = run_cli([cli, "-p", "--agent", agent, "--new", "--output-format", "json", *extra], env, stdin_text=prompt)
-    return finish(read_json(done.stdout), done.returncode)
+        raise SystemExit(1)
+    return [cli, "-p", "--agent", agent, "--new", "--output-format", "json", *extra]
+
+
+ROW = PrintRun(
+    ADAPTER,
+    read_json,
+    command=step_command,
+    model=ModelAt("the base_url of its connected provider", lambda _extra, env: provider_base_url(env)),
+)
+main = ROW.main
 
 
 if __name__ == "__main__":

@@ -17,22 +17,14 @@ it print ``Aborted!`` and exit 1.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Sequence
 
 from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
-    exec_cli,
-    find_cli,
-    finish,
-    live_args,
-    refuse_mcp,
-    run_cli,
-    split_args,
     stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import PrintRun, after
 
 ADAPTER = Adapter(
     script="recall-llm",
@@ -46,10 +38,6 @@ ADAPTER = Adapter(
     mcp_refusal="llm cannot use MCP servers",
     driven="print mode; live through llm chat (recall-llm --live, --recall-live-preset=llm-chat)",
 )
-
-
-def command(cli: str, extra: Sequence[str], prompt: str) -> list[str]:
-    return [cli, "prompt", "--continue", "--json", *extra, "--", prompt]
 
 
 def live_command(cli: str, extra: Sequence[str]) -> list[str]:
@@ -68,14 +56,8 @@ def read_json(stdout: str) -> Outcome:
     return Outcome(answer, ok=True, tokens_in=newest.get("input_tokens"), tokens_out=newest.get("output_tokens"))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    live_extra = live_args(argv)
-    if live_extra is not None:
-        exec_cli(live_command(find_cli(ADAPTER), live_extra), os.environ)
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra, prompt))
-    return finish(read_json(done.stdout), done.returncode)
+ROW = PrintRun(ADAPTER, read_json, flags=["prompt", "--continue", "--json"], prompt=after("--"), live=live_command)
+main = ROW.main
 
 
 if __name__ == "__main__":

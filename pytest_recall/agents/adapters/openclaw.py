@@ -41,6 +41,7 @@ from pytest_recall.agents.adapters.common import (
     refuse_mcp,
     run_cli,
     split_args,
+    stream_reader,
 )
 
 ADAPTER = Adapter(
@@ -104,6 +105,7 @@ def _field(document: Any, key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@stream_reader
 def read_envelope(stdout: str) -> Outcome:
     """The reply's text and tokens from ``--json``'s envelope; an error, an aborted run or no envelope fails."""
     try:

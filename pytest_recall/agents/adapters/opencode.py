@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
@@ -27,17 +26,12 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    find_cli,
-    finish,
     json_events,
     json_number,
     json_object,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
     stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun
 
 ADAPTER = Adapter(
     script="recall-opencode",
@@ -51,10 +45,6 @@ ADAPTER = Adapter(
     mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["run", "--format", "json", "--auto"]
-
-
-def command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, *extra]
 
 
 @stream_reader
@@ -124,12 +114,13 @@ def provider_base_url(path: str) -> str | None:
     return url if isinstance(url, str) else None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    refuse_dead_loopback_model(ADAPTER, model_base_url(os.environ), "opencode.json's model provider baseURL")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra), stdin_text=prompt)
-    return finish(read_events(done.stdout), done.returncode)
+ROW = PrintRun(
+    ADAPTER,
+    read_events,
+    flags=UNATTENDED,
+    model=ModelAt("opencode.json's model provider baseURL", lambda _extra, env: model_base_url(env)),
+)
+main = ROW.main
 
 
 if __name__ == "__main__":

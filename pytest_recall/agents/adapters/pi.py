@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,17 +31,12 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
-    find_cli,
-    finish,
     json_events,
     json_number,
     json_object,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
     stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun
 
 ADAPTER = Adapter(
     script="recall-pi",
@@ -59,10 +53,6 @@ UNATTENDED = ["--mode", "json"]
 # Nothing but the model API: no update checks, no install telemetry.
 QUIET_ENV = {"PI_OFFLINE": "1"}
 FAILED_STOPS = ("error", "aborted")
-
-
-def command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, *extra]
 
 
 @stream_reader
@@ -130,13 +120,14 @@ def _named_provider(extra: Sequence[str]) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    env = {**QUIET_ENV, **os.environ}
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    refuse_dead_loopback_model(ADAPTER, model_base_url(extra, env), "models.json's baseUrl of pi's provider")
-    done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
-    return finish(read_events(done.stdout), done.returncode)
+ROW = PrintRun(
+    ADAPTER,
+    read_events,
+    flags=UNATTENDED,
+    env_under=QUIET_ENV,
+    model=ModelAt("models.json's baseUrl of pi's provider", model_base_url),
+)
+main = ROW.main
 
 
 if __name__ == "__main__":

@@ -14,21 +14,13 @@ Qwen Code 0.24 declares Node >= 22. Its usage statistics are turned off.
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Sequence
-
 from pytest_recall.agents.adapters import result_message
 from pytest_recall.agents.adapters.common import (
     NOT_WIRED_FOR_MCP,
     Adapter,
-    find_cli,
-    finish,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
+    Outcome,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun
 
 ADAPTER = Adapter(
     script="recall-qwen",
@@ -46,17 +38,18 @@ UNATTENDED = ["--approval-mode=yolo"]
 QUIET_ENV = {"QWEN_USAGE_STATISTICS_ENABLED": "false"}
 
 
-def command(cli: str, extra: Sequence[str]) -> list[str]:
-    return [cli, *UNATTENDED, "--output-format", "stream-json", *extra]
+def read_qwen(stdout: str) -> Outcome:
+    return result_message.read_result(stdout, "qwen")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    env = {**QUIET_ENV, **os.environ}
-    refuse_dead_loopback_model(ADAPTER, env.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    done = run_cli(command(find_cli(ADAPTER), extra), env, stdin_text=prompt)
-    return finish(result_message.read_result(done.stdout, "qwen"), done.returncode)
+ROW = PrintRun(
+    ADAPTER,
+    read_qwen,
+    flags=[*UNATTENDED, "--output-format", "stream-json"],
+    env_under=QUIET_ENV,
+    model=ModelAt("OPENAI_BASE_URL"),
+)
+main = ROW.main
 
 
 if __name__ == "__main__":
