@@ -10,10 +10,12 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from mcp_servers import LEAKY_SERVER, RECALL_MCP_REMEMBER
+from report_docs import run_report
 from test_junit_schema import schema_for
 from test_protocol import pytest_recall, saved
 from test_rejudge import add_open, cli, counting_agent, judge
@@ -226,7 +228,7 @@ def baseline(path: Path, epochs: int) -> Path:
          "content_hash": "h", "steps": []}
         for epoch in range(1, epochs + 1)
     ]  # fmt: skip
-    write_json_atomic(path, report_of_rows(records, threshold=0.5, command="agent"))
+    write_json_atomic(path, report_of_rows(records, threshold=0.5, command="agent").as_json())
     return path
 
 
@@ -279,7 +281,9 @@ def test_the_one_line_verdict_says_the_run_was_decided_early() -> None:
     from pytest_recall.reporting.summary import verdict_line
 
     stop = {"decided_after": 486, "n_cases": 600, "n_not_run": 114}
-    report = {"score": 0.737, "threshold": 0.7, "passed": True, "n_passed": 358, "n_total": 486, "stop": stop}
+    report = run_report(
+        {"score": 0.737, "threshold": 0.7, "passed": True, "n_passed": 358, "n_total": 486, "stop": stop}
+    )
 
     assert verdict_line(report) == (
         "recall: PASSED  score 0.737  (threshold 0.7)  358/486 cases passed; "
@@ -307,7 +311,7 @@ def test_compare_says_why_a_large_category_drop_is_no_verdict(tmp_path: Path) ->
              "duration_s": 1.0, "cost_usd": None, "content_hash": f"h{i}", "steps": []}
             for i in range(8)
         ]  # fmt: skip
-        write_json_atomic(tmp_path / name, report_of_rows(records, threshold=0.5, command="agent"))
+        write_json_atomic(tmp_path / name, report_of_rows(records, threshold=0.5, command="agent").as_json())
         return tmp_path / name
 
     result = pytest_recall("compare", report("base.json", 1.0), report("new.json", 0.0))
@@ -366,7 +370,7 @@ def test_small_things_read_as_a_person_would_write_them(tmp_path: Path) -> None:
     resolved = resolve_command_paths(("./forgetful.py", "--fast"), str(tmp_path))[1]
     assert resolved == (("./forgetful.py", str(tmp_path / "forgetful.py")),), "the header names what it made absolute"
 
-    report = {"score": 0.875, "passed": True, "threshold": 0.5, "n_scored": 8, "latency_ms_median": 40}
+    report = run_report({"score": 0.875, "passed": True, "threshold": 0.5, "n_scored": 8, "latency_ms_median": 40})
     card = results_card(report)
     assert "**Score 87.5%: PASSED at threshold 50.0%**" in card
     assert "| 0.04 s |" in card, card
@@ -423,11 +427,11 @@ def test_the_pages_stop_line_writes_its_interval_as_the_page_writes_scores() -> 
          "epoch": 1, "control": False, "duration_s": 1.0, "cost_usd": None, "content_hash": f"h{i}", "steps": []}
         for i in range(7)
     ]  # fmt: skip
-    report = report_of_rows(records, threshold=0.5, command="agent")
-    report["stop"] = {
+    stop = {
         "decided_after": 7, "n_cases": 60, "n_not_run": 53, "decision": "above", "alpha": 0.05,
         "interval_level": 0.9, "estimate": 1.0, "interval": [0.532, 1.0],
     }  # fmt: skip
+    report = replace(report_of_rows(records, threshold=0.5, command="agent"), stop=stop)
 
     page = render_html(report)
 

@@ -48,7 +48,7 @@ def saved_report(path: Path, categories: list[str] | None = None, epochs: int = 
         "run": {"epochs": epochs},
         "harness_version": "0.1.0",
     }
-    report = report_of_rows(rows, threshold=0.5, command="agent", protocol=protocol)
+    report = report_of_rows(rows, threshold=0.5, command="agent", protocol=protocol).as_json()
     write_json_atomic(path, report)
     return report
 
