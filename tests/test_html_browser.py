@@ -458,7 +458,7 @@ def test_the_epochs_table_and_the_helped_and_harmed_lists_are_drawn_from_data(
     assert found["shown"] == "1–11 of 11 cases (filtered from 150)"
 
     lists = evaluate(chromium, HELP_HARM_STATE)
-    by_category = report["help_harm"]["by_category"]
+    by_category = (report.help_harm or {})["by_category"]
     assert [row["category"] for row in lists["opened"]] == sorted(by_category)
     for folded, opened in zip(lists["folded"], lists["opened"], strict=True):
         entry = by_category[opened["category"]]
