@@ -238,6 +238,15 @@ def json_events(stdout: str) -> Iterator[dict[str, Any]]:
             chatter(line)
 
 
+def json_document(stdout: str) -> dict[str, Any] | None:
+    """The one JSON object a CLI printed as its whole output, or None when it printed anything else."""
+    try:
+        document = json.loads(stdout)
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
 def json_object(value: Any) -> dict[str, Any]:
     """A JSON object of a CLI's events, or an empty one where a broken stream holds anything else: read as
     nothing, never a traceback."""

@@ -32,6 +32,7 @@ from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
     chatter,
+    json_document,
     json_number,
     run_cli,
     stream_reader,
@@ -105,11 +106,8 @@ def _items(stdout: str) -> list[str]:
 @stream_reader
 def read_json(stdout: str) -> Outcome:
     """``--output-format json`` prints one ``result`` object (over several lines); its usage is OpenAI's."""
-    try:
-        document: Any = json.loads(stdout)
-    except ValueError:
-        document = None
-    if not isinstance(document, dict):
+    document = json_document(stdout)
+    if document is None:
         return Outcome(stdout, ok=False, failure="letta printed no JSON result")
     outcome = result_of([document], "letta")
     usage: Any = document.get("usage")

@@ -28,7 +28,6 @@ import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pytest_recall.agents.adapters.common import (
     NOT_WIRED_FOR_MCP,
@@ -36,7 +35,9 @@ from pytest_recall.agents.adapters.common import (
     Outcome,
     find_cli,
     finish,
+    json_document,
     json_number,
+    json_object,
     refuse_dead_loopback_model,
     refuse_mcp,
     run_cli,
@@ -99,29 +100,20 @@ def command(cli: str, extra: Sequence[str], message_file: Path) -> list[str]:
     ]
 
 
-def _field(document: Any, key: str) -> dict[str, Any]:
-    """``document[key]`` when both are JSON objects, else an empty one: a broken envelope reads as nothing."""
-    value = document.get(key) if isinstance(document, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
 @stream_reader
 def read_envelope(stdout: str) -> Outcome:
     """The reply's text and tokens from ``--json``'s envelope; an error, an aborted run or no envelope fails."""
-    try:
-        envelope: Any = json.loads(stdout)
-    except ValueError:
-        envelope = None
-    if not isinstance(envelope, dict):
+    envelope = json_document(stdout)
+    if envelope is None:
         return Outcome(stdout, ok=False, failure="openclaw printed no JSON result")
-    meta = _field(envelope, "meta")
+    meta = json_object(envelope.get("meta"))
     error = envelope.get("error") or meta.get("error")
     if envelope.get("ok") is False or error or meta.get("aborted"):
         said = error.get("message") if isinstance(error, dict) else error
         return Outcome("", ok=False, failure=f"openclaw: the run failed: {said or 'aborted'}")
     payloads = envelope.get("payloads")
     texts = [part["text"] for part in payloads or [] if isinstance(part, dict) and part.get("text")]
-    usage = _field(_field(meta, "agentMeta"), "usage")
+    usage = json_object(json_object(meta.get("agentMeta")).get("usage"))
     return Outcome(
         "\n".join(str(text) for text in texts),
         ok=True,
