@@ -267,3 +267,25 @@ def test_letta_agent_gets_the_model_named_among_the_extra_arguments():
     assert letta.model_args(["-m", "openai-compatible/fake"]) == ["--model", "openai-compatible/fake"]
     assert letta.model_args(["--model=x/y", "--yolo"]) == ["--model", "x/y"]
     assert letta.model_args(["--yolo"]) == []
+
+
+def test_openclaw_lock_folder_is_removed_by_the_last_step_out_and_kept_while_in_use(tmp_path: Path):
+    """OpenClaw leaves /tmp/openclaw-state-locks-<uid> behind; the adapter removes it unless it is still used."""
+    folder = tmp_path / "openclaw-state-locks-1000"
+    with openclaw.state_locks_removed_after(folder):
+        with openclaw.state_locks_removed_after(folder):
+            assert folder.is_dir()
+        assert folder.is_dir(), "removed while another step still ran"
+    assert not folder.exists()
+
+    folder.mkdir()
+    (folder / "state-lifecycle.0123abcd.lock.sqlite").write_bytes(b"")
+    with openclaw.state_locks_removed_after(folder):
+        pass
+    assert (folder / "state-lifecycle.0123abcd.lock.sqlite").exists(), "an OpenClaw of the user's lost its lock"
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with openclaw.state_locks_removed_after(blocked):
+        ran = True
+    assert ran and blocked.read_text() == "not a folder"

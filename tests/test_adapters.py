@@ -35,6 +35,7 @@ from pytest_recall.agents.adapters.common import Adapter
 from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT
 from pytest_recall.sessions.sandbox import check_bwrap
 from pytest_recall.testing import FakeModelServer, Mode
+from pytest_recall.testing.fake_brain import MEMORY_SEARCH_ATTEMPTS
 from pytest_recall.testing.fake_model import RateLimitStretch
 
 pytestmark = pytest.mark.real_cli
@@ -176,8 +177,10 @@ def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
     if "tokens_in_total" in report:
         assert report["tokens_in_total"] > 0
     if cli == "openclaw":
-        # Its memory is found by memory-core's memory_search, once in each case's last step and control step.
-        assert Counter(entry.get("kind") for entry in run.requests())["search"] == 2 * cases
+        # Its memory is found by memory-core's memory_search only: each last step searches until the note turns
+        # up, each control step all its attempts in vain.
+        searches = Counter(entry.get("kind") for entry in run.requests())["search"]
+        assert cases * (1 + MEMORY_SEARCH_ATTEMPTS) <= searches <= cases * 2 * MEMORY_SEARCH_ATTEMPTS
 
 
 @pytest.mark.parametrize("cli", MECHANISM_RUN_CLIS)

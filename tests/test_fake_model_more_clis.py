@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from test_fake_model import logged, post, sse
 
-from pytest_recall.testing import FakeModelServer
+from pytest_recall.testing import FakeModelServer, fake_brain
 
 SEED = Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall" / "case_01"
 TEACH = (SEED / "step1.txt").read_text(encoding="utf-8")
@@ -223,6 +223,34 @@ def test_openclaw_keeps_the_note_under_memory_in_its_workspace_which_only_its_se
     assert json.loads(search["function"]["arguments"])["id"] == "memory_search"
     assert json.loads(answered)["choices"][0]["message"]["content"] == "27436.42"
     assert json.loads(without_slot)["choices"][0]["message"]["content"] == "UNKNOWN"
+
+
+def searched(call: dict[str, Any], result: str, call_id: str) -> list[dict[str, Any]]:
+    """One memory_search call of the model's and OpenClaw's result for it, as the next request carries them."""
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [{**call, "id": call_id}]},
+        {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"text": result})},
+    ]
+
+
+def test_openclaw_search_that_misses_a_note_still_being_indexed_is_tried_again_and_then_given_up():
+    """memory-core's first search in a session does not wait for the index to take the last session's note."""
+    empty = json.dumps({"results": []})
+    with FakeModelServer("memory") as server:
+        _, asked = post(server, "/v1/chat/completions", openclaw_turn(ASK, memory_slot=True))
+        call = json.loads(asked)["choices"][0]["message"]["tool_calls"][0]
+        missed = searched(call, empty, "s1")
+        _, again = post(server, "/v1/chat/completions", openclaw_turn(ASK, True, *missed))
+        found = [*missed, *searched(call, json.dumps({"snippet": f"{NOTE}\n"}), "s2")]
+        _, answered = post(server, "/v1/chat/completions", openclaw_turn(ASK, True, *found))
+        attempts = range(fake_brain.MEMORY_SEARCH_ATTEMPTS)
+        never = [message for attempt in attempts for message in searched(call, empty, f"s{attempt}")]
+        _, gave_up = post(server, "/v1/chat/completions", openclaw_turn(ASK, True, *never))
+
+    (retried,) = json.loads(again)["choices"][0]["message"]["tool_calls"]
+    assert retried["function"] == call["function"]
+    assert json.loads(answered)["choices"][0]["message"]["content"] == "27436.42"
+    assert json.loads(gave_up)["choices"][0]["message"]["content"] == "UNKNOWN"
 
 
 def test_letta_code_keeps_the_note_as_a_memory_block_of_its_own_under_system():

@@ -218,6 +218,12 @@ def memory_tool_call(tools: frozenset[str], note: str) -> Reply | None:
     return Reply("", MEMORY_TOOL, json.dumps(arguments))
 
 
+# memory-core indexes a note written late in a session at the next session's first search, and that search does
+# not wait for it (the sync runs in the background): the first search can miss the note on a busy machine. A
+# model that finds nothing searches again, twice at most, as a careful one would.
+MEMORY_SEARCH_ATTEMPTS = 3
+
+
 def memory_search_reply(
     request: Request, mode: Mode, question: tuple[str, Callable[[str], str], Callable[[str], bool]] | None
 ) -> Reply | None:
@@ -230,13 +236,14 @@ def memory_search_reply(
         return None
     if not _OPENCLAW_MEMORY_SEARCH.search(request.context):
         return None
-    key, answer_from, _ = question
+    key, answer_from, holds_note = question
     found = [call.result for call in request.calls if call.name == OPENCLAW_TOOL and "memory_search" in call.arguments]
-    if not any(found):
+    text = "\n".join(unquoted(result) for result in found)
+    if len(found) < MEMORY_SEARCH_ATTEMPTS and not holds_note(text):
         # The key as written and in words: a lexical index and the fake embeddings each match one of them.
         query = f"{key} {re.sub(r'[_:]+', ' ', key)}"
         return Reply("", OPENCLAW_TOOL, json.dumps({"id": "memory_search", "args": {"query": query}}), kind="search")
-    return Reply(answer_from("\n".join(unquoted(result) for result in found)), kind="recall")
+    return Reply(answer_from(text), kind="recall")
 
 
 def unquoted(text: str) -> str:

@@ -21,12 +21,14 @@ OpenClaw 2026.9 declares Node >= 24.16.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
@@ -59,6 +61,8 @@ ADAPTER = Adapter(
 # OpenClaw's rolling log goes to /tmp/openclaw whatever TMPDIR says, outside the case's folders: no log, in that
 # file or on stderr (the level is both's). Errors still reach the JSON result; set OPENCLAW_LOG_LEVEL to see more.
 QUIET_ENV = {"OPENCLAW_LOG_LEVEL": "silent"}
+# Where OpenClaw keeps its state databases' lock files whatever TMPDIR says, a folder it leaves behind.
+STATE_LOCKS = Path("/tmp") / f"openclaw-state-locks-{os.getuid()}"
 
 
 def config_path(env: Mapping[str, str]) -> Path:
@@ -122,6 +126,46 @@ def read_envelope(stdout: str) -> Outcome:
     )
 
 
+def hold_shared(folder: Path) -> int | None:
+    """A descriptor of ``folder`` (made if missing) under a shared lock; None when it cannot be had."""
+    try:
+        while True:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            fcntl.flock(handle, fcntl.LOCK_SH)
+            held = os.fstat(handle)
+            try:
+                current = os.stat(folder)
+            except FileNotFoundError:
+                current = None
+            if current is not None and (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+                return handle
+            os.close(handle)  # removed by the last step out between the open and the lock: make it again
+    except OSError:
+        return None
+
+
+@contextmanager
+def state_locks_removed_after(folder: Path) -> Iterator[None]:
+    """Remove OpenClaw's lock folder after the step, unless another step (or OpenClaw itself) still uses it.
+
+    Each ``recall-openclaw`` holds a shared lock on the folder while its CLI runs, so the one that can turn
+    its lock exclusive is the last one out, and removes the folder if it is empty (an OpenClaw that is not
+    ours keeps its lock files in it).
+    """
+    handle = hold_shared(folder)
+    try:
+        yield
+    finally:
+        if handle is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                folder.rmdir()
+            except OSError:
+                pass  # another step holds it, or something is in it: theirs to remove
+            os.close(handle)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_mcp(ADAPTER)
     env = {**QUIET_ENV, **os.environ}
@@ -131,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="recall-openclaw-") as folder:
         message_file = Path(folder) / "prompt.md"
         message_file.write_text(prompt, encoding="utf-8")
-        done = run_cli(command(cli, extra, message_file), env)
+        with state_locks_removed_after(STATE_LOCKS):
+            done = run_cli(command(cli, extra, message_file), env)
     return finish(read_envelope(done.stdout), done.returncode)
 
 
