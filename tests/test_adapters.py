@@ -13,6 +13,7 @@ missing CLI skips its tests on a developer's machine and fails them under CI.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -30,7 +31,7 @@ from typing import Any
 import pytest
 from cli_wiring import WIRINGS, Wiring, install_root, model_requests, real_cli
 
-from pytest_recall.agents.adapters import all_adapters
+from pytest_recall.agents.adapters import all_adapters, openclaw
 from pytest_recall.agents.adapters.common import Adapter
 from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT
 from pytest_recall.sessions.sandbox import check_bwrap
@@ -136,6 +137,21 @@ def assert_verdicts_are_what_the_model_said(report: dict[str, Any], requests: li
     assert reported == answered, f"judged {dict(reported)}, but the model answered {dict(answered)}"
 
 
+def left_behind(folder: Path) -> bool:
+    """Whether ``folder`` exists with no step of recall-openclaw (another test's, say) holding it."""
+    try:
+        handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(handle)
+    return True
+
+
 def step_costs(report: dict[str, Any]) -> list[dict[str, Any]]:
     """What the adapter wrote to RECALL_COST_FILE in each step, as it also says on stderr."""
     return [
@@ -181,6 +197,7 @@ def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
         # up, each control step all its attempts in vain.
         searches = Counter(entry.get("kind") for entry in run.requests())["search"]
         assert cases * (1 + MEMORY_SEARCH_ATTEMPTS) <= searches <= cases * 2 * MEMORY_SEARCH_ATTEMPTS
+        assert not left_behind(openclaw.STATE_LOCKS), "OpenClaw's lock folder was left in /tmp"
 
 
 @pytest.mark.parametrize("cli", MECHANISM_RUN_CLIS)
