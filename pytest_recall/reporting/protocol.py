@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.reporting.wording import counted
-from pytest_recall.scoring import CaseSummary, beam_rubric, lexical_judge, locomo_f1
-from pytest_recall.suites import memoryagentbench
-from pytest_recall.suites.locomo import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
+from pytest_recall.scoring import BEAM_JUDGE_ONLY, BEAM_METRIC, LEXICAL_METRIC, LOCOMO_METRIC, CaseSummary
+from pytest_recall.suites import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
+from pytest_recall.suites import COMPETENCY_BY_SOURCE, METRIC_BY_SOURCE
 
 # A file's or a data set's hash, shown by its first 12 digits where differences are listed.
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -29,20 +29,20 @@ DATA_FIELD = "data"
 # how its categories are named: the tables the importer and the judge read, so that changing one is a difference.
 _METRICS: Mapping[str, Mapping[str, Any]] = {
     "locomo": {
-        "metric": locomo_f1.METRIC,
+        "metric": LOCOMO_METRIC,
         "definition": "token F1 (LoCoMo), adversarial questions scored on declining",
         "category_map": {str(number): name for number, name in LOCOMO_CATEGORY_NAMES.items()},
     },
     "longmemeval": {
-        "metric": lexical_judge.METRIC,
+        "metric": LEXICAL_METRIC,
         "definition": "gold answer in the final line, or the LLM judge where one is set",
         "category_map": None,
     },
     "beam": {
-        "metric": beam_rubric.METRIC,
+        "metric": BEAM_METRIC,
         "definition": "each rubric item 1 when all its content words are said, 0.5 when half, averaged; event "
         "ordering (tau-b + 1) / 2 x F1; abstention 1 on declining; the judge-only abilities by the judge command",
-        "judge_only": sorted(beam_rubric.LLM_ONLY),
+        "judge_only": sorted(BEAM_JUDGE_ONLY),
         "category_map": None,  # the categories are the ten abilities, as BEAM names them
     },
     "memoryagentbench": {
@@ -50,8 +50,8 @@ _METRICS: Mapping[str, Mapping[str, Any]] = {
         "definition": "best over gold answers and over the raw and 'Answer:' readings: substring_exact_match (a "
         "normalised gold inside the answer), exact_match, recall (share of gold elements said); llm_judge by the "
         "judge command only",
-        "metric_by_source": dict(memoryagentbench.METRIC_BY_SOURCE),
-        "category_map": dict(memoryagentbench.COMPETENCY_BY_SOURCE),
+        "metric_by_source": dict(METRIC_BY_SOURCE),
+        "category_map": dict(COMPETENCY_BY_SOURCE),
     },
 }
 

@@ -7,10 +7,12 @@ uses, imported from here and not from the modules.
 from __future__ import annotations
 
 from pytest_recall.scoring.abstain import false_abstention_rate, says_not_given
+from pytest_recall.scoring.beam_rubric import LLM_ONLY as BEAM_JUDGE_ONLY
+from pytest_recall.scoring.beam_rubric import METRIC as BEAM_METRIC
 from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.evidence import case_verdict
-from pytest_recall.scoring.evidence_judge import ANSWER_KIND, score_evidence_json
+from pytest_recall.scoring.evidence_judge import ANSWER_KIND, render_feedback, score_evidence_json
 from pytest_recall.scoring.figures import control_figures, memory_section, run_figures
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD, aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
@@ -28,7 +30,10 @@ from pytest_recall.scoring.judge_scope import (
     kept_request,
     llm_decides,
 )
+from pytest_recall.scoring.lexical_judge import METRIC as LEXICAL_METRIC
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
+from pytest_recall.scoring.locomo_f1 import METRIC as LOCOMO_METRIC
+from pytest_recall.scoring.locomo_f1 import stem
 from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of
 from pytest_recall.scoring.passing import scored_a_pass
 from pytest_recall.scoring.repeat_plan import RepeatPlan, plan_repeats
@@ -57,11 +62,15 @@ from pytest_recall.scoring.verdict import AnswerScorer, TaskJudgeFailure, Verdic
 
 __all__ = [
     "ANSWER_KIND",
+    "BEAM_JUDGE_ONLY",
+    "BEAM_METRIC",
     "BOOTSTRAP_SEED",
     "DEFAULT_THRESHOLD",
     "DRAW_SEED",
     "FREE_FORM_KINDS",
     "JUDGE_ERROR_PREFIX",
+    "LEXICAL_METRIC",
+    "LOCOMO_METRIC",
     "AnswerJudgeName",
     "AnswerScorer",
     "CaseFold",
@@ -108,6 +117,7 @@ __all__ = [
     "panel_table",
     "plan_repeats",
     "read_judge_reply",
+    "render_feedback",
     "run_figures",
     "sample_majority",
     "says_not_given",
@@ -117,6 +127,7 @@ __all__ = [
     "score_evidence_json",
     "score_interval",
     "scored_a_pass",
+    "stem",
     "summarize",
     "task_judge_problem",
 ]
