@@ -119,7 +119,7 @@ def best_sentence(text: str, words: list[str]) -> str:
 
 
 def _stem(word: str) -> str:
-    from pytest_recall.scoring import stem
+    from pytest_recall.scoring.locomo_f1 import stem
 
     return stem(word)
 

@@ -7,8 +7,6 @@ uses, imported from here and not from the modules.
 from __future__ import annotations
 
 from pytest_recall.scoring.abstain import false_abstention_rate, says_not_given
-from pytest_recall.scoring.beam_rubric import LLM_ONLY as BEAM_JUDGE_ONLY
-from pytest_recall.scoring.beam_rubric import METRIC as BEAM_METRIC
 from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.evidence import case_verdict
@@ -30,10 +28,7 @@ from pytest_recall.scoring.judge_scope import (
     kept_request,
     llm_decides,
 )
-from pytest_recall.scoring.lexical_judge import METRIC as LEXICAL_METRIC
 from pytest_recall.scoring.llm_verdict import JUDGE_ERROR_PREFIX
-from pytest_recall.scoring.locomo_f1 import METRIC as LOCOMO_METRIC
-from pytest_recall.scoring.locomo_f1 import stem
 from pytest_recall.scoring.memory_use import MemoryUse, case_memory_use, evidence_of
 from pytest_recall.scoring.passing import scored_a_pass
 from pytest_recall.scoring.repeat_plan import RepeatPlan, plan_repeats
@@ -62,15 +57,11 @@ from pytest_recall.scoring.verdict import AnswerScorer, TaskJudgeFailure, Verdic
 
 __all__ = [
     "ANSWER_KIND",
-    "BEAM_JUDGE_ONLY",
-    "BEAM_METRIC",
     "BOOTSTRAP_SEED",
     "DEFAULT_THRESHOLD",
     "DRAW_SEED",
     "FREE_FORM_KINDS",
     "JUDGE_ERROR_PREFIX",
-    "LEXICAL_METRIC",
-    "LOCOMO_METRIC",
     "AnswerJudgeName",
     "AnswerScorer",
     "CaseFold",
@@ -127,7 +118,6 @@ __all__ = [
     "score_evidence_json",
     "score_interval",
     "scored_a_pass",
-    "stem",
     "summarize",
     "task_judge_problem",
 ]
