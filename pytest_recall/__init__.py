@@ -8,26 +8,15 @@ the case model, the grader and the judge up front cost each of them about
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_recall.front_doors import loaded_on_first_use
 
 if TYPE_CHECKING:
-    from pytest_recall.cases.model import Case, CaseError, Step, load_case_dir, make_case
-    from pytest_recall.scoring.grader import aggregate
-    from pytest_recall.scoring.judge import judge_answer, score_case
+    from pytest_recall.cases import Case, CaseError, Step, load_case_dir, make_case
+    from pytest_recall.scoring import aggregate, judge_answer, score_case
 
 __version__ = "0.1.0"
-
-_PUBLIC = {
-    "Case": "pytest_recall.cases.model",
-    "CaseError": "pytest_recall.cases.model",
-    "Step": "pytest_recall.cases.model",
-    "load_case_dir": "pytest_recall.cases.model",
-    "make_case": "pytest_recall.cases.model",
-    "aggregate": "pytest_recall.scoring.grader",
-    "judge_answer": "pytest_recall.scoring.judge",
-    "score_case": "pytest_recall.scoring.judge",
-}
 
 __all__ = [
     "Case",
@@ -42,10 +31,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_recall' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+    __getattr__ = loaded_on_first_use(
+        __name__,
+        {
+            "cases": ("Case", "CaseError", "Step", "load_case_dir", "make_case"),
+            "scoring": ("aggregate", "judge_answer", "score_case"),
+        },
+    )

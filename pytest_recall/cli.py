@@ -38,8 +38,7 @@ def _load_reports(paths: list[str], *, summaries: bool = False) -> list[RunRepor
 
     With ``summaries``, each case is read one at a time and kept as its scalars only.
     """
-    from pytest_recall.reporting.document import load_report
-    from pytest_recall.reporting.report_file import summarized_report
+    from pytest_recall.reporting import load_report, summarized_report
 
     reports, problems = [], []
     for path in paths:
@@ -65,9 +64,14 @@ def _rendering(path: str) -> Iterator[None]:
 
 def _merge(args: argparse.Namespace) -> int:
     """Exit by the merged verdict, as the run would have: 2 interrupted, else 1 by the gate, else 0."""
-    from pytest_recall.reporting.document import write_report
-    from pytest_recall.reporting.merge import case_scalars, close_files, merge_report_files, merged_exit_status
-    from pytest_recall.reporting.summary import format_summary
+    from pytest_recall.reporting import (
+        case_scalars,
+        close_files,
+        format_summary,
+        merge_report_files,
+        merged_exit_status,
+        write_report,
+    )
 
     try:
         paths = [Path(path) for path in args.reports]
@@ -85,11 +89,14 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_recall.reporting.files import write_chunks_atomic
-    from pytest_recall.reporting.html import html_chunks
-    from pytest_recall.reporting.merge import case_scalars, close_files
-    from pytest_recall.reporting.report_file import streamed_report
-    from pytest_recall.reporting.summary import format_summary
+    from pytest_recall.reporting import (
+        case_scalars,
+        close_files,
+        format_summary,
+        html_chunks,
+        streamed_report,
+        write_chunks_atomic,
+    )
 
     try:
         # The page streams the cases from the file instead of holding them all.
@@ -110,9 +117,8 @@ def _report(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     """Exit 1 only for a significant drop, so CI can gate on "no regression" without chasing noise."""
+    from pytest_recall.reporting import differs_in_data, write_json_atomic
     from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare, protocol_lines
-    from pytest_recall.reporting.files import write_json_atomic
-    from pytest_recall.reporting.protocol import differs_in_data
 
     # Streamed like merge: a case's scalars are all a comparison reads.
     base, new = _load_reports([args.base, args.new], summaries=True)
@@ -136,8 +142,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _card(args: argparse.Namespace) -> int:
+    from pytest_recall.reporting import summarized_report
     from pytest_recall.reporting.card import results_card
-    from pytest_recall.reporting.report_file import summarized_report
 
     try:
         report = summarized_report(Path(args.report))
@@ -161,8 +167,8 @@ def _alpha(text: str) -> float:
 
 def _generate(args: argparse.Namespace) -> int:
     """Write a generated suite as case folders; the same arguments always give the same bytes."""
-    from pytest_recall.cases.model import CaseError, write_case_folders
-    from pytest_recall.suites.suite_file import family_cases
+    from pytest_recall.cases import CaseError, write_case_folders
+    from pytest_recall.suites import family_cases
 
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -188,9 +194,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     """A public benchmark's data file as a suite of case folders; nothing is written unless all of it is."""
-    from pytest_recall.suites.importers import IMPORTERS
-    from pytest_recall.suites.long_steps import MIN_CHARS_PER_STEP
-    from pytest_recall.suites.public_import import Selection
+    from pytest_recall.suites import IMPORTERS, MIN_CHARS_PER_STEP, Selection
 
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be 1 or more, not {args.limit}")
@@ -214,7 +218,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _suite(args: argparse.Namespace) -> int:
-    from pytest_recall.suites.bundled import bundled_suites, suite_path
+    from pytest_recall.suites import bundled_suites, suite_path
 
     if args.list:
         suites = bundled_suites()
@@ -246,7 +250,7 @@ def installed_version() -> str:
 
 def _agents(args: argparse.Namespace) -> int:
     """What a user needs to wire each real CLI: the adapter, tested versions, memory, home copies, binds."""
-    from pytest_recall.agents.adapters import all_adapters
+    from pytest_recall.agents import all_adapters
 
     for adapter in all_adapters():
         print(f"{adapter.script}: {adapter.package}, tested with {adapter.tested}")
@@ -264,7 +268,7 @@ def _agents(args: argparse.Namespace) -> int:
 
 def _fake_model(args: argparse.Namespace) -> int:
     """Serve until interrupted: a user's dry run of their wiring, with no tokens spent."""
-    from pytest_recall.testing.fake_model import FakeModelServer, RateLimitStretch
+    from pytest_recall.testing import FakeModelServer, RateLimitStretch
 
     limit = RateLimitStretch(args.rate_limit_after, args.rate_limit_for) if args.rate_limit_for > 0 else None
     server = FakeModelServer(args.mode, port=args.port, log_path=Path(args.log) if args.log else None, rate_limit=limit)
@@ -284,8 +288,8 @@ def _judge_audit(args: argparse.Namespace) -> int:
     import shlex
     from concurrent.futures import ThreadPoolExecutor
 
-    from pytest_recall.cases.model import CaseError
-    from pytest_recall.reporting.wording import counted
+    from pytest_recall.cases import CaseError
+    from pytest_recall.reporting import counted
     from pytest_recall.scoring.judge_audit import (
         AuditItem,
         audit_items,
@@ -294,8 +298,8 @@ def _judge_audit(args: argparse.Namespace) -> int:
         flagged,
         question_from,
     )
-    from pytest_recall.sessions.judge_command import run_judge_command
-    from pytest_recall.suites.walk import cases_under
+    from pytest_recall.sessions import run_judge_command
+    from pytest_recall.suites import cases_under
 
     argv = shlex.split(args.judge_cmd)
     if not argv:
@@ -332,9 +336,9 @@ def _judge_audit(args: argparse.Namespace) -> int:
 
 def _rejudge(args: argparse.Namespace) -> int:
     """A run's kept answers re-judged by each judge command, no agent started: the judges table, and -o the verdicts."""
-    from pytest_recall.agents.rejudge import missing_line, not_kept, parse_judges, rejudge
-    from pytest_recall.reporting.files import write_json_atomic
-    from pytest_recall.scoring.judge_panel import format_panel
+    from pytest_recall.agents import missing_line, not_kept, parse_judges, rejudge_report
+    from pytest_recall.reporting import write_json_atomic
+    from pytest_recall.scoring import format_panel
 
     judges = parse_judges(args.judge_cmd)
     if args.judge_samples < 1:
@@ -345,7 +349,7 @@ def _rejudge(args: argparse.Namespace) -> int:
         raise BadInput(
             [missing_line(unjudgeable, total, report.run_mode) or f"{args.report} holds no case to re-judge"]
         )
-    result = rejudge(
+    result = rejudge_report(
         report, judges, timeout_s=args.timeout, retries=args.retries, workers=args.workers, samples=args.judge_samples
     )
     sampled = f", {args.judge_samples} samples each (the majority; a tie fails)" if args.judge_samples > 1 else ""
@@ -415,7 +419,7 @@ def _add_judge_audit(commands: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pytest_recall.testing.exchange import MODES
+    from pytest_recall.testing import MODES
 
     parser = argparse.ArgumentParser(
         prog="pytest-recall",
@@ -471,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_report_commands(commands: Any) -> None:
     """``merge``, ``report`` and ``compare``: what works on saved reports."""
-    from pytest_recall.reporting.merge import Gate
+    from pytest_recall.reporting import Gate
 
     merge = commands.add_parser("merge", help="merge shard reports into one, recomputing every aggregate")
     merge.add_argument("reports", nargs="+", help="report JSON files written by --recall-report")

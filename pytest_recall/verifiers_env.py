@@ -23,25 +23,23 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_recall.cases.model import plain_data
+from pytest_recall.cases import plain_data
 from pytest_recall.scoring import ANSWER_KIND, feedback_text, score_evidence_json
-from pytest_recall.suites import audit, audit_v2
+from pytest_recall.suites import AUDIT_MAX_SIZE, AUDIT_SPLITS, AUDIT_VERSIONS, audit_cases
 
 ENV_ID = "pytest-recall-agent-supermemory"
-SPLITS = audit.SPLITS
-MAX_SIZE = audit.MAX_SIZE
+SPLITS = AUDIT_SPLITS
+MAX_SIZE = AUDIT_MAX_SIZE
 # The suite's versions: the latest by default, as a new suite.toml gets; an older one by number.
-VERSIONS = (1, *audit_v2.VERSIONS)
-VERSION = audit_v2.VERSION
+VERSIONS = AUDIT_VERSIONS
+VERSION = AUDIT_VERSIONS[-1]
 
 
 def suite_cases(split: str, size: int, version: int = VERSION) -> list[Any]:
     """The first ``size`` cases of ``split`` in suite ``version``."""
     if version not in VERSIONS:
         raise ValueError(f"version must be one of {', '.join(map(str, VERSIONS))}, not {version!r}")
-    if version == 1:
-        return audit.generate(split, size)
-    return audit_v2.generate(split, size, version=version)
+    return audit_cases(split, size, version)
 
 
 def episode_rows(split: str = "train", size: int = 64, version: int = VERSION) -> list[dict[str, Any]]:

@@ -67,3 +67,15 @@ def test_a_reference_agent_session_loads_only_what_it_uses() -> None:
         "[]",
         "pytest_recall.cases.model pytest_recall.scoring.grader pytest_recall.scoring.judge",
     ]
+
+
+def test_an_adapter_session_loads_only_the_case_modules_it_uses() -> None:
+    """Every step of a real CLI runs an adapter, which reads two constants of ``cases``: the package's front door
+    loads a name's module on first use, so the step does not pay for the case model, the live protocol and the
+    rest (a door that imported them all failed this)."""
+    probe = (
+        "import sys, pytest_recall.agents.adapters.claude\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pytest_recall.cases', 'pytest_recall.suites'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["['pytest_recall.cases', 'pytest_recall.cases.rate_limit']"]

@@ -30,11 +30,11 @@ from typing import Any
 
 from pytest_recall.agents import baselines, coding_solver, no_memory
 from pytest_recall.agents import notebook as notebook_agent
-from pytest_recall.cases.model import Case, read_toml
+from pytest_recall.cases import Case, read_toml
 from pytest_recall.scoring import feedback_text, judge_answer
 from pytest_recall.sessions import WorkspaceKeeper, uses_workspace
-from pytest_recall.suites import bundled
-from pytest_recall.suites.suite_file import SUITE_FILE, suite_cases
+from pytest_recall.suites import SUITE_FILE, suite_cases
+from pytest_recall.suites import bundled_suites as bundled_folders
 
 # An agent for the table: (prompt, its workdir, the case's scope directory) -> stdout.
 Agent = Callable[[str, Path, Path], str]
@@ -132,7 +132,7 @@ def score_suite(agent: AgentFactory, cases: Sequence[Case]) -> dict[str, float]:
 
 def bundled_suites() -> dict[str, Path]:
     """Every bundled generated suite by name: the bundled folders that hold a suite.toml."""
-    return {name: folder for name, folder in bundled.bundled_suites().items() if (folder / SUITE_FILE).is_file()}
+    return {name: folder for name, folder in bundled_folders().items() if (folder / SUITE_FILE).is_file()}
 
 
 def table(suites: Mapping[str, Path] | None = None) -> dict[str, dict[str, dict[str, float]]]:

@@ -196,17 +196,12 @@ def respond(name: str, prompt: str, memory_dir: Path, version: int = 3) -> str:
 # ---------------------------------------------------------------- fitting and tabling
 
 
-def _generator(version: int) -> Any:
-    from pytest_recall.suites import audit, audit_v2
-
-    return {1: audit, 2: audit_v2, 3: audit_v2}[version]
-
-
 def fit_values(version: int, split: str = "train") -> dict[str, str | None]:
     """Per field, the most common transfer value over a whole split; ties go to the value seen first."""
     seen: dict[str, Counter[str | None]] = {}
-    generator = _generator(version)
-    cases = generator.generate(split, 256) if version == 1 else generator.generate(split, 256, version=version)
+    from pytest_recall.suites import audit_cases
+
+    cases = audit_cases(split, 256, version)
     for case in cases:
         asked = _question(case.steps[1].prompt)
         assert asked is not None
@@ -256,7 +251,7 @@ def fitted_values(version: int) -> Mapping[str, str | None]:
 
 def play(name: str, cases: Sequence[Any], version: int) -> list[tuple[str, float]]:
     """Each case's (family, transfer score) for a baseline, the two sessions played as the harness plays them."""
-    from pytest_recall.scoring.evidence_judge import render_feedback, score_evidence_json
+    from pytest_recall.scoring import render_feedback, score_evidence_json
 
     scores = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -272,8 +267,9 @@ def play(name: str, cases: Sequence[Any], version: int) -> list[tuple[str, float
 
 def guessability(version: int, split: str = "eval", size: int = 256) -> dict[str, dict[str, float]]:
     """Per baseline, the mean transfer score overall and per family."""
-    generator = _generator(version)
-    cases = generator.generate(split, size) if version == 1 else generator.generate(split, size, version=version)
+    from pytest_recall.suites import audit_cases
+
+    cases = audit_cases(split, size, version)
     table: dict[str, dict[str, float]] = {}
     for name in BASELINES:
         scores = play(name, cases, version)

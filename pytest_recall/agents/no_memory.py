@@ -123,7 +123,7 @@ Notes = list[tuple[str, str]]
 
 def _popular_notes(project: str, pkg: str, prompt: str, files: coding_solver.DiskFiles) -> Notes:
     """What the prompt's own words suggest: the first library listed for each purpose it names."""
-    from pytest_recall.suites.coding_words import DECISIONS
+    from pytest_recall.suites import DECISIONS
 
     notes: Notes = []
     for job in coding_solver.jobs_of(prompt):
@@ -162,7 +162,7 @@ def _copied_notes(project: str, pkg: str, prompt: str, files: coding_solver.Disk
 
 def _imported_for(job: str, texts: dict[str, str]) -> str | None:
     """A library the workspace already imports for ``job``'s purpose, if any module does."""
-    from pytest_recall.suites.coding_words import DECISIONS
+    from pytest_recall.suites import DECISIONS
 
     for library in DECISIONS.get(job, ()):
         if any(re.search(rf"^import {library}$", text, re.MULTILINE) for text in texts.values()):

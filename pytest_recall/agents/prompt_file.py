@@ -21,6 +21,7 @@ import hashlib
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pytest_recall.agents.judge_prompts import as_text, builtin_templates, judge_prompt, question_type, rule_name
@@ -87,6 +88,11 @@ def prompt_fields(request: Mapping[str, Any]) -> dict[str, str]:
         "question_type": question_type(request) or str(request.get("kind") or ""),
         "question_date": str(request.get("question_date") or ""),
     }
+
+
+def judge_prompts_sha256() -> str:
+    """The SHA-256 of the bundled judge's prompt module, which stands for its prompts in a run's protocol."""
+    return hashlib.sha256(Path(__file__).with_name("judge_prompts.py").read_bytes()).hexdigest()
 
 
 def builtin_prompts_sha256() -> dict[str, str]:

@@ -103,7 +103,7 @@ def _ask_all(
     return [majority(said[index * samples : (index + 1) * samples]) for index in range(len(requests))]
 
 
-def rejudge(
+def rejudge_report(
     report: RunReport,
     judges: Sequence[Judge],
     *,

@@ -40,7 +40,7 @@ def record_loads(text: str | bytes) -> Any:
     return json.loads(text, object_pairs_hook=_unique_keys)
 
 
-def loads(text: str | bytes) -> Any:
+def strict_loads(text: str | bytes) -> Any:
     """``json.loads`` that refuses too-deep nesting, duplicate keys and trailing data, each as a ValueError."""
     try:
         return json.loads(text, object_pairs_hook=_unique_keys)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases.command_paths import resolve_command_paths
+from pytest_recall.cases import resolve_command_paths
 from pytest_recall.plugin.config import RunConfig
 
 __all__ = [
@@ -200,7 +200,7 @@ def check_mcp_servers(servers: Mapping[str, Any], source: Path) -> None:
 def check_mcp_agent(argv: tuple[str, ...]) -> None:
     """An adapter known not to pass MCP servers on would fail every case alike: refused before any runs."""
     __tracebackhide__ = True
-    from pytest_recall.agents.adapters import all_adapters
+    from pytest_recall.agents import all_adapters
 
     program = os.path.basename(argv[0])
     for adapter in all_adapters():
@@ -219,19 +219,19 @@ def check_adapter_cli(argv: tuple[str, ...], run_env: Sequence[tuple[str, str | 
     environment) or its name on PATH; for ``recall-acp``, the command after ``--``.
     """
     __tracebackhide__ = True
-    from pytest_recall.agents.adapters import acp, all_adapters
+    from pytest_recall.agents import all_adapters
 
     program = os.path.basename(argv[0])
-    if program == acp.ADAPTER.script:
+    adapter = next((adapter for adapter in all_adapters() if adapter.script == program), None)
+    if adapter is None:
+        return
+    if not adapter.drives_one_cli:
         after = argv[argv.index("--") + 1 :] if "--" in argv else ()
         if after and "{" not in after[0] and shutil.which(after[0]) is None:
             raise pytest.UsageError(
                 f"--recall-cmd: {program} runs {after[0]!r}, which was not found on PATH; "
                 "install that agent CLI or give its full path after --"
             )
-        return
-    adapter = next((adapter for adapter in all_adapters() if adapter.script == program), None)
-    if adapter is None:
         return
     given = dict(run_env)
     override = given[adapter.bin_variable] if adapter.bin_variable in given else os.environ.get(adapter.bin_variable)

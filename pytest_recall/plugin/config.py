@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_recall.cases.live_protocol import READINESS_FIELDS
+from pytest_recall.cases import READINESS_FIELDS
 from pytest_recall.reporting import DEFAULT_TRANSCRIPTS, Gate, TranscriptMode
 from pytest_recall.scoring import DEFAULT_THRESHOLD, AnswerJudgeName, RepeatPlan
 from pytest_recall.sessions import (

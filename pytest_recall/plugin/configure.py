@@ -20,17 +20,18 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.agents.adapters.advice import preset_conflict
-from pytest_recall.agents.adapters.presets import PRESETS, LivePreset
-from pytest_recall.cases.live_protocol import (
+from pytest_recall.agents import PRESETS, LivePreset, preset_conflict
+from pytest_recall.cases import (
+    CaseError,
+    McpConfigError,
     ProtocolError,
     decode_escapes,
     layer_protocol,
     parse_exit_codes,
+    parse_positive_seconds,
     protocol_fields,
+    read_mcp_config,
 )
-from pytest_recall.cases.mcp_config import McpConfigError, read_mcp_config
-from pytest_recall.cases.model import CaseError, parse_positive_seconds
 from pytest_recall.plugin.checks import check_mcp_servers, check_suite_scope, check_writable, resolve_command_paths
 from pytest_recall.plugin.config import EpochChoice, Outputs, RunConfig, ScaleOut
 from pytest_recall.plugin.option_model import flag_of
@@ -256,7 +257,7 @@ def _epoch_choice(path: Path | None, epochs: int, ci_width: float | None) -> Epo
         return None
     if epochs < 2:
         raise pytest.UsageError("--recall-epochs-from chooses which cases repeat: give --recall-epochs=N above 1 too")
-    from pytest_recall.reporting.document import load_report
+    from pytest_recall.reporting import load_report
     from pytest_recall.reporting.epoch_selection import baseline_scores, settled_cases
     from pytest_recall.scoring import plan_repeats
 

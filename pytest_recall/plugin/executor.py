@@ -20,8 +20,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from pytest_recall.cases.model import Case, CaseError
-from pytest_recall.cases.runs import CaseRun
+from pytest_recall.cases import Case, CaseError, CaseRun
 from pytest_recall.plugin.config import RunConfig, ScaleOut
 from pytest_recall.plugin.runlog import ResumeIndex, case_key
 from pytest_recall.plugin.sandbox_setup import session_sandbox

@@ -7,11 +7,16 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.agents.adapters.advice import bare_cli_advice, command_line_trap
-from pytest_recall.cases.answer_forms import BUILTIN_KINDS, KIND_FREE
-from pytest_recall.cases.mcp_stores import unscoped_store_lines
-from pytest_recall.cases.model import is_case_dir, is_symlink_loop, looks_like_case_dir
-from pytest_recall.cases.traptask import is_trap_task_dir
+from pytest_recall.agents import bare_cli_advice, command_line_trap
+from pytest_recall.cases import (
+    BUILTIN_KINDS,
+    KIND_FREE,
+    is_case_dir,
+    is_symlink_loop,
+    is_trap_task_dir,
+    looks_like_case_dir,
+    unscoped_store_lines,
+)
 from pytest_recall.plugin import hookspecs
 from pytest_recall.plugin.checks import check_adapter_cli, check_command_starts, check_mcp_agent, check_suite_arguments
 from pytest_recall.plugin.config import CONFIG_KEY
@@ -52,8 +57,7 @@ from pytest_recall.plugin.xdist_handoff import (
 from pytest_recall.reporting import durations_by_nodeid, nothing_judged, shard_members, shared_home_warning
 from pytest_recall.scoring import FREE_FORM_KINDS, judge_answer, score_contains, score_evidence
 from pytest_recall.sessions import SharedVerdicts, tracking_line
-from pytest_recall.suites.bundled import wheel_nodeid
-from pytest_recall.suites.suite_file import is_suite_dir
+from pytest_recall.suites import is_suite_dir, wheel_nodeid
 
 PREFLIGHT_NOTE_KEY = pytest.StashKey[str]()
 CONTROLLER_PLUGINS_KEY = pytest.StashKey[list[object]]()
@@ -205,8 +209,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _print_plan(config: pytest.Config, estimate_from: Path | None, case_items: list[CaseItem]) -> None:
+    from pytest_recall.reporting import load_report
     from pytest_recall.reporting.cost_plan import PlannedRun, plan_lines, planned_sessions, session_rates
-    from pytest_recall.reporting.document import load_report
 
     runs = [
         PlannedRun(item.outline.steps, item.outline.group, item.outline.ingest_steps, item.control, item.epoch)

@@ -16,11 +16,19 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases.answer_forms import KIND_FREE
-from pytest_recall.cases.case_refs import ReadAgain
-from pytest_recall.cases.model import Case, CaseError, CaseOutline, CaseUnreadable, folder_digests, load_case_dir
-from pytest_recall.cases.runs import CaseRun
-from pytest_recall.cases.traptask import load_task_case, task_case_ids
+from pytest_recall.cases import (
+    KIND_FREE,
+    Case,
+    CaseError,
+    CaseOutline,
+    CaseRun,
+    CaseUnreadable,
+    ReadAgain,
+    folder_digests,
+    load_case_dir,
+    load_task_case,
+    task_case_ids,
+)
 from pytest_recall.plugin.config import CONFIG_KEY, RunConfig
 from pytest_recall.plugin.executor import EXECUTOR_KEY, CaseExecutor
 from pytest_recall.plugin.options import FREE_NEEDS_JUDGE, NO_COMMAND, judge_only_refusal
@@ -28,7 +36,7 @@ from pytest_recall.plugin.xdist_handoff import RECORD_PROPERTY, RESUMED_PROPERTY
 from pytest_recall.reporting import CaseFailed, CaseRecord, task_entry
 from pytest_recall.scoring import DRAW_SEED, Verdict, case_draw_key, draw_key
 from pytest_recall.sessions import argv_prompt_problem
-from pytest_recall.suites.suite_file import SUITE_FILE, generated_suite
+from pytest_recall.suites import SUITE_FILE, generated_suite
 
 RUN_NAME = "recall"
 CONTROL_NAME = "control"

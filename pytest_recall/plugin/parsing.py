@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases.model import CaseError, parse_positive_seconds
+from pytest_recall.cases import CaseError, parse_positive_seconds
 from pytest_recall.plugin.option_model import flag_of
 from pytest_recall.plugin.options import OPTION_BY_NAME, raw_value
 from pytest_recall.sessions import HomeCopy, HomeMode, check_env_template

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases.model import Case, Step
-from pytest_recall.cases.runs import CaseRun
+from pytest_recall.cases import Case, CaseRun, Step
 from pytest_recall.plugin.config import RunConfig
 from pytest_recall.plugin.executor import session_settings
 from pytest_recall.plugin.xdist_handoff import is_worker

@@ -21,15 +21,14 @@ from typing import Any
 import pytest
 
 from pytest_recall import __version__
-from pytest_recall.agents.adapters import all_adapters
-from pytest_recall.cases.model import CaseError, read_toml
+from pytest_recall.agents import all_adapters
+from pytest_recall.cases import CaseError, read_toml
 from pytest_recall.plugin.config import EpochChoice, RunConfig
 from pytest_recall.plugin.items import order_seed
 from pytest_recall.reporting import CaseSummary, build_protocol, content_hashes, data_entry, scoring_entry
 from pytest_recall.scoring import BOOTSTRAP_SEED
 from pytest_recall.sessions import Judge
-from pytest_recall.suites.public_import import IMPORT_NOTE
-from pytest_recall.suites.suite_file import SUITE_FILE
+from pytest_recall.suites import IMPORT_NOTE, SUITE_FILE
 
 # A CLI that takes longer than this to print its version is reported as unknown; the run does not wait on it.
 VERSION_TIMEOUT_S = 5.0
@@ -205,10 +204,9 @@ def _files_sha256(argv: tuple[str, ...], here: Path) -> dict[str, str]:
             continue
     # The bundled judge, also behind a wrapper such as ``env LLM_USER_PATH=... recall-judge``.
     if any(Path(word).name == _BUNDLED_JUDGE for word in argv):
-        from pytest_recall.agents import judge_prompts
-        from pytest_recall.agents.prompt_file import builtin_prompts_sha256
+        from pytest_recall.agents import builtin_prompts_sha256, judge_prompts_sha256
 
-        hashes["judge_prompts.py"] = hashlib.sha256(Path(judge_prompts.__file__).read_bytes()).hexdigest()
+        hashes["judge_prompts.py"] = judge_prompts_sha256()
         if not any(word.startswith("--prompt-file") for word in argv):
             # What each verdict's prompt_sha256 is, by question type (see agents/prompt_file.py).
             hashes.update({f"prompt:{name}": digest for name, digest in builtin_prompts_sha256().items()})

@@ -4,9 +4,8 @@ sandbox and the live protocol. Each row's help is the flag's and its ini twin's 
 
 from __future__ import annotations
 
-from pytest_recall.agents.adapters.presets import PRESETS
-from pytest_recall.cases.live_protocol import PasteMode
-from pytest_recall.cases.model import SessionMode
+from pytest_recall.agents import PRESETS
+from pytest_recall.cases import PasteMode, SessionMode
 from pytest_recall.plugin.config import StopMode
 from pytest_recall.plugin.option_model import Option
 from pytest_recall.reporting import Gate

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases import strict_json
+from pytest_recall.cases import bounded_lines, strict_loads
 from pytest_recall.plugin.xdist_handoff import is_worker
 from pytest_recall.reporting import (
     CASES_OPEN,
@@ -53,7 +53,7 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     of a run killed mid-write, and losing it costs one case, not the log.
     """
     with open(path, "rb") as handle:
-        lines = list(strict_json.bounded_lines(handle))
+        lines = list(bounded_lines(handle))
     text = b"".join(lines)
     try:
         whole = json.loads(text)
@@ -63,7 +63,7 @@ def load_records(path: Path) -> list[dict[str, Any]]:
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("cases"), list):
         try:
-            strict_json.loads(text)
+            strict_loads(text)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
         return [with_shared(record, whole) for record in whole["cases"] if isinstance(record, dict)]
@@ -233,7 +233,7 @@ def _records_by_line(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         offset = 0
         report = in_cases = False
         torn_at: int | None = None
-        for raw in strict_json.bounded_lines(handle):
+        for raw in bounded_lines(handle):
             stripped = raw.strip()
             report = report or (offset == 0 and stripped == b"{")
             # A list closes in the report's head too (the protocol block's data sets): only the cases' ends them.

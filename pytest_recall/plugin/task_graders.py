@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_recall.cases.traptask import TASK_GRADER
+from pytest_recall.cases import TASK_GRADER
 from pytest_recall.plugin.xdist_handoff import received_entry
 from pytest_recall.reporting import ENTRY_PROPERTY
 from pytest_recall.sessions import TaskScriptError, run_task_script

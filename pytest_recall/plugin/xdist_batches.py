@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
 
-from pytest_recall.cases.groups import group_key_of_nodeid, is_group_dir
+from pytest_recall.cases import group_key_of_nodeid, is_group_dir
 
 # A worker's (index, count) from its workerinput, or None: see xdist_handoff.worker_position.
 PositionOf = Callable[[Mapping[str, Any]], tuple[int, int] | None]

@@ -9,12 +9,13 @@ from __future__ import annotations
 from pytest_recall.reporting.document import (
     SHARED_KEYS,
     build_report,
+    load_report,
     report_order,
     with_shared,
     write_report,
 )
 from pytest_recall.reporting.failure import CaseFailed, fold_repeated_stderr, verdict_report
-from pytest_recall.reporting.files import write_chunks_atomic
+from pytest_recall.reporting.files import write_chunks_atomic, write_json_atomic
 from pytest_recall.reporting.html import html_chunks
 from pytest_recall.reporting.judge_rows import case_name, deterministic_score
 from pytest_recall.reporting.judge_section import (
@@ -24,8 +25,15 @@ from pytest_recall.reporting.judge_section import (
     prompts_sha256,
 )
 from pytest_recall.reporting.lazy_records import LazyRecords
-from pytest_recall.reporting.merge import Gate, report_of_rows
-from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, scoring_entry
+from pytest_recall.reporting.merge import (
+    Gate,
+    case_scalars,
+    close_files,
+    merge_report_files,
+    merged_exit_status,
+    report_of_rows,
+)
+from pytest_recall.reporting.protocol import build_protocol, content_hashes, data_entry, differs_in_data, scoring_entry
 from pytest_recall.reporting.records import (
     ENTRY_PROPERTY,
     JUNIT_CASE_FIELDS,
@@ -34,7 +42,15 @@ from pytest_recall.reporting.records import (
     property_text,
     task_entry,
 )
-from pytest_recall.reporting.report_file import CASES_OPEN, check_report_tail, line_at, parse_line, report_shared_values
+from pytest_recall.reporting.report_file import (
+    CASES_OPEN,
+    check_report_tail,
+    line_at,
+    parse_line,
+    report_shared_values,
+    streamed_report,
+    summarized_report,
+)
 from pytest_recall.reporting.run_report import RateLimits, RunEnding, RunReport
 from pytest_recall.reporting.schema import json_line, record_problem
 from pytest_recall.reporting.shard import (
@@ -80,11 +96,14 @@ __all__ = [
     "build_protocol",
     "build_report",
     "case_name",
+    "case_scalars",
     "check_report_tail",
+    "close_files",
     "content_hashes",
     "counted",
     "data_entry",
     "deterministic_score",
+    "differs_in_data",
     "durations_by_nodeid",
     "error_lines",
     "fold_repeated_stderr",
@@ -94,6 +113,9 @@ __all__ = [
     "judge_run_properties",
     "judges_both",
     "line_at",
+    "load_report",
+    "merge_report_files",
+    "merged_exit_status",
     "nothing_judged",
     "parse_line",
     "parse_shard",
@@ -109,6 +131,8 @@ __all__ = [
     "shard_members",
     "shared_home_warning",
     "stop_line",
+    "streamed_report",
+    "summarized_report",
     "summary_of",
     "summary_of_row",
     "task_entry",
@@ -117,5 +141,6 @@ __all__ = [
     "warning_lines",
     "with_shared",
     "write_chunks_atomic",
+    "write_json_atomic",
     "write_report",
 ]

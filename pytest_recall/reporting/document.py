@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases import strict_json
+from pytest_recall.cases import bounded_lines, strict_loads
 from pytest_recall.reporting.files import write_json_atomic
 from pytest_recall.reporting.judge_section import judge_section
 from pytest_recall.reporting.judges_block import judges_block
@@ -186,7 +186,7 @@ def load_report_json(path: Path) -> dict[str, Any]:
     """A report file's JSON document, checked against the published schema, each case as it was recorded."""
     with open(path, "rb") as handle:
         try:
-            data = strict_json.loads(b"".join(strict_json.bounded_lines(handle)))
+            data = strict_loads(b"".join(bounded_lines(handle)))
         except MemoryError:
             raise ValueError(f"{path}: too large to read in the memory there is") from None
         except ValueError as exc:

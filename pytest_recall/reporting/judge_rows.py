@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pytest_recall.cases.answer_forms import KIND_FREE
+from pytest_recall.cases import KIND_FREE
 from pytest_recall.reporting.records import CaseRecord
 from pytest_recall.scoring import PanelCase
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pytest_recall.cases.runs import LlmJudgement
+from pytest_recall.cases import LlmJudgement
 from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring import CaseSummary, Verdict, agreement_report, judged_twice_from, scored_a_pass

@@ -15,9 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.reporting.wording import counted
-from pytest_recall.scoring import CaseSummary, beam_rubric, lexical_judge, locomo_f1
-from pytest_recall.suites import memoryagentbench
-from pytest_recall.suites.locomo import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
+from pytest_recall.scoring import CaseSummary
 
 # A file's or a data set's hash, shown by its first 12 digits where differences are listed.
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -25,35 +23,47 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 PROTOCOL_KEY = "protocol"
 # A difference under this field is a different data set: no verdict across it without --allow-protocol-diff.
 DATA_FIELD = "data"
-# How each imported benchmark scores an answer (the metric's name, as verdicts carry it, and what it computes), and
-# how its categories are named: the tables the importer and the judge read, so that changing one is a difference.
-_METRICS: Mapping[str, Mapping[str, Any]] = {
-    "locomo": {
-        "metric": locomo_f1.METRIC,
-        "definition": "token F1 (LoCoMo), adversarial questions scored on declining",
-        "category_map": {str(number): name for number, name in LOCOMO_CATEGORY_NAMES.items()},
-    },
-    "longmemeval": {
-        "metric": lexical_judge.METRIC,
-        "definition": "gold answer in the final line, or the LLM judge where one is set",
-        "category_map": None,
-    },
-    "beam": {
-        "metric": beam_rubric.METRIC,
-        "definition": "each rubric item 1 when all its content words are said, 0.5 when half, averaged; event "
-        "ordering (tau-b + 1) / 2 x F1; abstention 1 on declining; the judge-only abilities by the judge command",
-        "judge_only": sorted(beam_rubric.LLM_ONLY),
-        "category_map": None,  # the categories are the ten abilities, as BEAM names them
-    },
-    "memoryagentbench": {
-        "metric": "mab_<metric of the sub-dataset>",
-        "definition": "best over gold answers and over the raw and 'Answer:' readings: substring_exact_match (a "
-        "normalised gold inside the answer), exact_match, recall (share of gold elements said); llm_judge by the "
-        "judge command only",
-        "metric_by_source": dict(memoryagentbench.METRIC_BY_SOURCE),
-        "category_map": dict(memoryagentbench.COMPETENCY_BY_SOURCE),
-    },
-}
+
+
+def _metrics() -> Mapping[str, Mapping[str, Any]]:
+    """How each imported benchmark scores an answer (the metric's name, as verdicts carry it, and what it computes),
+    and how its categories are named: the tables the importer and the judge read, so that changing one is a
+    difference. Their modules load here, when a report is written, as ``scoring/judge.py`` loads the scorers when a
+    case needs one: a run or a judge process that never reads them does not pay for them."""
+    from pytest_recall.scoring.beam_rubric import LLM_ONLY as BEAM_JUDGE_ONLY
+    from pytest_recall.scoring.beam_rubric import METRIC as BEAM_METRIC
+    from pytest_recall.scoring.lexical_judge import METRIC as LEXICAL_METRIC
+    from pytest_recall.scoring.locomo_f1 import METRIC as LOCOMO_METRIC
+    from pytest_recall.suites import CATEGORY_NAMES as LOCOMO_CATEGORY_NAMES
+    from pytest_recall.suites import COMPETENCY_BY_SOURCE, METRIC_BY_SOURCE
+
+    return {
+        "locomo": {
+            "metric": LOCOMO_METRIC,
+            "definition": "token F1 (LoCoMo), adversarial questions scored on declining",
+            "category_map": {str(number): name for number, name in LOCOMO_CATEGORY_NAMES.items()},
+        },
+        "longmemeval": {
+            "metric": LEXICAL_METRIC,
+            "definition": "gold answer in the final line, or the LLM judge where one is set",
+            "category_map": None,
+        },
+        "beam": {
+            "metric": BEAM_METRIC,
+            "definition": "each rubric item 1 when all its content words are said, 0.5 when half, averaged; event "
+            "ordering (tau-b + 1) / 2 x F1; abstention 1 on declining; the judge-only abilities by the judge command",
+            "judge_only": sorted(BEAM_JUDGE_ONLY),
+            "category_map": None,  # the categories are the ten abilities, as BEAM names them
+        },
+        "memoryagentbench": {
+            "metric": "mab_<metric of the sub-dataset>",
+            "definition": "best over gold answers and over the raw and 'Answer:' readings: substring_exact_match (a "
+            "normalised gold inside the answer), exact_match, recall (share of gold elements said); llm_judge by the "
+            "judge command only",
+            "metric_by_source": dict(METRIC_BY_SOURCE),
+            "category_map": dict(COMPETENCY_BY_SOURCE),
+        },
+    }
 
 
 def content_hashes(summaries: Iterable[CaseSummary]) -> dict[str, list[str]]:
@@ -115,10 +125,11 @@ def rehashed(block: Mapping[str, Any], summaries: Iterable[CaseSummary]) -> dict
 def scoring_entry(notes: Mapping[str, Mapping[str, Any] | None], answer_judge: str) -> dict[str, Any]:
     """The answer metric and category map of each imported benchmark, and how every other case is judged."""
     benchmarks = sorted({str(note.get("benchmark")) for note in notes.values() if note is not None})
+    metrics = _metrics() if benchmarks else {}
     return {
         "answer_judge": answer_judge,
         "benchmarks": {
-            name: dict(_METRICS.get(name, {"metric": None, "definition": None, "category_map": None}))
+            name: dict(metrics.get(name, {"metric": None, "definition": None, "category_map": None}))
             for name in benchmarks
         },
     }

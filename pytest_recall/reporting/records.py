@@ -16,9 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from pytest_recall.cases.model import Case
-from pytest_recall.cases.runs import CaseRun, StepRun
-from pytest_recall.cases.traptask import TASK_KEY
+from pytest_recall.cases import TASK_KEY, Case, CaseRun, StepRun
 from pytest_recall.reporting.document import with_shared
 from pytest_recall.reporting.failure import verdict_report
 from pytest_recall.reporting.judge_section import judge_case_properties, llm_judge_field, other_judges_field

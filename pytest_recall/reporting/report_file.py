@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases import strict_json
+from pytest_recall.cases import MAX_LINE_BYTES, DuplicateKey, bounded_lines, record_loads, strict_loads
 from pytest_recall.reporting.document import SHARED_KEYS, STEP_DEFAULTS_KEY, load_report, with_shared
 from pytest_recall.reporting.lazy_records import LazyRecords
 from pytest_recall.reporting.run_report import RunReport
@@ -46,10 +46,10 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
         return None
     try:
         # One parse: a key twice (json would keep the last) is refused, not read as either.
-        record = strict_json.record_loads(text)
+        record = record_loads(text)
     except RecursionError:
         raise ValueError("a line nests too deep to be a record") from None
-    except strict_json.DuplicateKey:
+    except DuplicateKey:
         raise
     except ValueError:
         return None
@@ -61,8 +61,8 @@ def line_at(fd: int, offset: int) -> bytes:
     parts: list[bytes] = []
     start = offset
     while True:
-        if offset - start > strict_json.MAX_LINE_BYTES:
-            raise ValueError(f"the line at byte {start} is longer than {strict_json.MAX_LINE_BYTES >> 20} MiB")
+        if offset - start > MAX_LINE_BYTES:
+            raise ValueError(f"the line at byte {start} is longer than {MAX_LINE_BYTES >> 20} MiB")
         chunk = os.pread(fd, 1 << 16, offset)
         end = chunk.find(b"\n")
         if end >= 0 or not chunk:
@@ -95,7 +95,7 @@ class ReportFile:
         with open(self.path, "rb") as handle:
             handle.seek(self._cases_start)
             offset = self._cases_start
-            for raw in strict_json.bounded_lines(handle):
+            for raw in bounded_lines(handle):
                 if raw.strip() in (b"]", b"],"):
                     check_report_tail(handle, self.path, more_fields=raw.strip() == b"],")
                     return
@@ -128,7 +128,7 @@ def open_report(path: Path) -> ReportFile | None:
     """
     head = bytearray()
     with open(path, "rb") as handle:
-        lines = strict_json.bounded_lines(handle)
+        lines = bounded_lines(handle)
         first = next(lines, b"")
         if first.strip() != b"{":
             return None
@@ -138,7 +138,7 @@ def open_report(path: Path) -> ReportFile | None:
             if stripped in (CASES_OPEN, _CASES_EMPTY):
                 cases_start = handle.tell()
                 # One case a line, or none at all: the first case shows which (a writer does all or none).
-                first_case = handle.readline(strict_json.MAX_LINE_BYTES)
+                first_case = handle.readline(MAX_LINE_BYTES)
                 if stripped == CASES_OPEN and parse_line(first_case) is None:
                     return None
                 break
@@ -153,7 +153,7 @@ def open_report(path: Path) -> ReportFile | None:
     except ValueError:
         return None
     try:
-        strict_json.loads(text)
+        strict_loads(text)
     except ValueError as exc:
         raise ValueError(f"{path}: not a pytest-recall report: {exc}") from None
     if not isinstance(header, dict):
@@ -171,11 +171,11 @@ def open_report(path: Path) -> ReportFile | None:
 
 def check_report_tail(handle: Any, path: Path, *, more_fields: bool = False) -> None:
     """After the case list, the report's last fields and its closing brace: anything after that is no report."""
-    tail = handle.read(strict_json.MAX_LINE_BYTES + 1)
-    if len(tail) > strict_json.MAX_LINE_BYTES:
+    tail = handle.read(MAX_LINE_BYTES + 1)
+    if len(tail) > MAX_LINE_BYTES:
         raise ValueError(f"{path}: not a pytest-recall report: data after its end")
     try:
-        whole = strict_json.loads(b"{" + tail) if more_fields else None
+        whole = strict_loads(b"{" + tail) if more_fields else None
     except ValueError as exc:
         raise ValueError(f"{path}: not a pytest-recall report: after its cases: {exc}") from None
     if (not more_fields and tail.strip() != b"}") or (more_fields and not isinstance(whole, dict)):

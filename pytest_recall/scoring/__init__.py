@@ -10,7 +10,7 @@ from pytest_recall.scoring.abstain import false_abstention_rate, says_not_given
 from pytest_recall.scoring.by_workspace import by_workspace
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.evidence import case_verdict
-from pytest_recall.scoring.evidence_judge import ANSWER_KIND, score_evidence_json
+from pytest_recall.scoring.evidence_judge import ANSWER_KIND, render_feedback, score_evidence_json
 from pytest_recall.scoring.figures import control_figures, memory_section, run_figures
 from pytest_recall.scoring.grader import DEFAULT_THRESHOLD, aggregate
 from pytest_recall.scoring.help_harm import help_and_harm
@@ -108,6 +108,7 @@ __all__ = [
     "panel_table",
     "plan_repeats",
     "read_judge_reply",
+    "render_feedback",
     "run_figures",
     "sample_majority",
     "says_not_given",

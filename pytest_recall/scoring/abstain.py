@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_recall.cases.answer_forms import KIND_ABSTAIN
+from pytest_recall.cases import KIND_ABSTAIN
 from pytest_recall.scoring.case_summary import CaseSummary
 
 NOT_GIVEN = "NOT GIVEN"

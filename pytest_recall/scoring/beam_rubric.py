@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_recall.cases.answer_forms import BEAM_JUDGE_ONLY_ABILITIES
+from pytest_recall.cases import BEAM_JUDGE_ONLY_ABILITIES
 from pytest_recall.scoring.memoryagentbench_metrics import normalise
 
 METRIC = "beam_rubric_lexical"

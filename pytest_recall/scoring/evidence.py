@@ -15,9 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.model import Case, changed_files
-from pytest_recall.cases.runs import CaseRun
-from pytest_recall.cases.traptask import TASK_JUDGE_KEY, changed_on_disk
+from pytest_recall.cases import TASK_JUDGE_KEY, Case, CaseRun, changed_files, changed_on_disk
 from pytest_recall.scoring.llm_verdict import settle
 from pytest_recall.scoring.verdict import AnswerScorer, Verdict, decide
 

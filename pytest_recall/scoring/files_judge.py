@@ -19,8 +19,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_recall.cases.files_checks import FileCheck, parse_checks
-from pytest_recall.cases.workspace_tree import ENTRY_DIR, ENTRY_FILE, ENTRY_SYMLINK, SnapshotEntry, WorkspaceSnapshot
+from pytest_recall.cases import (
+    ENTRY_DIR,
+    ENTRY_FILE,
+    ENTRY_SYMLINK,
+    FileCheck,
+    SnapshotEntry,
+    WorkspaceSnapshot,
+    parse_checks,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib

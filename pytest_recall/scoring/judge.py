@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_recall.cases.answer_forms import (
+from pytest_recall.cases import (
     KIND_ABSTAIN,
     KIND_BEAM,
     KIND_EVIDENCE_JSON,
@@ -33,8 +33,8 @@ from pytest_recall.cases.answer_forms import (
     KIND_MEMORYAGENTBENCH,
     KIND_MONEY,
     KIND_VOUCHER,
+    WorkspaceSnapshot,
 )
-from pytest_recall.cases.workspace_tree import WorkspaceSnapshot
 from pytest_recall.scoring.abstain import false_abstention, says_not_given, score_abstain
 
 VOUCHER_PATTERN = re.compile(r"\bAR-2026-\d{4}\b")

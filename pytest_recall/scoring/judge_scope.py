@@ -16,17 +16,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pytest_recall.cases.answer_forms import (
+from pytest_recall.cases import (
     KIND_BEAM,
     KIND_FILES,
     KIND_FREE,
     KIND_LOCOMO,
     KIND_LONGMEMEVAL,
     KIND_MEMORYAGENTBENCH,
+    Case,
+    CaseRun,
     judge_only_label,
 )
-from pytest_recall.cases.model import Case
-from pytest_recall.cases.runs import CaseRun
 
 # Kinds whose answers are open text: a deterministic judge of them is an approximation, an LLM judge the norm.
 FREE_FORM_KINDS = frozenset({KIND_LONGMEMEVAL, KIND_LOCOMO, KIND_BEAM, KIND_MEMORYAGENTBENCH, KIND_FREE})

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from pytest_recall.cases.runs import LlmJudgement
+from pytest_recall.cases import LlmJudgement
 from pytest_recall.scoring.passing import scored_a_pass
 from pytest_recall.scoring.verdict import Verdict
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_recall.cases.runs import MemoryCall, StepRun
+from pytest_recall.cases import MemoryCall, StepRun
 from pytest_recall.scoring.passing import scored_a_pass
 
 # A token estimate for text a model reads: about four bytes a token for English text.

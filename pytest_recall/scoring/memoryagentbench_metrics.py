@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_recall.cases.answer_forms import MAB_JUDGE_ONLY_METRIC
+from pytest_recall.cases import MAB_JUDGE_ONLY_METRIC
 
 SUBSTRING_EXACT_MATCH = "substring_exact_match"
 EXACT_MATCH = "exact_match"

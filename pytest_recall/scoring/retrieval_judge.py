@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pytest_recall.cases.answer_forms import KIND_MONEY
+from pytest_recall.cases import KIND_MONEY
 from pytest_recall.scoring.judge import MONEY_PATTERN, normalise_money
 from pytest_recall.scoring.memory_use import evidence_of, holds_evidence
 

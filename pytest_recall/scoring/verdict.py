@@ -46,8 +46,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from pytest_recall.cases.answer_forms import KIND_FILES
-from pytest_recall.cases.runs import CaseRun
+from pytest_recall.cases import KIND_FILES, CaseRun
 from pytest_recall.scoring.judge import UNKNOWN, final_line, judge_answer, judge_steps, step_failure
 from pytest_recall.scoring.passing import scored_a_pass
 

@@ -31,9 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from pytest_recall.cases.live_protocol import laid_over
-from pytest_recall.cases.model import Case, Step
-from pytest_recall.cases.runs import CaseRun, MemoryCalls, SessionResult, StepRun
+from pytest_recall.cases import Case, CaseRun, MemoryCalls, SessionResult, Step, StepRun, laid_over
 from pytest_recall.scoring import AnswerScorer
 from pytest_recall.sessions.cost_file import StepCost, read_cost
 from pytest_recall.sessions.live_turns import MAX_TURN_LINE_BYTES
@@ -105,7 +103,7 @@ def feedback_prompt(step: Step, previous_stdout: str, judge: AnswerScorer) -> st
     """A step that opens with feedback on the agent's previous answer, judged for real."""
     if step.feedback is None:
         return step.prompt
-    from pytest_recall.scoring.judge import feedback_text
+    from pytest_recall.scoring import feedback_text
 
     verdict = judge(previous_stdout, step.feedback)
     return feedback_text(verdict, step.feedback) + step.prompt

@@ -33,8 +33,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pytest_recall.cases.model import Case
-from pytest_recall.cases.runs import CaseRun, SessionResult, StepRun
+from pytest_recall.cases import Case, CaseRun, SessionResult, StepRun
 from pytest_recall.scoring import AnswerScorer
 from pytest_recall.sessions.case_flow import MemoryHooks, case_flow
 from pytest_recall.sessions.memory_copy import copy_memory

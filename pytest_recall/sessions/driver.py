@@ -10,7 +10,7 @@ from __future__ import annotations
 import select
 import time
 
-from pytest_recall.cases.runs import SessionResult
+from pytest_recall.cases import SessionResult
 from pytest_recall.sessions.session import RunningSession, SessionSpec
 
 # What a descriptor is to its session; the loop dispatches on it.

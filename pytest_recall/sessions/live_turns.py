@@ -14,8 +14,7 @@ import textwrap
 import time
 from collections.abc import Callable
 
-from pytest_recall.cases.live_protocol import LiveProtocol
-from pytest_recall.cases.runs import TurnResult
+from pytest_recall.cases import LiveProtocol, TurnResult
 from pytest_recall.sessions.render import LiveScreen
 
 DEFAULT_READY_IDLE_S = 1.0

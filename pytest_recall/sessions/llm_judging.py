@@ -26,7 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pytest_recall.cases.runs import CaseRun, LlmJudgement
+from pytest_recall.cases import CaseRun, LlmJudgement
 from pytest_recall.scoring import (
     FreeFormJudge,
     answer_to_judge,

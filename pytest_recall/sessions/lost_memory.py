@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_recall.cases.runs import StepRun
+from pytest_recall.cases import StepRun
 from pytest_recall.sessions.memory_listing import shown_path
 from pytest_recall.sessions.rooms import Isolation
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from pytest_recall.cases.runs import MemoryFile
+from pytest_recall.cases import MemoryFile
 
 # A memory listing names at most this many files; the count says how many there were.
 MEMORY_LISTING_LIMIT = 1000

@@ -31,9 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.mcp_config import RECALL_KEY
-from pytest_recall.cases.runs import MemoryCall, MemoryCalls
-from pytest_recall.cases.strict_json import bounded_number
+from pytest_recall.cases import RECALL_KEY, MemoryCall, MemoryCalls, bounded_number
 from pytest_recall.sessions import mcp_tap
 from pytest_recall.sessions.agent_file import read_agent_file
 

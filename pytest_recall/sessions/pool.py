@@ -15,7 +15,7 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass
 
-from pytest_recall.cases.runs import CaseRun, SessionResult
+from pytest_recall.cases import CaseRun, SessionResult
 from pytest_recall.sessions.driver import SessionDriver
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.spawn import AgentStartError

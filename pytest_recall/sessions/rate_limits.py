@@ -24,8 +24,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.runs import CaseRun
-from pytest_recall.cases.strict_json import bounded_number
+from pytest_recall.cases import CaseRun, bounded_number
 from pytest_recall.sessions.pool import Flow, Pause
 from pytest_recall.sessions.session import SessionSpec
 from pytest_recall.sessions.signed_state import SignedState

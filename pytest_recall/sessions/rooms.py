@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_recall.cases.mcp_config import check_template, fill
+from pytest_recall.cases import check_template, fill
 from pytest_recall.sessions.agent_tree import remove_agent_tree
 from pytest_recall.sessions.memory_tap import MEMORY_LOG_FILE, MEMORY_LOG_VAR, TAP_LOG_FILE, behind_tap
 from pytest_recall.sessions.run_folders import made_folder

@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_recall.cases.live_protocol import DEFAULT_PROTOCOL, LiveProtocol
-from pytest_recall.cases.runs import SessionResult
+from pytest_recall.cases import DEFAULT_PROTOCOL, LiveProtocol, SessionResult
 from pytest_recall.sessions.capture import HeadTailBuffer
 from pytest_recall.sessions.cgroup import SessionCgroup
 from pytest_recall.sessions.live_turns import LiveTurns

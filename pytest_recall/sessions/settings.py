@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_recall.cases.model import SessionMode
+from pytest_recall.cases import SessionMode
 from pytest_recall.sessions.capture import DEFAULT_MAX_OUTPUT_BYTES
 from pytest_recall.sessions.rooms import Isolation, SessionRooms
 

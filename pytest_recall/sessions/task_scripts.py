@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.model import Case
-from pytest_recall.cases.traptask import EXPECTED_KEY, MANIFEST_VAR, TASK_JUDGE_KEY
+from pytest_recall.cases import EXPECTED_KEY, MANIFEST_VAR, TASK_JUDGE_KEY, Case
 from pytest_recall.sessions.rooms import remove_tree
 from pytest_recall.sessions.run_folders import made_folder
 

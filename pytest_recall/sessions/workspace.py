@@ -21,13 +21,13 @@ import stat
 from pathlib import Path
 from types import MappingProxyType
 
-from pytest_recall.cases.answer_forms import KIND_FILES
-from pytest_recall.cases.model import Case
-from pytest_recall.cases.workspace_tree import (
+from pytest_recall.cases import (
     ENTRY_DIR,
     ENTRY_FILE,
     ENTRY_OTHER,
     ENTRY_SYMLINK,
+    KIND_FILES,
+    Case,
     SnapshotEntry,
     WorkspaceSnapshot,
     WorkspaceTree,

@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_recall.cases.workspace_tree import ENTRY_DIR, ENTRY_FILE, SnapshotEntry, WorkspaceTree
+from pytest_recall.cases import ENTRY_DIR, ENTRY_FILE, SnapshotEntry, WorkspaceTree
 
 # Python opens every descriptor close-on-exec already (PEP 446): no agent inherits one.
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW

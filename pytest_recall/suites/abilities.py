@@ -25,7 +25,7 @@ import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from pytest_recall.cases.model import Case, make_case
+from pytest_recall.cases import Case, make_case
 from pytest_recall.suites.ledger import (
     COUNTERPARTIES,
     HEADER,

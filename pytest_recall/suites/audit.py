@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from pytest_recall.cases.model import Case, make_case
+from pytest_recall.cases import Case, make_case
 from pytest_recall.suites.rng import SplitMix64
 
 SUITE = "agent-supermemory"

@@ -43,14 +43,16 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_recall.cases.model import Case
+from pytest_recall.cases import Case
 from pytest_recall.suites.audit import (
     ACTOR_OF_KIND,
     CODE_NAMES,
     EVENT_NOTES,
     FAMILIES,
     FIELDS,
+    MAX_SIZE,
     PROJECTS,
+    SPLITS,
     SUITE,
     Draft,
     DraftBuilder,
@@ -61,10 +63,18 @@ from pytest_recall.suites.audit import (
     stamp,
     value_question,
 )
+from pytest_recall.suites.audit import (
+    generate as generate_v1,
+)
 from pytest_recall.suites.rng import SplitMix64
 
 VERSION = 3
 VERSIONS = (2, 3)
+# The whole audit suite as a suite file and a verifiers environment name it: every version, the first
+# generator's 1 included, and the first generator's splits and size bound.
+AUDIT_VERSIONS = (1, *VERSIONS)
+AUDIT_SPLITS = SPLITS
+AUDIT_MAX_SIZE = MAX_SIZE
 PROJECTS_PER_TRAIL = 4
 ALIASED_PER_TRAIL = 2
 FIELDS_PER_TRAIL = 6
@@ -422,6 +432,11 @@ def generate(split: str, size: int, *, suite: str = SUITE, version: int = VERSIO
     __tracebackhide__ = True
     check_size(split, size)
     return [generate_one(split, index, suite=suite, version=version) for index in range(size)]
+
+
+def audit_cases(split: str, size: int, version: int) -> list[Case]:
+    """The first ``size`` cases of a split at any version: 1 is the first generator's, the later ones this one's."""
+    return generate_v1(split, size) if version == 1 else generate(split, size, version=version)
 
 
 def generate_one(split: str, index: int, *, suite: str = SUITE, version: int = VERSION) -> Case:

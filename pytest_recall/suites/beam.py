@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.answer_forms import KIND_BEAM
+from pytest_recall.cases import KIND_BEAM
 from pytest_recall.suites.json_stream import Digest, SpooledItems, iter_array
 from pytest_recall.suites.public_records import RecordError, require, require_list, require_text, shown
 

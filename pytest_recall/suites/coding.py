@@ -21,8 +21,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from pytest_recall.cases.model import Case, make_case
-from pytest_recall.cases.workspace_tree import CaseWorkspace, make_tree
+from pytest_recall.cases import Case, CaseWorkspace, make_case, make_tree
 from pytest_recall.suites.coding_words import (
     ADJECTIVES,
     ANIMALS,

@@ -19,7 +19,7 @@ import datetime
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from pytest_recall.cases.model import Case, make_case
+from pytest_recall.cases import Case, make_case
 from pytest_recall.suites.rng import SplitMix64
 
 PERIOD_START = "2026-01-01"

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_recall.cases.answer_forms import KIND_LOCOMO
+from pytest_recall.cases import KIND_LOCOMO
 from pytest_recall.suites.public_records import (
     RecordError,
     answer_text,

@@ -15,8 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.groups import GROUP_FILE
-from pytest_recall.cases.model import ANSWER_FILE
+from pytest_recall.cases import ANSWER_FILE, GROUP_FILE
 from pytest_recall.suites import beam, memoryagentbench
 from pytest_recall.suites.json_stream import CountedDigest, SpooledText, StreamError, iter_rows
 from pytest_recall.suites.long_steps import StepWriter

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_recall.cases.answer_forms import KIND_LONGMEMEVAL
+from pytest_recall.cases import KIND_LONGMEMEVAL
 from pytest_recall.suites.public_records import (
     RecordError,
     answer_text,

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_recall.cases.answer_forms import KIND_MEMORYAGENTBENCH
+from pytest_recall.cases import KIND_MEMORYAGENTBENCH
 from pytest_recall.suites.json_stream import SpooledText
 from pytest_recall.suites.public_records import RecordError, answer_text, require, shown
 

@@ -39,8 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.groups import GROUP_FILE
-from pytest_recall.cases.model import ANSWER_FILE
+from pytest_recall.cases import ANSWER_FILE, GROUP_FILE
 from pytest_recall.suites import locomo, longmemeval
 from pytest_recall.suites.json_stream import CountedDigest, StreamError, iter_array
 from pytest_recall.suites.public_records import RecordError

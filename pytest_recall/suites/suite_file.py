@@ -23,9 +23,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_recall.cases.live_protocol import PROTOCOL_KEYS
-from pytest_recall.cases.mcp_config import McpConfigError, settings_with_mcp
-from pytest_recall.cases.model import Case, CaseError, read_toml, session_fields
+from pytest_recall.cases import (
+    PROTOCOL_KEYS,
+    Case,
+    CaseError,
+    McpConfigError,
+    read_toml,
+    session_fields,
+    settings_with_mcp,
+)
 
 SUITE_FILE = "suite.toml"
 SESSION_KEYS = ("timeout", "session", "workspace", "ok_exit_codes", "mcp", *PROTOCOL_KEYS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_recall.cases.model import Case, is_case_dir, load_case_dir
+from pytest_recall.cases import Case, is_case_dir, load_case_dir
 from pytest_recall.suites.suite_file import is_suite_dir, suite_cases
 
 

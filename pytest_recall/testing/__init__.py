@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
-from pytest_recall.testing.fake_model import MODES, FakeModelServer, Mode
+from pytest_recall.testing.fake_model import MODES, FakeModelServer, Mode, RateLimitStretch
 
-__all__ = ["MODES", "FakeModelServer", "Mode"]
+__all__ = [
+    "MODES",
+    "FakeModelServer",
+    "Mode",
+    "RateLimitStretch",
+]

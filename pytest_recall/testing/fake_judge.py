@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from pytest_recall.agents.judge_prompts import ABSTENTION, FIELDS, KNOWLEDGE_UPDATE, PREFERENCE, TEMPORAL
+from pytest_recall.agents import ABSTENTION, FIELDS, KNOWLEDGE_UPDATE, PREFERENCE, TEMPORAL
 from pytest_recall.scoring import says_not_given
 
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")

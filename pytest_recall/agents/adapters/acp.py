@@ -48,7 +48,7 @@ from typing import Any
 from pytest_recall.agents.adapters.acp_rpc import METHOD_NOT_FOUND, AcpFailure, Json, Peer, Refusal, start_agent
 from pytest_recall.agents.adapters.common import LIVE_FLAG, NOT_FOUND, Adapter, Outcome, chatter, finish, mcp_config
 from pytest_recall.agents.notebook import turns
-from pytest_recall.cases.strict_json import bounded_number
+from pytest_recall.cases import bounded_number
 
 ADAPTER = Adapter(
     script="recall-acp",

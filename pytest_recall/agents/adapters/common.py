@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, NoReturn, ParamSpec
 from urllib.parse import urlsplit
 
-from pytest_recall.cases.rate_limit import RATE_LIMITED_EXIT, RATE_LIMITED_MARK
+from pytest_recall.cases import RATE_LIMITED_EXIT, RATE_LIMITED_MARK
 
 P = ParamSpec("P")
 # The exit status of an adapter whose CLI cannot be found, as a shell would say it.

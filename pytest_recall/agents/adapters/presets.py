@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_recall.cases.live_protocol import LiveProtocol
+from pytest_recall.cases import LiveProtocol
 
 
 @dataclass(frozen=True, slots=True)
