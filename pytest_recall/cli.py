@@ -20,8 +20,9 @@ Handler = Callable[[argparse.Namespace], int]
 ALLOW_PROTOCOL_DIFF_HELP = {
     "merge": "merge reports whose protocol blocks differ (default: refused; shards of one run share one); "
     "the merged report keeps the first report's block",
-    "compare": "give a verdict even across different data sets (default: refused when the protocol blocks' "
-    "data differ); the differing fields are listed either way",
+    "compare": "give a verdict even across different data sets or scoring judges (default: refused when the "
+    "protocol blocks' data differ, or the judge commands whose verdicts are the scores); the differing fields are "
+    "listed either way",
 }
 
 
@@ -117,21 +118,17 @@ def _report(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     """Exit 1 only for a significant drop, so CI can gate on "no regression" without chasing noise."""
-    from pytest_recall.reporting import differs_in_data, write_json_atomic
-    from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare, protocol_lines
+    from pytest_recall.reporting import write_json_atomic
+    from pytest_recall.reporting.compare import compare_reports, format_comparison, nothing_to_compare, refused_verdict
 
     # Streamed like merge: a case's scalars are all a comparison reads.
     base, new = _load_reports([args.base, args.new], summaries=True)
     result = compare_reports(base, new, alpha=args.alpha, seed=args.seed)
-    differences = result["protocol_differences"]
-    if differs_in_data(differences) and not args.allow_protocol_diff:
-        print("\n".join(protocol_lines(differences)))
-        raise BadInput(
-            [
-                f"{args.base} and {args.new} measured different data (see above): no verdict across data sets; "
-                "compare runs of the same import, or pass --allow-protocol-diff"
-            ]
-        )
+    refused = refused_verdict(result, base_name=args.base, new_name=args.new)
+    if refused is not None and not args.allow_protocol_diff:
+        shown, reason = refused
+        print("\n".join(shown))
+        raise BadInput([reason])
     why_not = nothing_to_compare(new, result, new_name=args.new)
     if why_not is not None:
         raise BadInput([why_not])

@@ -453,7 +453,9 @@ def test_the_pages_protocol_is_a_table_of_fields_with_hashes_cut_short() -> None
 
     page = render_html(report_of_rows([record], threshold=0.5, command="agent", protocol=block))
 
-    assert "<tr><td>judges.llm_judge.judges[y].files_sha256.prompt.txt</td><td>abababababab</td></tr>" in page
+    # A file the panel's judges share is hashed once, the judges by name beside it (tests/test_html_judges_protocol.py).
+    assert "<tr><td>judges.llm_judge.files_sha256.prompt.txt</td><td>abababababab (judges x, y)</td></tr>" in page
+    assert "<tr><td>judges.llm_judge.judges[y].files_sha256</td><td>prompt.txt (hashes above)</td></tr>" in page
 
 
 def test_the_pages_memory_use_has_the_retrieval_table_and_each_cases_reads_and_writes() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_recall.reporting.run_report import RunReport
+from pytest_recall.reporting.wording import left_out_text
 
 
 def results_card(report: RunReport) -> str:
@@ -73,7 +74,7 @@ def _lift(report: RunReport) -> list[str]:
         f"**Memory lift over the control: {_points(test.get('delta', control.get('lift')))} points** "
         f"(with memory {_percent(test.get('new'))}, without {_percent(test.get('base'))}, "
         f"interval {_points(test.get('low'))} to {_points(test.get('high'))}, p = {_p(test.get('p_value'))}, "
-        f"over {test.get('n', 0)} cases).",
+        f"over {test.get('n', 0)} cases{left_out_text(control)}).",
         "",
     ]
 

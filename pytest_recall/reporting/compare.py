@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_recall.reporting.judge_section import judge_comparison, judge_comparison_lines
-from pytest_recall.reporting.protocol import difference_lines, protocol_differences
+from pytest_recall.reporting.protocol import difference_lines, differs_in_data, protocol_differences
 from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.spool import CaseSummary, summary_of_row
 from pytest_recall.reporting.wording import counted
@@ -127,6 +127,27 @@ def nothing_to_compare(new: RunReport, result: Mapping[str, Any], *, new_name: s
         return f"{new_name} scored no case (every case errored, or none ran); nothing to compare"
     if not result.get("n_paired"):
         return "no case is scored in both reports; nothing to compare (are they runs of the same suite?)"
+    return None
+
+
+def refused_verdict(result: Mapping[str, Any], *, base_name: str, new_name: str) -> tuple[list[str], str] | None:
+    """Why no verdict is given without ``--allow-protocol-diff``, as the lines to show and the one-line reason:
+    the two runs measured different data, or their scores come from different judges; None when neither.
+
+    A change of data set or of scoring judge moves the score by itself, so a delta across one is no evidence
+    about the agent.
+    """
+    protocol = protocol_lines(result.get("protocol_differences") or [])
+    if differs_in_data(result.get("protocol_differences") or []):
+        return protocol, (
+            f"{base_name} and {new_name} measured different data (see above): no verdict across data sets; "
+            "compare runs of the same import, or pass --allow-protocol-diff"
+        )
+    if (result.get("scoring_judges") or {}).get("differ"):
+        return [*protocol, *judge_comparison_lines(result)], (
+            f"{base_name} and {new_name} were scored by different judges (see above): no verdict across scoring "
+            "judges; compare runs scored by the same judge, or pass --allow-protocol-diff"
+        )
     return None
 
 

@@ -49,7 +49,7 @@ from pytest_recall.reporting.summary import (
     run_unit,
     stop_line,
 )
-from pytest_recall.reporting.wording import counted
+from pytest_recall.reporting.wording import counted, left_out_text
 from pytest_recall.scoring import summarize
 
 __all__ = ["clean", "html_chunks", "render_html"]
@@ -428,7 +428,8 @@ def _lift_section(stats: Mapping[str, Any]) -> Markup:
         f"Over {test.get('n', 0)} cases run both ways: with memory {_percent(_number(test.get('new')))}, "
         f"without {_percent(_number(test.get('base')))}; lift {_points(lift)} points, interval "
         f"{_points(_number(test.get('low')))} to {_points(_number(test.get('high')))}, "
-        f"p = {p_value(test.get('p_value'))} ({test.get('method', '–')}). * marks a significant lift."
+        f"p = {p_value(test.get('p_value'))} ({test.get('method', '–')}){left_out_text(control)}. "
+        "* marks a significant lift."
     )
     tone = "good" if significant and (lift or 0) > 0 else "warn"
     lead = Markup('<p class="lead {}">{}</p>').format(tone, clean(_lift_message(test, significant)))

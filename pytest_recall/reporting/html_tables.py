@@ -19,6 +19,7 @@ from markupsafe import Markup
 from pytest_recall.reporting.html_cases import data_block, paged_controls, table_head
 from pytest_recall.reporting.html_text import clean, clean_text, number, percent, status
 from pytest_recall.reporting.run_report import RunReport
+from pytest_recall.reporting.wording import left_out_text
 
 HELP_HARM_COLUMNS = (
     "category",
@@ -86,7 +87,8 @@ def help_harm_section(report: RunReport) -> Markup:
     ]
     detail = (
         f"Over {effect.get('n', 0)} cases run both ways, memory helped {len(effect.get('helped') or [])} and "
-        f"harmed {len(effect.get('harmed') or [])} (exact McNemar p = {p_value(effect.get('p_value'))})."
+        f"harmed {len(effect.get('harmed') or [])} (exact McNemar p = {p_value(effect.get('p_value'))})"
+        f"{left_out_text(effect)}."
     )
     table = Markup(
         "<noscript><p>The cases of this table are listed by the page's script, which is off here; "

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_recall.cases import LlmJudgement
+from pytest_recall.reporting.judges_block import judges_table_lines
 from pytest_recall.reporting.run_report import RunReport
 from pytest_recall.reporting.wording import counted
 from pytest_recall.scoring import CaseSummary, Verdict, agreement_report, judged_twice_from, scored_a_pass
@@ -244,10 +245,12 @@ def judge_case_properties(verdict: object, others: object = None) -> list[tuple[
 
 
 def judge_comparison(base: RunReport, new: RunReport) -> dict[str, Any]:
-    """For ``compare``: each report's LLM judge figures side by side, when either run had a judge command."""
-    sides = {name: report.llm_judge for name, report in (("base", base), ("new", new))}
-    if not any(isinstance(section, Mapping) for section in sides.values()):
+    """For ``compare``: each report's LLM judge figures, judges table and scoring judge side by side, when
+    either run had a judge command; ``scoring_judges.differ`` when their scores come from different judges."""
+    reports = {"base": base, "new": new}
+    if not any(isinstance(report.llm_judge, Mapping) for report in reports.values()):
         return {}
+    scoring = {name: scoring_judge(report) for name, report in reports.items()}
     return {
         "llm_judge": {
             name: {
@@ -255,15 +258,42 @@ def judge_comparison(base: RunReport, new: RunReport) -> dict[str, Any]:
                 "n_errors": section.get("n_errors"),
                 **{key: (section.get("agreement") or {}).get(key) for key in ("n", "agreed", "rate", "kappa")},
             }
-            if isinstance(section, Mapping)
+            if isinstance(section := report.llm_judge, Mapping)
             else None
-            for name, section in sides.items()
-        }
+            for name, report in reports.items()
+        },
+        "judges": {
+            name: report.judges if isinstance(report.judges, Mapping) else None for name, report in reports.items()
+        },
+        "scoring_judges": {**scoring, "differ": _identity(scoring["base"]) != _identity(scoring["new"])},
     }
 
 
+def scoring_judge(report: RunReport) -> dict[str, Any] | None:
+    """The judge command whose verdicts are scores in this run: its name, command and the hashes of the files
+    it names (its prompt), from the protocol block (a report from before it, from its run mode); None when the
+    built-in judge decided every score (no judge command, or one that only judged beside it)."""
+    section = report.llm_judge
+    if not isinstance(section, Mapping) or not section.get("n_decided"):
+        return None
+    pinned = ((report.protocol or {}).get("judges") or {}).get("llm_judge") or {}
+    mode = (report.run_mode or {}).get("llm_judge") or {}
+    return {
+        "name": mode.get("score_by") or pinned.get("score_by"),
+        "command": pinned.get("command") or mode.get("cmd"),
+        "files_sha256": pinned.get("files_sha256"),
+    }
+
+
+def _identity(judge: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
+    """What makes two scoring judges one: the command and its files; a judge renamed is the same judge."""
+    return None if judge is None else (judge.get("command"), judge.get("files_sha256"))
+
+
 def judge_comparison_lines(result: Mapping[str, Any]) -> list[str]:
-    """The judges' agreement in each report, one line: a judge that drifted shows beside the score's change."""
+    """The judges' agreement in each report on one line, each run's judges table as its summary shows it, and
+    one line when the two runs' scores come from different judges: a judge that drifted shows beside the
+    score's change."""
     sides = result.get("llm_judge")
     if not isinstance(sides, Mapping):
         return []
@@ -276,4 +306,33 @@ def judge_comparison_lines(result: Mapping[str, Any]) -> list[str]:
             said.append(f"{name}: {agreement_text(side)}, {side.get('n_errors')} judge errors")
         else:
             said.append(f"{name}: {side.get('n_judged')} judged, none scored both ways")
-    return [f"LLM judge agreement with the built-in judge: {'; '.join(said)}"]
+    lines = [f"LLM judge agreement with the built-in judge: {'; '.join(said)}"]
+    for name, block in (result.get("judges") or {}).items():
+        if isinstance(block, Mapping):
+            heading, *rows = judges_table_lines(block)
+            lines += [f"Judges of {name}: {heading}", *rows]
+    return lines + scoring_judges_lines(result)
+
+
+def scoring_judges_lines(result: Mapping[str, Any]) -> list[str]:
+    """One line naming each run's scoring judge when they differ; nothing when one judge scored both."""
+    scoring = result.get("scoring_judges")
+    if not isinstance(scoring, Mapping) or not scoring.get("differ"):
+        return []
+    base, new = scoring.get("base"), scoring.get("new")
+    # Judges are told apart by name; two of one name (or none) by their commands, whose ends differ.
+    by_name = bool(base and new and base.get("name") and new.get("name") and base["name"] != new["name"])
+    shown = f"base by {_judge_text(base, by_name)}, new by {_judge_text(new, by_name)}"
+    if base and new and base.get("command") == new.get("command"):
+        shown += " (one command, other files: see the protocol lines)"
+    return [f"Scoring judges differ: {shown}; a change in score may be the judge's"]
+
+
+def _judge_text(judge: Mapping[str, Any] | None, by_name: bool) -> str:
+    if judge is None:
+        return "the built-in judge"
+    named = f"judge {judge['name']}" if judge.get("name") else "the judge command"
+    if by_name:
+        return named
+    command = str(judge.get("command"))
+    return f"{named} ({command if len(command) <= 60 else '...' + command[-57:]})"

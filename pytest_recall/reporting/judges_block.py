@@ -35,7 +35,14 @@ def judges_summary_lines(report: RunReport) -> list[str]:
     block = report.judges
     if not isinstance(block, Mapping):
         return []
+    heading, *rows = judges_table_lines(block)
+    return ["  " + heading, *rows]
+
+
+def judges_table_lines(block: Mapping[str, Any]) -> list[str]:
+    """A ``judges`` block as the run's summary shows it, its heading first: ``compare`` prints each run's so."""
     table = block["table"]
-    lines = [f"  {len(table['judges'])} judges, score by judge {block['score_by']}:"]
-    lines += format_panel(table, shown_flips=SHOWN_FLIPS)
-    return lines
+    return [
+        f"{len(table['judges'])} judges, score by judge {block['score_by']}:",
+        *format_panel(table, shown_flips=SHOWN_FLIPS),
+    ]

@@ -195,11 +195,25 @@ def _keyed(value: Any) -> Mapping[str, Any] | None:
     return None
 
 
+# Where a judges panel sits in the block: its judges' files are shown once there, not under every judge.
+_PANEL_FIELD = "judges.llm_judge"
+# The fields of that block :func:`_panel_rows` shows: the scoring judge's ``command`` and ``files_sha256`` are
+# its entry's in ``judges``; the others (``both``, ``score_by``...) are walked as any field.
+_PANEL_OWN = ("command", "files_sha256", "judges")
+
+
 def protocol_rows(block: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The block as (field, value) rows for a reader, in its own order: hashes cut to 12 digits."""
+    """The block as (field, value) rows for a reader, in its own order: hashes cut to 12 digits, and a judges
+    panel's files once (:func:`_panel_rows`)."""
     rows: list[tuple[str, str]] = []
 
     def walk(value: Any, prefix: str) -> None:
+        if prefix == _PANEL_FIELD and isinstance(value, Mapping) and isinstance(value.get("judges"), list):
+            rows.extend(_panel_rows(value["judges"]))
+            for key, inner in value.items():
+                if key not in _PANEL_OWN:
+                    walk(inner, f"{prefix}.{key}")
+            return
         keyed = _keyed(value)
         if keyed is None or not keyed:
             rows.append((prefix, _shown(value)))
@@ -209,6 +223,32 @@ def protocol_rows(block: Mapping[str, Any]) -> list[tuple[str, str]]:
 
     walk(block, "")
     return rows
+
+
+def _panel_rows(judges: list[Any]) -> list[tuple[str, str]]:
+    """A panel's rows: each file its judges name, with its hash, once (the judges that name it beside it), then
+    each judge by name with its command and its files by name. The panel's judges mostly share their files (the
+    bundled judge's prompts), which listed under each judge, and again for the scoring one, made a page of
+    hashes."""
+    panel = [entry for entry in judges if isinstance(entry, Mapping)]
+    users: dict[tuple[str, str], list[str]] = {}
+    for entry in panel:
+        for name, digest in (entry.get("files_sha256") or {}).items():
+            users.setdefault((str(name), str(digest)), []).append(str(entry.get("name")))
+    rows = [
+        (f"{_PANEL_FIELD}.files_sha256.{name}", f"{_shown(digest)} ({_judges_named(named)})")
+        for (name, digest), named in users.items()
+    ]
+    for entry in panel:
+        field = f"{_PANEL_FIELD}.judges[{entry.get('name')}]"
+        files = ", ".join(str(name) for name in entry.get("files_sha256") or {})
+        rows.append((f"{field}.command", _shown(entry.get("command"))))
+        rows.append((f"{field}.files_sha256", f"{files} (hashes above)" if files else "none"))
+    return rows
+
+
+def _judges_named(names: list[str]) -> str:
+    return f"judge {names[0]}" if len(names) == 1 else f"judges {', '.join(names)}"
 
 
 def _presence(block: Any) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from pytest_recall.reporting.judge_section import judge_summary_lines
 from pytest_recall.reporting.judges_block import judges_summary_lines
 from pytest_recall.reporting.run_report import RunReport
-from pytest_recall.reporting.wording import counted
+from pytest_recall.reporting.wording import counted, left_out_text
 from pytest_recall.scoring import JUDGE_ERROR_PREFIX, CaseSummary
 
 
@@ -364,7 +364,7 @@ def _trust_lines(report: RunReport) -> list[str]:
                 line += "  NOT SIGNIFICANT: the interval includes 0"
             else:
                 line += f"  NOT SIGNIFICANT: p {control['lift_test']['p_value']:.3f}"
-        lines.append(line)
+        lines.append(line + left_out_text(control))
         runs = counted(int(control["n"]), "control run") if control.get("n") else "the control runs"
         lines.append(f"  pytest's passed count includes {runs}, which pass whatever they score: see the line above")
         lines += help_harm_lines(report)
@@ -425,7 +425,7 @@ def help_harm_lines(report: RunReport) -> list[str]:
     lines = [
         f"  memory helped {counted(len(helped), 'case')} (control failed, memory passed), "
         f"harmed {counted(len(harmed), 'case')} (control passed, memory failed); "
-        f"exact McNemar p {_p_text(effect['p_value'])}"
+        f"exact McNemar p {_p_text(effect['p_value'])}{left_out_text(effect)}"
     ]
     for category, entry in sorted((effect.get("by_category") or {}).items()):
         if entry.get("harmed"):

@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_recall.scoring.memory_use import MemoryUse
 
+# A case run that ended so never answered (its agent could not start, the model refused it, the harness failed):
+# it says nothing of memory, and counting it would blame the memory for a missing CLI.
+NO_ANSWER_OUTCOMES = frozenset({"agent_failed", "rate_limited", "error"})
+
 
 @dataclass(frozen=True, slots=True)
 class CaseSummary:
@@ -50,6 +54,11 @@ class CaseSummary:
     memory_use: MemoryUse | None
     # With several judges: the judge whose verdict scores, and the case as a row of the judges table.
     judge_panel: tuple[str, Any] | None
+
+    @property
+    def answered(self) -> bool:
+        """Whether the agent gave an answer: the memory figures, the lift and help and harm read only such runs."""
+        return self.outcome not in NO_ANSWER_OUTCOMES
 
     @property
     def content_hash(self) -> str | None:

@@ -70,14 +70,9 @@ def memory_section(summaries: Iterable[CaseSummary]) -> dict[str, Any] | None:
     cases = [
         (use, _score(summary.score), summary.control is True, summary.category)
         for summary in summaries
-        if (use := summary.memory_use) is not None and summary.outcome not in NO_ANSWER_OUTCOMES
+        if (use := summary.memory_use) is not None and summary.answered
     ]
     return memory_figures(cases) if cases else None
-
-
-# A case that ended so never answered (its agent could not start, the model refused it, the harness failed):
-# its memory went unused for no fault of retrieval, and counting it would blame the memory for a missing CLI.
-NO_ANSWER_OUTCOMES = frozenset({"agent_failed", "rate_limited", "error"})
 
 
 def _score(value: Any) -> float | None:

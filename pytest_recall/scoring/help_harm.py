@@ -14,15 +14,14 @@ from typing import Any
 
 from pytest_recall.scoring.case_summary import CaseSummary
 from pytest_recall.scoring.passing import scored_a_pass
-from pytest_recall.scoring.stats import CaseFold, fold_cases, mcnemar_exact, pair_folds, rounded
+from pytest_recall.scoring.stats import CaseFold, control_pairs, mcnemar_exact, rounded
 
 
 def help_and_harm(summaries: Sequence[CaseSummary]) -> dict[str, Any] | None:
     """The helped and harmed cases of a run with a control; None when the run had none."""
-    control = fold_cases(summaries, control=True)
-    if not control:
+    if not any(summary.control for summary in summaries):
         return None
-    pairs = pair_folds(control, fold_cases(summaries))
+    pairs, unanswered = control_pairs(summaries)
     categories: dict[str, list[tuple[CaseFold, CaseFold]]] = {}
     for base, new in pairs:
         categories.setdefault(new.category, []).append((base, new))
@@ -33,6 +32,7 @@ def help_and_harm(summaries: Sequence[CaseSummary]) -> dict[str, Any] | None:
         "n": overall["n"],
         "p_value": overall["p_value"],
         "by_category": {category: _counts(categories[category]) for category in sorted(categories)},
+        "n_unanswered": unanswered,
     }
 
 

@@ -352,6 +352,21 @@ def pair_folds(base: Sequence[CaseFold], new: Sequence[CaseFold]) -> list[tuple[
     return [(scored_base[f.key], f) for f in new if f.scores and f.key in scored_base]
 
 
+def control_pairs(summaries: Sequence[CaseSummary]) -> tuple[list[tuple[CaseFold, CaseFold]], int]:
+    """The (control, memory) pairs the lift and help and harm read, and how many cases they leave out.
+
+    Each arm is folded over its runs that answered: a case whose agent never
+    answered in an arm (it could not start, the model refused it) is no
+    evidence of what memory did, so it is left out, not counted as a case
+    memory did not help. The count is of the cases scored in both arms that
+    this leaves unpaired; with epochs, a case keeps the epochs that answered.
+    """
+    answered = [summary for summary in summaries if summary.answered]
+    pairs = pair_folds(fold_cases(answered, control=True), fold_cases(answered))
+    every = pair_folds(fold_cases(summaries, control=True), fold_cases(summaries))
+    return pairs, len(every) - len(pairs)
+
+
 def paired_by_category(
     pairs: Sequence[tuple[CaseFold, CaseFold]], *, exact: bool, alpha: float = 0.05, seed: int = BOOTSTRAP_SEED
 ) -> tuple[PairedTest | None, dict[str, PairedTest]]:
@@ -418,7 +433,8 @@ def _control_section(main: list[CaseFold], summaries: Sequence[CaseSummary], *, 
     if not control:
         return None
     exact = is_binary_single_epoch(main + control)
-    lift, lift_by_category = paired_by_category(pair_folds(control, main), exact=exact, seed=seed)
+    pairs, unanswered = control_pairs(summaries)
+    lift, lift_by_category = paired_by_category(pairs, exact=exact, seed=seed)
     scores = [s for f in control for s in f.scores]
     return {
         "score": rounded(sum(scores) / len(scores)) if scores else None,
@@ -434,4 +450,5 @@ def _control_section(main: list[CaseFold], summaries: Sequence[CaseSummary], *, 
         "lift_significant": lift.significant if lift else False,
         "lift_test": lift.as_dict() if lift else None,
         "by_category_lift": {category: test.as_dict() for category, test in lift_by_category.items()},
+        "n_unanswered": unanswered,
     }
