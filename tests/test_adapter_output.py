@@ -8,6 +8,7 @@ that spoke before its tool call, output with no result at all.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -269,23 +270,33 @@ def test_letta_agent_gets_the_model_named_among_the_extra_arguments():
     assert letta.model_args(["--yolo"]) == []
 
 
-def test_openclaw_lock_folder_is_removed_by_the_last_step_out_and_kept_while_in_use(tmp_path: Path):
-    """OpenClaw leaves /tmp/openclaw-state-locks-<uid> behind; the adapter removes it unless it is still used."""
+def test_openclaw_lock_files_of_the_steps_databases_go_and_the_folder_with_the_last_step_out(tmp_path: Path):
+    """OpenClaw leaves three lock files a database in /tmp/openclaw-state-locks-<uid>, named by a hash of the
+    database's path; the adapter removes its own step's, and the folder once no step runs and it is empty."""
+    state = tmp_path / "home" / ".openclaw"
+    (state / "state").mkdir(parents=True)
+    (state / "state" / "openclaw.sqlite").write_bytes(b"")
+    own = hashlib.sha256(str((state / "state" / "openclaw.sqlite").resolve()).encode()).hexdigest()[:8]
     folder = tmp_path / "openclaw-state-locks-1000"
-    with openclaw.state_locks_removed_after(folder):
-        with openclaw.state_locks_removed_after(folder):
-            assert folder.is_dir()
-        assert folder.is_dir(), "removed while another step still ran"
-    assert not folder.exists()
+
+    log_folder = tmp_path / "openclaw"
+    with openclaw.state_locks_removed_after(folder, state, log_folder):
+        with openclaw.state_locks_removed_after(folder, tmp_path / "another-home", log_folder):
+            log_folder.mkdir()
+            for family in ("gateway-lifecycle", "state-handles", "state-lifecycle"):
+                (folder / f"{family}.{own}.lock.sqlite").write_bytes(b"")
+        assert folder.is_dir() and log_folder.is_dir(), "removed while another step still ran"
+    assert not folder.exists() and not log_folder.exists()
 
     folder.mkdir()
-    (folder / "state-lifecycle.0123abcd.lock.sqlite").write_bytes(b"")
-    with openclaw.state_locks_removed_after(folder):
-        pass
-    assert (folder / "state-lifecycle.0123abcd.lock.sqlite").exists(), "an OpenClaw of the user's lost its lock"
+    users = folder / "state-lifecycle.0123abcd.lock.sqlite"
+    users.write_bytes(b"")
+    with openclaw.state_locks_removed_after(folder, state, log_folder):
+        (folder / f"state-handles.{own}.lock.sqlite").write_bytes(b"")
+    assert sorted(folder.iterdir()) == [users], "an OpenClaw of the user's lost its lock, or ours stayed"
 
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
-    with openclaw.state_locks_removed_after(blocked):
+    with openclaw.state_locks_removed_after(blocked, state, log_folder):
         ran = True
     assert ran and blocked.read_text() == "not a folder"

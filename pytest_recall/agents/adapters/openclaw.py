@@ -21,7 +21,9 @@ OpenClaw 2026.9 declares Node >= 24.16.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import sys
@@ -61,15 +63,21 @@ ADAPTER = Adapter(
 # OpenClaw's rolling log goes to /tmp/openclaw whatever TMPDIR says, outside the case's folders: no log, in that
 # file or on stderr (the level is both's). Errors still reach the JSON result; set OPENCLAW_LOG_LEVEL to see more.
 QUIET_ENV = {"OPENCLAW_LOG_LEVEL": "silent"}
-# Where OpenClaw keeps its state databases' lock files whatever TMPDIR says, a folder it leaves behind.
+# Where OpenClaw keeps its state databases' lock files whatever TMPDIR says: three empty files a database
+# (<family>.<first 8 hex digits of the SHA-256 of its real path>.lock.sqlite), never removed.
 STATE_LOCKS = Path("/tmp") / f"openclaw-state-locks-{os.getuid()}"
+# Its rolling log's folder, made at start even when it logs nothing.
+LOG_FOLDER = Path("/tmp/openclaw")
+
+
+def state_dir(env: Mapping[str, str]) -> Path:
+    return Path(env.get("OPENCLAW_STATE_DIR") or str(Path(env.get("HOME", "~"), ".openclaw"))).expanduser()
 
 
 def config_path(env: Mapping[str, str]) -> Path:
     if env.get("OPENCLAW_CONFIG_PATH"):
         return Path(env["OPENCLAW_CONFIG_PATH"]).expanduser()
-    state = env.get("OPENCLAW_STATE_DIR") or str(Path(env.get("HOME", "~"), ".openclaw"))
-    return Path(state).expanduser() / "openclaw.json"
+    return state_dir(env) / "openclaw.json"
 
 
 def model_base_url(env: Mapping[str, str]) -> str | None:
@@ -145,24 +153,48 @@ def hold_shared(folder: Path) -> int | None:
         return None
 
 
+def remove_lock_files(folder: Path, state: Path) -> None:
+    """Remove the lock files OpenClaw made in ``folder`` for the databases of ``state`` (this step's), unless one
+    is still locked; the databases of any other state folder keep theirs."""
+    databases = [*state.glob("state/*.sqlite"), *state.glob("agents/*/agent/*.sqlite")]
+    hashes = {hashlib.sha256(str(database.resolve()).encode()).hexdigest()[:8] for database in databases}
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        family, _, rest = entry.name.partition(".")
+        if family and rest.removesuffix(".lock.sqlite") in hashes and rest.endswith(".lock.sqlite"):
+            try:
+                with entry.open("r+b") as lock_file:
+                    fcntl.lockf(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    entry.unlink()
+            except OSError:
+                pass  # held: a run of the same state folder is still going
+
+
 @contextmanager
-def state_locks_removed_after(folder: Path) -> Iterator[None]:
-    """Remove OpenClaw's lock folder after the step, unless another step (or OpenClaw itself) still uses it.
+def state_locks_removed_after(folder: Path, state: Path, log_folder: Path = LOG_FOLDER) -> Iterator[None]:
+    """Remove this step's lock files from OpenClaw's lock folder after the step, and the folder once empty
+    (its log folder too).
 
     Each ``recall-openclaw`` holds a shared lock on the folder while its CLI runs, so the one that can turn
-    its lock exclusive is the last one out, and removes the folder if it is empty (an OpenClaw that is not
-    ours keeps its lock files in it).
+    its lock exclusive is the last one out: it removes the folder if nothing is left in it (an OpenClaw that
+    is not ours keeps its own lock files there).
     """
     handle = hold_shared(folder)
     try:
         yield
     finally:
+        remove_lock_files(folder, state)
         if handle is not None:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                folder.rmdir()
+                for made in (log_folder, folder):
+                    with contextlib.suppress(OSError):  # something in it: not ours to remove
+                        made.rmdir()
             except OSError:
-                pass  # another step holds it, or something is in it: theirs to remove
+                pass  # another step still runs: the last one out removes them
             os.close(handle)
 
 
@@ -175,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="recall-openclaw-") as folder:
         message_file = Path(folder) / "prompt.md"
         message_file.write_text(prompt, encoding="utf-8")
-        with state_locks_removed_after(STATE_LOCKS):
+        with state_locks_removed_after(STATE_LOCKS, state_dir(env)):
             done = run_cli(command(cli, extra, message_file), env)
     return finish(read_envelope(done.stdout), done.returncode)
 
