@@ -62,6 +62,7 @@ ADAPTER = Adapter(
     memory="the agent's own; the step's MCP servers (--recall-mcp) reach it in session/new",
     home_copy="what the agent itself needs (its print adapter's row; a bridge's settings: docs/agents.md)",
     sandbox_bind="the agent's install folder",
+    mcp_refusal="",  # it passes the run's MCP servers on
     driven="ACP: JSON-RPC on the agent's stdio, one session/prompt a step; live: recall-acp --live, one session",
 )
 PROTOCOL_VERSION = 1

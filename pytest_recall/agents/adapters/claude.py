@@ -56,6 +56,7 @@ ADAPTER = Adapter(
     memory="~/.claude/CLAUDE.md; auto-memory in ~/.claude/projects/<cwd-slug>/memory/",
     home_copy=".claude.json,.claude/.credentials.json",
     sandbox_bind="the npm prefix that holds node_modules/@anthropic-ai (the native binary is in claude-code-linux-*)",
+    mcp_refusal="",  # it passes the run's MCP servers on
     driven="print mode; live through its TUI (recall-claude --live, --recall-live-preset=claude)",
 )
 # Nothing but the model API: no telemetry, no update checks, no error reporting.

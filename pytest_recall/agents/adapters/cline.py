@@ -33,7 +33,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     chatter,
@@ -52,7 +51,6 @@ ADAPTER = Adapter(
     memory="~/Documents/Cline/Rules/*.md, its global rules, loaded into every session",
     home_copy=".cline/data/settings/providers.json",
     sandbox_bind="the npm prefix that holds node_modules/cline (the native binary is in @cline/cli-linux-*)",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--json"]
 # The session in the CLI's own process: no hub daemon left running after the step.

@@ -47,6 +47,7 @@ ADAPTER = Adapter(
     memory="~/.codex/AGENTS.md (or $CODEX_HOME/AGENTS.md)",
     home_copy=".codex/auth.json,.codex/config.toml",
     sandbox_bind="the npm prefix that holds node_modules/@openai (the native binary is in codex-linux-*)",
+    mcp_refusal="",  # it passes the run's MCP servers on
     driven="print mode; live through its TUI (recall-codex --live, --recall-live-preset=codex)",
 )
 UNATTENDED = ["exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]

@@ -59,8 +59,9 @@ class Adapter:
     memory: str  # where that CLI keeps what it remembers
     home_copy: str  # what --recall-home-copy needs for a real login and settings
     sandbox_bind: str  # what --recall-sandbox-bind needs under bwrap
-    # Why it refuses --recall-mcp (at start-up and in each step), or "" when it passes the servers on.
-    mcp_refusal: str = ""
+    # Why it refuses --recall-mcp (at start-up and in each step), or "" when it passes the servers on: an adapter
+    # refuses until its CLI's MCP wiring is tested.
+    mcp_refusal: str = NOT_WIRED_FOR_MCP
     driven: str = "print mode, one process a step"  # how the adapter drives the CLI
 
     @property

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     MalformedOutput,
     Outcome,
@@ -43,7 +42,6 @@ ADAPTER = Adapter(
     memory="~/.copilot/copilot-instructions.md (or $COPILOT_HOME/copilot-instructions.md)",
     home_copy=".copilot/settings.json,.copilot/config.json",
     sandbox_bind="the npm prefix that holds node_modules/@github, and its package cache ($COPILOT_PKG_CACHE_HOME)",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--allow-all", "--no-ask-user", "--no-auto-update"]
 

@@ -19,7 +19,6 @@ import re
 from typing import Any
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     chatter,
@@ -36,7 +35,6 @@ ADAPTER = Adapter(
     memory="~/.gemini/GEMINI.md (or $GEMINI_CLI_HOME/.gemini/GEMINI.md), edited by the model with its own tools",
     home_copy=".gemini/settings.json,.gemini/oauth_creds.json,.gemini/google_accounts.json",
     sandbox_bind="the npm prefix that holds node_modules/@google/gemini-cli",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--approval-mode=yolo", "--skip-trust"]
 

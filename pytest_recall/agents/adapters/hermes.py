@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     find_cli,
@@ -51,7 +50,6 @@ ADAPTER = Adapter(
     memory="~/.hermes/memories/MEMORY.md and USER.md (its memory tool; or under $HERMES_HOME), in every session",
     home_copy=".hermes/config.yaml,.hermes/.env,.hermes/auth.json",
     sandbox_bind="the root of Hermes Agent's virtual environment",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 # The top-level ``model:`` block of config.yaml and, inside it, its ``base_url``.
 _MODEL_BLOCK = re.compile(r"^model:[ \t]*\n((?:[ \t]+.*\n?|[ \t]*\n)*)", re.MULTILINE)

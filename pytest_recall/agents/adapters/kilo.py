@@ -17,7 +17,6 @@ import os
 from collections.abc import Mapping
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
 )
@@ -33,7 +32,6 @@ ADAPTER = Adapter(
     memory="~/.config/kilo/AGENTS.md (or $XDG_CONFIG_HOME/kilo/AGENTS.md), loaded into every session",
     home_copy=".config/kilo/kilo.json,.local/share/kilo/auth.json",
     sandbox_bind="the npm prefix that holds node_modules/@kilocode/cli (the native binary is in cli-linux-*)",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 # Kilo Code reads its telemetry level once at start; anything but "all" turns PostHog off.
 QUIET_ENV = {"KILO_TELEMETRY_LEVEL": "off"}

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     chatter,
@@ -49,7 +48,6 @@ ADAPTER = Adapter(
     memory="memory blocks in ~/.letta/lc-local-backend/memfs/<agent>/memory/system/ (its memory tool), local backend",
     home_copy=".letta/settings.json,.letta/lc-local-backend/providers/auth.json",
     sandbox_bind="the npm prefix that holds node_modules/@letta-ai/letta-code, and the Node >= 22.19 that runs it",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 # The agent every step of a case uses, by name.
 AGENT_NAME = "recall"

@@ -34,7 +34,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     find_cli,
@@ -58,7 +57,6 @@ ADAPTER = Adapter(
     memory="~/.openclaw/workspace/MEMORY.md and memory/*.md, found by memory_search (plugins.slots.memory)",
     home_copy=".openclaw/openclaw.json,.openclaw/agents",
     sandbox_bind="the npm prefix that holds node_modules/openclaw, and the Node >= 24.16 that runs it",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 # OpenClaw's rolling log goes to /tmp/openclaw whatever TMPDIR says, outside the case's folders: no log, in that
 # file or on stderr (the level is both's). Errors still reach the JSON result; set OPENCLAW_LOG_LEVEL to see more.

@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     chatter,
@@ -42,7 +41,6 @@ ADAPTER = Adapter(
     memory="~/.config/opencode/AGENTS.md (or $XDG_CONFIG_HOME/opencode/AGENTS.md), loaded into every session",
     home_copy=".config/opencode/opencode.json,.local/share/opencode/auth.json",
     sandbox_bind="the npm prefix that holds node_modules/opencode-ai (the native binary is in opencode-linux-*)",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["run", "--format", "json", "--auto"]
 

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
     chatter,
@@ -47,7 +46,6 @@ ADAPTER = Adapter(
     memory="~/.pi/agent/AGENTS.md (or $PI_CODING_AGENT_DIR/AGENTS.md), loaded into every session",
     home_copy=".pi/agent/models.json,.pi/agent/settings.json,.pi/agent/auth.json",
     sandbox_bind="the npm prefix that holds node_modules/@mariozechner/pi-coding-agent, and the Node that runs it",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--mode", "json"]
 # Nothing but the model API: no update checks, no install telemetry.

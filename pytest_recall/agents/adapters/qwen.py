@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pytest_recall.agents.adapters import result_message
 from pytest_recall.agents.adapters.common import (
-    NOT_WIRED_FOR_MCP,
     Adapter,
     Outcome,
 )
@@ -31,7 +30,6 @@ ADAPTER = Adapter(
     memory="~/.qwen/QWEN.md; its memory agent's notes in ~/.qwen/memories/",
     home_copy=".qwen/settings.json,.qwen/oauth_creds.json",
     sandbox_bind="the npm prefix that holds node_modules/@qwen-code/qwen-code, and the Node >= 22 that runs it",
-    mcp_refusal=NOT_WIRED_FOR_MCP,
 )
 UNATTENDED = ["--approval-mode=yolo"]
 # Nothing but the model API: no usage statistics.
