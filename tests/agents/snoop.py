@@ -35,8 +35,10 @@ from pathlib import Path
 
 CLEAN_ANSWER = "AR-2026-0001"
 READ_LIMIT = 1024 * 1024
-# The hunt's bounds: wall time, files read, and entries taken from any one directory.
-HUNT_SECONDS = 30.0
+# The hunt's bounds: wall time, files read, and entries taken from any one directory. The places this run
+# writes take a second or two; the rest of /tmp gets what is left of 10 s, so the test stays in the quick
+# tier's 20 s on a busy CI machine whose /tmp is full of other tests' folders.
+HUNT_SECONDS = 10.0
 MAX_FILES = 50_000
 MAX_ENTRIES_PER_DIR = 5_000
 # Where a harness of this project writes, under a temp dir.

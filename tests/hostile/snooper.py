@@ -27,7 +27,18 @@ MAX_DEPTH = 8
 # Not where anything of a run is kept; reading them only costs time.
 SKIP_DIRS = {"/proc", "/sys", "/dev", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/boot", "/snap"}
 # Installed software and caches: large, and never where a run keeps anything.
-SKIP_NAMES = {"__pycache__", "node_modules", "site-packages", "dist-packages", ".pyenv", ".cache", ".cargo", ".rustup"}
+SKIP_NAMES = {
+    "__pycache__",
+    "node_modules",
+    "site-packages",
+    "dist-packages",
+    ".pyenv",
+    ".cache",
+    ".cargo",
+    ".rustup",
+    ".npm",  # npm's download cache: thousands of tarballs while CI installs the agent CLIs
+    ".tools",  # this repository's installed agent CLIs and MCP servers (.ci/install-clis)
+}
 
 
 def main() -> int:
