@@ -20,6 +20,12 @@ ENVIRON_CHUNK = 1 << 16
 MAX_SPAWNS_PER_S = 200_000
 # Up to this many candidate pids are opened one by one rather than listing /proc.
 PROBE_AT_MOST = 64
+# A process caught inside execve shows an empty environment until the new image's is set up: such a process is
+# read again, this often and this long at the most, before it is taken for what it shows.
+MID_EXEC_RETRY_S = 0.01
+MID_EXEC_RETRIES = 50
+# The flag in /proc/<pid>/stat of a kernel thread, whose environment is always empty.
+PF_KTHREAD = 0x00200000
 
 
 def kill_tagged_processes(
@@ -52,18 +58,38 @@ def kill_tagged_processes(
             entries = os.listdir("/proc")
         except OSError:
             return 0
-    for entry in entries:
-        if not entry.isdigit() or (candidates is not None and not any(int(entry) in r for r in candidates)):
-            continue
-        environ = _environ_of(entry, my_uid)
-        # The substring test is cheap and almost always false; only a hit is split to confirm it.
-        if environ is not None and marker in environ and marker in environ.split(b"\0"):
-            counted = (uncounted_group is None or process_group(entry) != uncounted_group) and (
-                uncounted_cgroup is None or cgroup_name(entry) != uncounted_cgroup
-            )
-            if _kill_if_tagged(int(entry), marker) and counted:
-                killed += 1
+    mid_exec: list[str] = []
+    for attempt in range(MID_EXEC_RETRIES + 1):
+        for entry in entries:
+            if not entry.isdigit() or (candidates is not None and not any(int(entry) in r for r in candidates)):
+                continue
+            environ = _environ_of(entry, my_uid)
+            if environ == b"" and candidates is not None and _may_be_mid_exec(entry):
+                mid_exec.append(entry)
+            # The substring test is cheap and almost always false; only a hit is split to confirm it.
+            elif environ is not None and marker in environ and marker in environ.split(b"\0"):
+                counted = (uncounted_group is None or process_group(entry) != uncounted_group) and (
+                    uncounted_cgroup is None or cgroup_name(entry) != uncounted_cgroup
+                )
+                if _kill_if_tagged(int(entry), marker) and counted:
+                    killed += 1
+        if not mid_exec or attempt == MID_EXEC_RETRIES:
+            break
+        # A daemon forked by the session may be inside execve, its environment not there yet: read it again.
+        entries, mid_exec = mid_exec, []
+        time.sleep(MID_EXEC_RETRY_S)
     return killed
+
+
+def _may_be_mid_exec(pid: str) -> bool:
+    """Whether an empty environment may be an execve's moment: not for a kernel thread or a process that has
+    exited (a zombie), whose environments stay empty."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return fields[0] not in ("Z", "X", "x") and not int(fields[6]) & PF_KTHREAD
+    except (OSError, IndexError, ValueError):
+        return False
 
 
 def _kill_if_tagged(pid: int, marker: bytes) -> bool:
