@@ -44,7 +44,9 @@ MAX_ENTRIES_PER_DIR = 5_000
 # Where a harness of this project writes, under a temp dir.
 OUR_PREFIXES = ("recall-", "pytest-recall-")
 # Installed packages hold no harness output; passing over them keeps the hunt to seconds.
-SKIPPED_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__", "site-packages", "dist-packages"})
+SKIPPED_DIRS = frozenset(
+    {".git", ".venv", ".tools", ".npm", "node_modules", "__pycache__", "site-packages", "dist-packages"}
+)
 
 
 def marker_for(token: str) -> str:
