@@ -21,9 +21,10 @@ MAX_SPAWNS_PER_S = 200_000
 # Up to this many candidate pids are opened one by one rather than listing /proc.
 PROBE_AT_MOST = 64
 # A process caught inside execve shows an empty environment until the new image's is set up: such a process is
-# read again, this often and this long at the most, before it is taken for what it shows.
+# read again, this often and this long at the most (200 ms), before it is taken for what it shows. A process
+# started with an empty environment (env -i) costs its session's end that wait, and carries no token anyway.
 MID_EXEC_RETRY_S = 0.01
-MID_EXEC_RETRIES = 50
+MID_EXEC_RETRIES = 20
 # The flag in /proc/<pid>/stat of a kernel thread, whose environment is always empty.
 PF_KTHREAD = 0x00200000
 
