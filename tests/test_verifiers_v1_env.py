@@ -148,6 +148,8 @@ def test_the_right_value_with_an_extra_evidence_id_earns_a_quarter() -> None:
     assert trace.reward == 0.25 and trace.metrics["rehearsal_score"] == 1.0
 
 
+# vf-eval imports verifiers' whole tree in a process of its own: 12 s on a quiet machine, 28 s under CI's load.
+@pytest.mark.slow
 def test_vf_eval_runs_the_environment_against_the_loopback_server(tmp_path: Path) -> None:
     # verifiers 0.3.1 names its v1 command `eval` (its `vf-eval` is the classic one); 0.4 names it `vf-eval`.
     command = "vf-eval" if _installed_verifiers() >= (0, 4) else "eval"
