@@ -14,6 +14,9 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,15 @@ import pytest
 
 from pytest_recall.agents.adapters import ADAPTER_MODULES, all_adapters
 from pytest_recall.agents.adapters.common import Adapter, Outcome
-from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, after, joined, on_stdin, on_stdin_after
+from pytest_recall.agents.adapters.print_run import (
+    ModelAt,
+    PrintRun,
+    StepPlan,
+    after,
+    joined,
+    on_stdin,
+    on_stdin_after,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -137,6 +148,33 @@ def test_a_print_row_runs_its_cli_with_flags_extra_args_and_the_prompt_its_way(
     assert json.loads(capsys.readouterr().out) == {"argv": argv, "stdin": stdin, "quiet": "row"}
 
 
+def test_a_print_rows_own_step_plans_the_run_and_cleans_up_after_the_answer_is_read(tmp_path, monkeypatch, capsys):
+    """A row's ``step`` (Hermes Agent's usage file, OpenClaw's prompt file): its folder outlives the read, not main."""
+    folders: list[Path] = []
+
+    @contextmanager
+    def step(cli: str, extra: Sequence[str], prompt: str, env: Mapping[str, str]) -> Iterator[StepPlan]:
+        with tempfile.TemporaryDirectory() as made:
+            folder = Path(made)
+            folders.append(folder)
+            (folder / "prompt.txt").write_text(prompt, encoding="utf-8")
+
+            def read(stdout: str) -> Outcome:
+                return Outcome(
+                    f"{json.loads(stdout)['stdin']} read beside {sorted(p.name for p in folder.iterdir())}", ok=True
+                )
+
+            yield [cli, *extra, str(folder / "prompt.txt")], (folder / "prompt.txt").read_text(), read
+
+    row = replace(echo_row(tmp_path, monkeypatch), reader=None, step=step)
+
+    assert row.main(["-m", "x", "the prompt"]) == 0
+    assert capsys.readouterr().out.strip() == "the prompt read beside ['prompt.txt']"
+    assert len(folders) == 1 and not folders[0].exists()
+    with pytest.raises(ValueError, match="one of reader, reader_for and step"):
+        replace(row, reader=lambda stdout: Outcome(stdout, ok=True))
+
+
 def test_a_print_rows_env_under_yields_to_the_users_and_env_over_wins(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ROW_QUIET", "user")
     assert echo_row(tmp_path, monkeypatch, env_under={"ROW_QUIET": "row"}).main(["p"]) == 0
@@ -170,8 +208,8 @@ def test_every_print_mode_adapter_is_a_row_of_the_runner():
     }
     own_main = sorted(module for module, row in rows.items() if row is None)
 
-    # Hermes reads a usage file and OpenClaw takes the prompt from a file, each in a folder of the step's own.
-    assert own_main == ["acp", "claude", "codex", "hermes", "openclaw"]
+    # ACP is a protocol of its own; Claude Code and Codex also run live through their TUIs.
+    assert own_main == ["acp", "claude", "codex"]
     for module, row in rows.items():
         if row is not None:
             assert importlib.import_module(f"pytest_recall.agents.adapters.{module}").main == row.main

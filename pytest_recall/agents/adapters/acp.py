@@ -309,7 +309,3 @@ def answer_turns(peer: Peer, client: Client) -> None:
         client.turn = Turn(session_id=client.turn.session_id)
         print(prompt_turn(peer, client, text).answer, flush=True)
         print(LIVE_PROMPT, end="", flush=True)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -121,7 +121,3 @@ ROW = PrintRun(
     reader_for=history_reader,
 )
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -182,7 +182,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = environment()
     done = run_cli(command(find_cli(ADAPTER), extra, prompt, mcp_args(env)), env)
     return finish(read_result(done.stdout), done.returncode)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -140,7 +140,3 @@ ROW = PrintRun(
     stderr_filter=quiet_stderr,
 )
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -225,7 +225,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if stopped:
         outcome = Outcome(outcome.answer, ok=False, tokens_in=outcome.tokens_in, failure=stopped)
     return finish(outcome, returncode)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

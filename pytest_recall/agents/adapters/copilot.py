@@ -106,7 +106,3 @@ def read_with_tokens(stdout: str) -> Outcome:
 
 ROW = PrintRun(ADAPTER, read_with_tokens, flags=[*UNATTENDED, "--output-format", "json"], prompt=joined("--prompt="))
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -77,7 +77,3 @@ ROW = PrintRun(
     model=ModelAt("GOOGLE_GEMINI_BASE_URL"),
 )
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -21,25 +21,14 @@ sessions are also in ``~/.hermes/state.db``, searched by its
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-from pytest_recall.agents.adapters.common import (
-    Adapter,
-    Outcome,
-    find_cli,
-    finish,
-    json_number,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
-    stream_reader,
-)
+from pytest_recall.agents.adapters.common import Adapter, Outcome, json_number, stream_reader
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, StepPlan
 
 ADAPTER = Adapter(
     script="recall-hermes",
@@ -80,6 +69,14 @@ def command(cli: str, extra: Sequence[str], prompt: str, usage_file: Path) -> li
     return [cli, *extra, "--usage-file", str(usage_file), f"--oneshot={prompt}"]
 
 
+@contextmanager
+def oneshot_step(cli: str, extra: Sequence[str], prompt: str, _env: Mapping[str, str]) -> Iterator[StepPlan]:
+    """The usage report in a folder of the step's own, read with the answer and removed after."""
+    with tempfile.TemporaryDirectory(prefix="recall-hermes-") as folder:
+        usage_file = Path(folder) / "usage.json"
+        yield command(cli, extra, prompt, usage_file), None, lambda stdout: read_usage(stdout, usage_file)
+
+
 @stream_reader
 def read_usage(stdout: str, usage_file: Path) -> Outcome:
     """The answer on stdout, judged by the usage report: a run that failed there printed an error, not an answer."""
@@ -102,18 +99,10 @@ def read_usage(stdout: str, usage_file: Path) -> Outcome:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    env = dict(os.environ)
-    refuse_dead_loopback_model(ADAPTER, model_base_url(env), "model.base_url in config.yaml")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    cli = find_cli(ADAPTER)
-    with tempfile.TemporaryDirectory(prefix="recall-hermes-") as folder:
-        usage_file = Path(folder) / "usage.json"
-        done = run_cli(command(cli, extra, prompt, usage_file), env)
-        outcome = read_usage(done.stdout, usage_file)
-    return finish(outcome, done.returncode)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+ROW = PrintRun(
+    ADAPTER,
+    None,
+    step=oneshot_step,
+    model=ModelAt("model.base_url in config.yaml", lambda _extra, env: model_base_url(env)),
+)
+main = ROW.main

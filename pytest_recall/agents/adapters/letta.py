@@ -135,7 +135,3 @@ ROW = PrintRun(
     model=ModelAt("the base_url of its connected provider", lambda _extra, env: provider_base_url(env)),
 )
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

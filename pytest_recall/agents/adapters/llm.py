@@ -58,7 +58,3 @@ def read_json(stdout: str) -> Outcome:
 
 ROW = PrintRun(ADAPTER, read_json, flags=["prompt", "--continue", "--json"], prompt=after("--"), live=live_command)
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -26,7 +26,6 @@ import fcntl
 import hashlib
 import json
 import os
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,17 +35,12 @@ from pathlib import Path
 from pytest_recall.agents.adapters.common import (
     Adapter,
     Outcome,
-    find_cli,
-    finish,
     json_document,
     json_number,
     json_object,
-    refuse_dead_loopback_model,
-    refuse_mcp,
-    run_cli,
-    split_args,
     stream_reader,
 )
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, StepPlan
 
 ADAPTER = Adapter(
     script="recall-openclaw",
@@ -196,19 +190,21 @@ def state_locks_removed_after(folder: Path, state: Path, log_folder: Path = LOG_
             os.close(handle)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    refuse_mcp(ADAPTER)
-    env = {**QUIET_ENV, **os.environ}
-    refuse_dead_loopback_model(ADAPTER, model_base_url(env), "the baseUrl of the primary model's provider")
-    extra, prompt = split_args(sys.argv[1:] if argv is None else argv)
-    cli = find_cli(ADAPTER)
+@contextmanager
+def agent_step(cli: str, extra: Sequence[str], prompt: str, env: Mapping[str, str]) -> Iterator[StepPlan]:
+    """The prompt in a file of the step's own, removed after; the lock files the step made, too."""
     with tempfile.TemporaryDirectory(prefix="recall-openclaw-") as folder:
         message_file = Path(folder) / "prompt.md"
         message_file.write_text(prompt, encoding="utf-8")
         with state_locks_removed_after(STATE_LOCKS, state_dir(env)):
-            done = run_cli(command(cli, extra, message_file), env)
-    return finish(read_envelope(done.stdout), done.returncode)
+            yield command(cli, extra, message_file), None, read_envelope
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+ROW = PrintRun(
+    ADAPTER,
+    None,
+    step=agent_step,
+    env_under=QUIET_ENV,
+    model=ModelAt("the baseUrl of the primary model's provider", lambda _extra, env: model_base_url(env)),
+)
+main = ROW.main

@@ -119,7 +119,3 @@ ROW = PrintRun(
     model=ModelAt("opencode.json's model provider baseURL", lambda _extra, env: model_base_url(env)),
 )
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

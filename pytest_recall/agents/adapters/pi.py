@@ -126,7 +126,3 @@ ROW = PrintRun(
     model=ModelAt("models.json's baseUrl of pi's provider", model_base_url),
 )
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -34,6 +35,12 @@ from pytest_recall.agents.adapters.common import (
 PromptWay = Callable[[str], tuple[list[str], "str | None"]]
 # What a reader gets: the CLI's stdout; what it gives: the outcome ``finish`` reports.
 Reader = Callable[[str], Outcome]
+# One step planned around the CLI's run: its command line, the text on its stdin, and the reader of its stdout.
+StepPlan = tuple[list[str], "str | None", Reader]
+# A step that needs something of its own around the run (a folder for a prompt or usage file, a lock folder to
+# clear after): given the CLI, the extra args, the prompt and the environment, it yields the plan while the CLI
+# runs and cleans up once it has been read.
+Step = Callable[[str, Sequence[str], str, Mapping[str, str]], AbstractContextManager[StepPlan]]
 
 
 def on_stdin(prompt: str) -> tuple[list[str], str | None]:
@@ -78,7 +85,7 @@ class PrintRun:
     """
 
     adapter: Adapter  # the name, the CLI, its variable, its MCP refusal: what ``pytest-recall agents`` lists
-    reader: Reader | None  # the CLI's stdout to the outcome; None only with ``reader_for``
+    reader: Reader | None  # the CLI's stdout to the outcome; None only with ``reader_for`` or ``step``
     flags: Sequence[str] = ()  # what makes the CLI run once, unattended, and print what the reader reads
     prompt: PromptWay = on_stdin
     env_under: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # the user's env wins
@@ -92,10 +99,13 @@ class PrintRun:
     reader_for: Callable[[Sequence[str]], Reader] | None = None
     # For a CLI whose stderr buries what went wrong (Cline's SDK warnings): what of it the transcript keeps.
     stderr_filter: Callable[[str], str] | None = None
+    # For a CLI that takes a file of the step's own (Hermes Agent's usage file, OpenClaw's prompt file): the
+    # step that plans its command line, stdin and reader; ``flags``, ``prompt`` and ``command`` go unused.
+    step: Step | None = None
 
     def __post_init__(self) -> None:
-        if (self.reader is None) == (self.reader_for is None):
-            raise ValueError(f"{self.adapter.script}: give a print-mode row one of reader and reader_for")
+        if sum(way is not None for way in (self.reader, self.reader_for, self.step)) != 1:
+            raise ValueError(f"{self.adapter.script}: give a print-mode row one of reader, reader_for and step")
 
     def argv(self, cli: str, extra: Sequence[str]) -> list[str]:
         """The CLI's command line before the prompt's own arguments."""
@@ -112,13 +122,18 @@ class PrintRun:
         if self.model is not None:
             refuse_dead_loopback_model(self.adapter, self.model.url(args[:-1], env), self.model.named_by)
         extra, prompt = split_args(args)
+        with self.planned(find_cli(self.adapter), extra, prompt, env) as (command, stdin_text, read):
+            done = run_cli(command, env, stdin_text=stdin_text, stderr_filter=self.stderr_filter)
+            outcome = read(done.stdout)
+        return finish(outcome, done.returncode)
+
+    def planned(
+        self, cli: str, extra: Sequence[str], prompt: str, env: Mapping[str, str]
+    ) -> AbstractContextManager[StepPlan]:
+        """The row's own step, or the plan its fields make, which needs nothing around the run."""
+        if self.step is not None:
+            return self.step(cli, extra, prompt, env)
         read = self.reader_for(extra) if self.reader_for is not None else self.reader
         assert read is not None  # __post_init__ holds it
         tail, stdin_text = self.prompt(prompt)
-        done = run_cli(
-            [*self.argv(find_cli(self.adapter), extra), *tail],
-            env,
-            stdin_text=stdin_text,
-            stderr_filter=self.stderr_filter,
-        )
-        return finish(read(done.stdout), done.returncode)
+        return nullcontext(([*self.argv(cli, extra), *tail], stdin_text, read))

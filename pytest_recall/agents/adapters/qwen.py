@@ -48,7 +48,3 @@ ROW = PrintRun(
     model=ModelAt("OPENAI_BASE_URL"),
 )
 main = ROW.main
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
