@@ -50,6 +50,13 @@ ACP_AGENTS: dict[str, AcpAgent] = {
     "gemini": AcpAgent("gemini", ("--acp", "--skip-trust")),
     "qwen": AcpAgent("qwen", ("--acp",)),
     "opencode": AcpAgent("opencode", ("acp",)),
+    # Cline's ACP mode asks for an account sign-in (authenticate) unless an API key is in its environment; the
+    # provider and model then come from the variables, the endpoint from its providers.json, as in print mode.
+    "cline": AcpAgent(
+        "cline",
+        ("--acp",),
+        recall_env=("CLINE_API_KEY=sk-fake", "CLINE_PROVIDER=openai-compatible", "CLINE_MODEL=fake"),
+    ),
     "claude-agent-acp": AcpAgent(
         "claude",
         bridge_variable="RECALL_CLAUDE_ACP_BIN",
@@ -171,13 +178,14 @@ def test_live_session_over_acp_each_turn_one_prompt(adapter_run, cli, mode, scor
 
 
 @pytest.mark.mcp_server
-def test_an_mcp_server_reaches_gemini_cli_through_session_new(adapter_run):
+@pytest.mark.parametrize(("cli", "reaches"), [("gemini", True), ("cline", False)])
+def test_an_mcp_server_reaches_the_agent_through_session_new(adapter_run, cli, reaches):
     """--recall-mcp over ACP: the step's server is handed to the agent in session/new, and its tools reach the model.
 
-    The fake model drives MCP tools only under the names Claude Code and Codex give them (``mcp__server__tool``),
-    so Gemini CLI keeps its note in GEMINI.md as before; what is shown is that the server reached the agent.
+    What is shown is that the server reached the agent: its tools in every request. Cline 3.0.65 takes
+    session/new's servers and never starts them: its notes stay in its rules, and recall-cline is its MCP form.
     """
-    run = acp_run(adapter_run, "gemini", "memory")
+    run = acp_run(adapter_run, cli, "memory")
     config = write_config("server-memory", run.pytester.path / "mcp.json")
 
     result, report = run.run(*TWO_CASES, f"--recall-mcp={config}")
@@ -188,7 +196,7 @@ def test_an_mcp_server_reaches_gemini_cli_through_session_new(adapter_run):
     assert len(asked) == 4
     for entry in asked:
         offered = json.dumps(entry["body"])
-        assert "create_entities" in offered and "search_nodes" in offered, "the server's tools never reached the model"
+        assert ("create_entities" in offered and "search_nodes" in offered) is reaches, "what reached the model"
 
 
 @pytest.mark.real_cli

@@ -209,6 +209,55 @@ def test_cline_sdk_warnings_reach_the_transcript_once_without_their_stack_traces
     ]
 
 
+FAKE_CLINE_WITH_MCP = """\
+import json, os, sys
+settings = json.load(open(os.environ["CLINE_MCP_SETTINGS_PATH"]))
+print(json.dumps({"type": "run_result", "text": json.dumps(settings), "finishReason": "completed", "usage": {}}))
+"""
+
+
+def test_cline_gets_the_runs_mcp_servers_in_its_own_shape_and_fails_a_step_whose_server_listed_no_tools(
+    tmp_path, monkeypatch
+):
+    """Cline reads MCP servers from the file CLINE_MCP_SETTINGS_PATH names and says nothing of one it cannot start:
+    the adapter writes the step's servers there, each a ``transport``, and reads the harness's tap log after the
+    run; a tapped server that never answered ``tools/list`` fails the step, naming it."""
+    cli = tmp_path / "cline"
+    cli.write_text(f"#!{sys.executable}\n{FAKE_CLINE_WITH_MCP}", encoding="utf-8")
+    cli.chmod(0o755)
+    tap_log = tmp_path / "mcp-tap.jsonl"
+    tap = ["-I", "recall-mcp-tap", "--log", str(tap_log), "--server"]
+    servers = {
+        "notes": {"command": sys.executable, "args": [*tap, "notes", "--", "notes-server"], "env": {"A": "1"}},
+        "graph": {"command": sys.executable, "args": [*tap, "graph", "--", "graph-server"]},
+        "remote": {"type": "sse", "url": "http://127.0.0.1:9/sse", "headers": {"X": "y"}},
+    }
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    monkeypatch.setenv("RECALL_CLINE_BIN", str(cli))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("RECALL_MCP_CONFIG", str(config))
+    script = Path(sys.executable).with_name(cline.ADAPTER.script)
+    tap_log.write_text(json.dumps({"event": "tools", "server": "notes", "tools": []}) + "\nnot json\n")
+
+    done = subprocess.run([str(script), "what is it?"], capture_output=True, text=True, timeout=60, check=False)
+
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == (
+        "cline: MCP server 'graph' listed no tools (it did not start or answer, and Cline goes on without it); "
+        "check the --recall-mcp configuration"
+    )
+
+    with tap_log.open("a", encoding="utf-8") as log:
+        log.write(json.dumps({"event": "tools", "server": "graph", "tools": []}) + "\n")
+    done = subprocess.run([str(script), "what is it?"], capture_output=True, text=True, timeout=60, check=False)
+
+    assert done.returncode == 0, done.stderr
+    shaped = json.loads(done.stdout)["mcpServers"]
+    assert shaped["notes"] == {"transport": {"type": "stdio", **servers["notes"]}}
+    assert shaped["remote"] == {"transport": {"type": "sse", "url": "http://127.0.0.1:9/sse", "headers": {"X": "y"}}}
+
+
 def test_hermes_answer_counts_only_when_its_usage_report_says_the_run_completed(tmp_path: Path):
     """Hermes prints its model's failure where the answer goes and exits 0; only the usage report tells them apart."""
     usage = tmp_path / "usage.json"

@@ -36,7 +36,7 @@ from pytest_recall.testing.wire import READERS
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.mcp_server]
 ADAPTERS = {adapter.cli: adapter for adapter in all_adapters() if adapter.drives_one_cli}
-CLIS = ("claude", "codex")
+CLIS = ("claude", "codex", "cline")
 SEED_CASES = 8
 # Each run checks a mechanism (memory through the server, a plain model never calling it), which two cases show:
 # case_01 and case_02 store under one name with different values, at once. One pairing keeps the seed suite's
@@ -46,7 +46,7 @@ SIGNIFICANT_LIFT_RUN = ("claude", "server-memory")
 # Each CLI through one server and each server through one CLI: the wiring of a server into a CLI is the CLI's
 # (tests/cli_wiring.py), the server's tools are the server's, and recall-mcp drives each server alone
 # (tests/test_mcp_agent.py). basic-memory starts for about 12 s of CPU in every session, so it has one run here.
-MEMORY_RUNS = [SIGNIFICANT_LIFT_RUN, ("codex", "basic-memory")]
+MEMORY_RUNS = [SIGNIFICANT_LIFT_RUN, ("codex", "basic-memory"), ("cline", "server-memory")]
 # A model that never calls a tool leaves either server unused: the plain runs use the quick one.
 PLAIN_RUNS = [("claude", "server-memory"), ("codex", "server-memory")]
 INNER_RUN_TIMEOUT_S = 1200.0
@@ -59,6 +59,7 @@ class McpRun:
     log_path: Path
     command: str
     marker: str
+    home_files: tuple[str, ...]  # what each case HOME gets a copy of: the CLI's wiring
 
     def run(self, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
         report_path = self.pytester.path / "report.json"
@@ -72,7 +73,7 @@ class McpRun:
             f"--recall-mcp={config}",
             "--recall-concurrency=4",
             "--recall-home=case",
-            "--recall-home-copy=.codex/config.toml",
+            f"--recall-home-copy={','.join(self.home_files)}",
             "--recall-timeout=600",
             f"--recall-report={report_path}",
             *args,
@@ -115,7 +116,7 @@ def mcp_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Itera
         if not cases.exists():
             shutil.copytree(Path(__file__).resolve().parent.parent / "cases" / "session-memory-recall", cases)
         command = shlex.join([str(Path(sys.executable).with_name(adapter.script))])
-        return McpRun(pytester, server, log_path, command, marker)
+        return McpRun(pytester, server, log_path, command, marker, tuple(files))
 
     yield start
     for model in models:

@@ -49,13 +49,14 @@ READ_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
 TOOL_SEARCH = "ToolSearch"
 # How a search result names a note it found without its text.
 _PERMALINK = re.compile(r"permalink: ([\w./-]+)")
-# An MCP tool as both CLIs name it to the model.
+# An MCP tool as Claude Code and Codex name it to the model; Cline leaves out the ``mcp__``.
 _MCP_TOOL = re.compile(r"\bmcp__[A-Za-z0-9_.-]+?__[A-Za-z0-9_-]+")
 
 
 def short_name(tool: str) -> str:
-    """``create_entities`` of ``mcp__memory__create_entities``."""
-    return tool.rpartition("__")[2] if tool.startswith("mcp__") else tool
+    """``create_entities`` of ``mcp__memory__create_entities`` (Claude Code, Codex) or ``memory__create_entities``
+    (Cline): a CLI's own tools have no double underscore in their names."""
+    return tool.rpartition("__")[2] if "__" in tool.strip("_") else tool
 
 
 def subject_of(key: str) -> str:
@@ -65,7 +66,7 @@ def subject_of(key: str) -> str:
 
 def offered(request: Request) -> tuple[dict[str, str], set[str]]:
     """``({short name: tool}, callable tools)``: the MCP tools the CLI offers, loaded or deferred."""
-    named = {name for name in request.tools if name.startswith("mcp__")}
+    named = {name for name in request.tools if short_name(name) != name}
     deferred = set(_MCP_TOOL.findall(request.context)) if TOOL_SEARCH in request.tools else set()
     tools = {short_name(name): name for name in sorted(deferred | named)}
     return tools, named

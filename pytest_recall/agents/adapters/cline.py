@@ -29,18 +29,23 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pytest_recall.agents.adapters.common import (
+    MCP_CONFIG_VAR,
     Adapter,
     Outcome,
     chatter,
     json_events,
     json_number,
+    mcp_config,
     stream_reader,
 )
-from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, on_stdin_after
+from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, Reader, StepPlan
 
 ADAPTER = Adapter(
     script="recall-cline",
@@ -51,8 +56,11 @@ ADAPTER = Adapter(
     memory="~/Documents/Cline/Rules/*.md, its global rules, loaded into every session",
     home_copy=".cline/data/settings/providers.json",
     sandbox_bind="the npm prefix that holds node_modules/cline (the native binary is in @cline/cli-linux-*)",
+    mcp_refusal="",  # it passes the run's MCP servers on, in a settings file of the step's own
 )
 UNATTENDED = ["--json"]
+# Where Cline reads its MCP servers from instead of <data folder>/settings/cline_mcp_settings.json.
+MCP_SETTINGS_VAR = "CLINE_MCP_SETTINGS_PATH"
 # The session in the CLI's own process: no hub daemon left running after the step.
 LOCAL_ENV = {"CLINE_SESSION_BACKEND_MODE": "local"}
 
@@ -130,11 +138,93 @@ def model_base_url(env: Mapping[str, str]) -> str | None:
     return url if isinstance(url, str) else None
 
 
+def cline_servers(servers: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's MCP servers in the shape of Cline's ``cline_mcp_settings.json``: each one a ``transport``."""
+    shaped: dict[str, Any] = {}
+    for name, entry in servers.items():
+        if not isinstance(entry, dict):
+            raise SystemExit(f"recall-cline: MCP server {name!r} is not an object in {MCP_CONFIG_VAR}")
+        if "url" in entry:
+            kind = "sse" if entry.get("type") == "sse" else "streamableHttp"
+            kept: tuple[str, ...] = ("url", "headers")
+        else:
+            kind, kept = "stdio", ("command", "args", "env", "cwd")
+        shaped[name] = {"transport": {"type": kind, **{key: entry[key] for key in kept if key in entry}}}
+    return {"mcpServers": shaped}
+
+
+# The most of a tap's log read for the servers that listed their tools: it is written where the agent may write.
+TAP_LOG_READ_BYTES = 8 * 1024 * 1024
+
+
+def tapped_servers(servers: Mapping[str, Any]) -> dict[str, Path]:
+    """Each server the harness runs behind its recording tap (``recall-mcp-tap --log FILE``), and that log."""
+    found: dict[str, Path] = {}
+    for name, entry in servers.items():
+        args = entry.get("args") if isinstance(entry, dict) else None
+        if isinstance(args, list) and "--log" in args[:-1]:
+            found[name] = Path(str(args[args.index("--log") + 1]))
+    return found
+
+
+def servers_that_listed_tools(log: Path) -> set[str]:
+    """The servers whose ``tools/list`` answer the tap saw; a line it did not write as it writes is passed over."""
+    try:
+        with log.open("rb") as handle:
+            data = handle.read(TAP_LOG_READ_BYTES)
+    except OSError:
+        return set()
+    listed: set[str] = set()
+    for line in data.splitlines():
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(event, dict) and event.get("event") == "tools" and isinstance(event.get("server"), str):
+            listed.add(event["server"])
+    return listed
+
+
+def read_checking_servers(servers: Mapping[str, Any]) -> Reader:
+    """``read_events``, failing a run in which a tapped server never listed its tools: Cline says nothing of a
+    server it cannot start and goes on without it, so its own memory would be scored as the server's."""
+    logs = tapped_servers(servers)
+
+    def read(stdout: str) -> Outcome:
+        outcome = read_events(stdout)
+        silent = sorted(name for name, log in logs.items() if name not in servers_that_listed_tools(log))
+        if not outcome.ok or not silent:
+            return outcome
+        named = ", ".join(repr(name) for name in silent)
+        failure = (
+            f"cline: MCP server {named} listed no tools (it did not start or answer, and Cline goes on without "
+            "it); check the --recall-mcp configuration"
+        )
+        return Outcome(outcome.answer, ok=False, failure=failure)
+
+    return read
+
+
+@contextmanager
+def print_step(cli: str, extra: Sequence[str], prompt: str, env: dict[str, str]) -> Iterator[StepPlan]:
+    """The prompt on stdin after ``-- " "``; the run's MCP servers, if it has any, in a settings file of the
+    step's own that ``CLINE_MCP_SETTINGS_PATH`` names, in place of the user's (as Claude Code's strict config)."""
+    command = [cli, *UNATTENDED, *extra, "--", BLANK_PROMPT]
+    found = mcp_config(env)
+    if found is None:
+        yield command, prompt, read_events
+        return
+    with tempfile.TemporaryDirectory(prefix="recall-cline-") as folder:
+        settings = Path(folder) / "cline_mcp_settings.json"
+        settings.write_text(json.dumps(cline_servers(found[1])), encoding="utf-8")
+        env[MCP_SETTINGS_VAR] = str(settings)
+        yield command, prompt, read_checking_servers(found[1])
+
+
 ROW = PrintRun(
     ADAPTER,
-    read_events,
-    flags=UNATTENDED,
-    prompt=on_stdin_after("--", BLANK_PROMPT),
+    None,
+    step=print_step,
     env_over=LOCAL_ENV,
     model=ModelAt("providers.json's baseUrl", lambda _extra, env: model_base_url(env)),
     stderr_filter=quiet_stderr,

@@ -37,10 +37,10 @@ PromptWay = Callable[[str], tuple[list[str], "str | None"]]
 Reader = Callable[[str], Outcome]
 # One step planned around the CLI's run: its command line, the text on its stdin, and the reader of its stdout.
 StepPlan = tuple[list[str], "str | None", Reader]
-# A step that needs something of its own around the run (a folder for a prompt or usage file, a lock folder to
-# clear after): given the CLI, the extra args, the prompt and the environment, it yields the plan while the CLI
-# runs and cleans up once it has been read.
-Step = Callable[[str, Sequence[str], str, Mapping[str, str]], AbstractContextManager[StepPlan]]
+# A step that needs something of its own around the run (a folder for a prompt, usage or settings file, a lock
+# folder to clear after): given the CLI, the extra args, the prompt and the environment, which it may add
+# variables to, it yields the plan while the CLI runs and cleans up once it has been read.
+Step = Callable[[str, Sequence[str], str, dict[str, str]], AbstractContextManager[StepPlan]]
 
 
 def on_stdin(prompt: str) -> tuple[list[str], str | None]:
@@ -99,8 +99,9 @@ class PrintRun:
     reader_for: Callable[[Sequence[str]], Reader] | None = None
     # For a CLI whose stderr buries what went wrong (Cline's SDK warnings): what of it the transcript keeps.
     stderr_filter: Callable[[str], str] | None = None
-    # For a CLI that takes a file of the step's own (Hermes Agent's usage file, OpenClaw's prompt file): the
-    # step that plans its command line, stdin and reader; ``flags``, ``prompt`` and ``command`` go unused.
+    # For a CLI that takes a file of the step's own (Hermes Agent's usage file, OpenClaw's prompt file, Cline's
+    # MCP settings): the step that plans its command line, stdin and reader; ``flags``, ``prompt`` and
+    # ``command`` go unused.
     step: Step | None = None
 
     def __post_init__(self) -> None:
@@ -128,7 +129,7 @@ class PrintRun:
         return finish(outcome, done.returncode)
 
     def planned(
-        self, cli: str, extra: Sequence[str], prompt: str, env: Mapping[str, str]
+        self, cli: str, extra: Sequence[str], prompt: str, env: dict[str, str]
     ) -> AbstractContextManager[StepPlan]:
         """The row's own step, or the plan its fields make, which needs nothing around the run."""
         if self.step is not None:
