@@ -71,7 +71,8 @@ def snoop_case(recall_suite: Any) -> tuple[Path, str]:
 
 def snoop(recall_suite: Any, mode: str) -> tuple[list[str], str]:
     snoop_case(recall_suite)
-    recall_suite.run("--recall-timeout=60", *mode_args(mode), command=hostile("snooper"))
+    # 45 s to search: a walk of a few seconds on a quiet machine, and what a busy one (CI's installs) needs.
+    recall_suite.run("--recall-timeout=60", *mode_args(mode), command=hostile("snooper", "45"))
     stdout = last_stdout(recall_suite.records()["snoop"])
     lines = stdout.splitlines()
     assert "BUDGET enough" in lines, stdout  # it searched everything in reach, not just what time allowed

@@ -10,22 +10,35 @@ import pytest
 from conftest import REPO_DIR, TESTS_DIR, TIER_MARKERS
 
 SLEEPY_TESTS = """
+import subprocess
+import sys
 import time
 
 import pytest
+
+# A second of CPU in a child process: the guard counts what a test's children spent.
+BUSY = "import time\\nstart = time.process_time()\\nwhile time.process_time() - start < 1.0: pass"
 
 
 def test_quick():
     pass
 
 
+def test_busy():
+    subprocess.run([sys.executable, "-c", BUSY], check=True)
+
+
 def test_sleepy():
     time.sleep(1.0)
 
 
+def test_sleepy_for_long():
+    time.sleep(2.0)
+
+
 @pytest.mark.slow
-def test_sleepy_but_marked_slow():
-    time.sleep(1.0)
+def test_busy_but_marked_slow():
+    subprocess.run([sys.executable, "-c", BUSY], check=True)
 
 
 @pytest.mark.real_cli
@@ -48,19 +61,26 @@ def test_a_quick_tier_test_over_the_limit_fails_and_says_how_to_mend_it(project_
 
     result = project_tests.runpytest_subprocess("--full", "-p", "no:cacheprovider")
 
-    result.assert_outcomes(passed=3, failed=1)
+    # A second of a child's CPU is over 0.5 s; a second's sleep is not (it only waits, and 1.5 s is its bound),
+    # two seconds' is; a marked test is not held to it.
+    result.assert_outcomes(passed=4, failed=2)
     result.stdout.fnmatch_lines(
-        ["*this quick-tier test took 1.* s (setup and call), over the 0.5 s the quick tier allows*mark it slow*"]
+        [
+            "this quick-tier test took 1.* s of CPU and 1.* s of wall time (setup and call), over the 0.5 s of CPU "
+            "(1.5 s of wall time) the quick tier allows: make it quicker, or mark it slow*",
+            "this quick-tier test took 0.* s of CPU and 2.* s of wall time*",
+            "FAILED test_speeds.py::test_busy - *",
+            "FAILED test_speeds.py::test_sleepy_for_long - *",
+        ]
     )
-    assert "test_sleepy_but_marked_slow FAILED" not in result.stdout.str()
 
 
 def test_the_default_run_is_the_quick_tier_and_full_adds_the_marked_tiers(project_tests):
     quick = project_tests.runpytest_subprocess("-p", "no:cacheprovider")
     full = project_tests.runpytest_subprocess("--full", "-p", "no:cacheprovider", "-m", "real_cli")
 
-    quick.assert_outcomes(passed=2, deselected=2)
-    full.assert_outcomes(passed=1, deselected=3)
+    quick.assert_outcomes(passed=4, deselected=2)
+    full.assert_outcomes(passed=1, deselected=5)
 
 
 def test_a_test_that_drives_a_real_cli_without_its_marker_fails_at_once(project_tests):
