@@ -33,7 +33,6 @@ from pytest_recall.agents.adapters.print_run import (
     after,
     joined,
     on_stdin,
-    on_stdin_after,
 )
 
 if sys.version_info >= (3, 11):
@@ -135,7 +134,6 @@ def echo_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **fields: Any) -> 
         (on_stdin, ["--json", "-m", "x"], "the prompt"),
         (after("--"), ["--json", "-m", "x", "--", "the prompt"], ""),
         (joined("--prompt="), ["--json", "-m", "x", "--prompt=the prompt"], ""),
-        (on_stdin_after("--", " "), ["--json", "-m", "x", "--", " "], "the prompt"),
     ],
 )
 def test_a_print_row_runs_its_cli_with_flags_extra_args_and_the_prompt_its_way(

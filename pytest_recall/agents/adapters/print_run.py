@@ -53,11 +53,6 @@ def after(*flags: str) -> PromptWay:
     return lambda prompt: ([*flags, prompt], None)
 
 
-def on_stdin_after(*flags: str) -> PromptWay:
-    """The prompt on stdin, with ``flags`` at the end of the command (Cline's ``-- " "``)."""
-    return lambda prompt: ([*flags], prompt)
-
-
 def joined(flag: str) -> PromptWay:
     """The prompt glued to ``flag`` (``--prompt=``), so that a prompt starting with ``-`` is never an option."""
     return lambda prompt: ([f"{flag}{prompt}"], None)
