@@ -271,6 +271,60 @@ def test_hermes_answer_counts_only_when_its_usage_report_says_the_run_completed(
     assert not hermes.read_usage("27436.42\n", tmp_path / "never-written.json").ok
 
 
+FAKE_HERMES = """\
+import json, os, sqlite3, sys
+usage = sys.argv[sys.argv.index("--usage-file") + 1]
+home = os.environ["HERMES_HOME"]
+db = sqlite3.connect(os.path.join(home, "state.db"))
+db.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content TEXT, tool_calls TEXT, "
+           "tool_call_id TEXT, tool_name TEXT, timestamp REAL)")
+asked = [
+    {"id": "c1", "function": {"name": "memory", "arguments": '{"action": "add"}'}},
+    {"id": "c2", "function": {"name": "terminal", "arguments": "{}"}},
+]
+rows = [
+    ("s1", "assistant", None, json.dumps(asked), None, None, 100.0),
+    ("s1", "tool", '{"success": true}', None, "c1", "memory", 100.25),
+    ("s1", "tool", "ok", None, "c2", "terminal", 100.5),
+    ("s1", "tool", '{"success": false, "error": "full"}', None, "c3", "memory", "not a time"),
+    ("s0", "tool", "an older session's", None, "c9", "session_search", 1.0),
+]
+db.executemany("INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, timestamp) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+db.commit()
+open(usage, "w").write(json.dumps({"completed": True, "failed": False, "session_id": "s1"}))
+print("noted")
+"""
+
+
+def test_hermes_memory_tool_calls_of_the_step_go_to_the_memory_log_from_its_state_db(tmp_path: Path, monkeypatch):
+    """Hermes Agent's memory is a tool of its own, which no tap sees: the adapter reads the step's session from
+    Hermes's state.db afterwards and logs each memory tool call, with its arguments, result and latency, in the
+    tap's shape; another session's calls and other tools are left out, and a time that is no number is no crash."""
+    cli = tmp_path / "hermes"
+    cli.write_text(f"#!{sys.executable}\n{FAKE_HERMES}", encoding="utf-8")
+    cli.chmod(0o755)
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    log = tmp_path / "memory-calls.jsonl"
+    monkeypatch.setenv("RECALL_HERMES_BIN", str(cli))
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.setenv("RECALL_MEMORY_LOG", str(log))
+    script = Path(sys.executable).with_name(hermes.ADAPTER.script)
+
+    done = subprocess.run([str(script), "remember this"], capture_output=True, text=True, timeout=60, check=False)
+
+    assert (done.returncode, done.stdout) == (0, "noted\n"), done.stderr
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert events[0] == {"event": "kinds", "reads": ["session_search"], "writes": ["memory"], "server": "hermes"}
+    calls = [(e["tool"], e["argument_bytes"], e["text"], e["is_error"], e["latency_ms"]) for e in events[1:]]
+    assert calls == [
+        ("memory", len('{"action": "add"}'), '{"success": true}', False, 250.0),
+        ("memory", 0, '{"success": false, "error": "full"}', True, 0.0),
+    ]
+    assert all(e["event"] == "call" and e["server"] == "hermes" for e in events[1:])
+
+
 def test_hermes_model_url_is_read_from_the_model_block_of_config_yaml_only(tmp_path: Path):
     config = tmp_path / ".hermes" / "config.yaml"
     config.parent.mkdir()

@@ -274,11 +274,14 @@ def test_cline_leaves_no_hub_daemon_behind(adapter_run):
 
 
 @pytest.mark.real_cli
-def test_hermes_keeps_the_note_with_its_own_memory_tool_in_home_and_leaves_no_process(adapter_run):
-    """Hermes Agent's memory is its ``memory`` tool, not a file the model edits: the note lands in MEMORY.md."""
+def test_hermes_keeps_the_note_with_its_own_memory_tool_in_home_and_leaves_no_process(adapter_run, monkeypatch):
+    """Hermes Agent's memory is its ``memory`` tool, not a file the model edits: the note lands in MEMORY.md, and
+    the call, read from Hermes's own record of the session, in the step's memory log."""
     run = adapter_run("hermes", "memory")
     script = Path(sys.executable).with_name(run.adapter.script)
     teach = (run.pytester.path / "cases" / "case_01" / "step1.txt").read_text(encoding="utf-8")
+    memory_log = run.pytester.path / "memory-calls.jsonl"
+    monkeypatch.setenv("RECALL_MEMORY_LOG", str(memory_log))
 
     result = run.pytester.run(str(script), teach, timeout=300)
     time.sleep(2)  # anything spawned in the background would be running by now
@@ -292,6 +295,10 @@ def test_hermes_keeps_the_note_with_its_own_memory_tool_in_home_and_leaves_no_pr
     note = json.loads(calls[0]["tool_input"])["content"]
     memory = (run.pytester.path / ".hermes" / "memories" / "MEMORY.md").read_text(encoding="utf-8")
     assert note in memory
+    logged = [json.loads(line) for line in memory_log.read_text(encoding="utf-8").splitlines()]
+    (call,) = [event for event in logged if event["event"] == "call"]
+    assert (call["server"], call["tool"], call["is_error"]) == ("hermes", "memory", False)
+    assert call["argument_bytes"] > 0 and json.loads(call["text"])["success"] is True and call["latency_ms"] >= 0
     assert left == [], "recall-hermes left processes running after its step"
 
 

@@ -40,12 +40,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from pytest_recall.agents.call_log import CallLog
+
 FAILED = 2
 DEFAULT_LIMIT = 5
 DEFAULT_MODEL = "gpt-4o-mini"
 MODEL_TIMEOUT_S = 120.0
-# What a search returned is logged up to this many characters (as the MCP tap keeps a call's text); the rest counted.
-TEXT_KEPT = 16_000
 _QUESTION = re.compile(r"^Question: (.+)$", re.MULTILINE)
 ANSWER_INSTRUCTIONS = (
     "You answer the user's question from your memory. Below is what a search of it returned for this question, "
@@ -109,34 +109,6 @@ def memories_in(instructions: str) -> list[str]:
     return [match.group(1) for match in _MEMORY.finditer(instructions)]
 
 
-class CallLog:
-    """Appends each memory call to ``$RECALL_MEMORY_LOG`` in the MCP tap's event shape; a no-op without it."""
-
-    def __init__(self, path: str | None, server: str) -> None:
-        self._path = path
-        self._server = server
-        self._write({"event": "kinds", "reads": ["search"], "writes": ["add"]})
-
-    def call(self, tool: str, argument: str, returned: str, started: float, *, is_error: bool = False) -> None:
-        self._write(
-            {
-                "event": "call",
-                "tool": tool,
-                "argument_bytes": len(argument.encode("utf-8", "surrogatepass")),
-                "text_bytes": len(returned.encode("utf-8", "surrogatepass")),
-                "text": returned[:TEXT_KEPT],
-                "is_error": is_error,
-                "latency_ms": round((time.perf_counter() - started) * 1000, 3),
-            }
-        )
-
-    def _write(self, event: dict[str, Any]) -> None:
-        if self._path is None:
-            return
-        with open(self._path, "a", encoding="utf-8") as log:
-            log.write(json.dumps({**event, "server": self._server}, ensure_ascii=False) + "\n")
-
-
 def ask_model(url: str, model: str, api_key: str | None, instructions: str, prompt: str) -> tuple[str, dict[str, Any]]:
     """The answer of an OpenAI-compatible Chat Completions endpoint at ``url``, and its usage figures."""
     body = {
@@ -181,7 +153,9 @@ def run_step(options: argparse.Namespace, prompt: str, scope: Path, is_question:
         # A library's own OpenAI client (mem0's embedder and LLM) then reaches the endpoint the answer comes from.
         os.environ.setdefault("OPENAI_BASE_URL", options.model_url)
     factory = load_factory(options.factory)
-    log = CallLog(os.environ.get("RECALL_MEMORY_LOG"), options.name or options.factory.rpartition(":")[2])
+    log = CallLog.from_environment(
+        options.name or options.factory.rpartition(":")[2], reads=("search",), writes=("add",)
+    )
     try:
         provider = factory(scope)
     except Exception as exc:
@@ -189,15 +163,15 @@ def run_step(options: argparse.Namespace, prompt: str, scope: Path, is_question:
     if not is_question:
         started = time.perf_counter()
         _logged(log, "add", prompt, started, lambda: provider.add(prompt))
-        log.call("add", prompt, "", started)
+        log.call("add", prompt, "", latency_ms=since(started))
         return "OK"
     query = query_of(prompt)
     started = time.perf_counter()
     found = _logged(log, "search", query, started, lambda: list(provider.search(query, options.limit)))
     if not all(isinstance(text, str) for text in found):
-        log.call("search", query, "", started, is_error=True)
+        log.call("search", query, "", latency_ms=since(started), is_error=True)
         raise ProviderError(f"the provider's search returned {_kinds(found)}, not a list of texts")
-    log.call("search", query, "\n".join(found), started)
+    log.call("search", query, "\n".join(found), latency_ms=since(started))
     if options.retrieval_only:
         return "\n".join(found)
     url = options.model_url or os.environ.get("OPENAI_BASE_URL")
@@ -216,8 +190,13 @@ def _logged(log: CallLog, tool: str, argument: str, started: float, call: Callab
     try:
         return call()
     except Exception as exc:
-        log.call(tool, argument, "", started, is_error=True)
+        log.call(tool, argument, "", latency_ms=since(started), is_error=True)
         raise ProviderError(raised(tool, exc)) from None
+
+
+def since(started: float) -> float:
+    """Milliseconds since ``started`` (``time.perf_counter``)."""
+    return (time.perf_counter() - started) * 1000
 
 
 def raised(what: str, exc: Exception) -> str:

@@ -21,14 +21,19 @@ sessions are also in ``~/.hermes/state.db``, searched by its
 from __future__ import annotations
 
 import json
+import math
 import re
+import sqlite3
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_recall.agents.adapters.common import Adapter, Outcome, json_number, stream_reader
 from pytest_recall.agents.adapters.print_run import ModelAt, PrintRun, StepPlan
+from pytest_recall.agents.call_log import CallLog
 
 ADAPTER = Adapter(
     script="recall-hermes",
@@ -40,6 +45,10 @@ ADAPTER = Adapter(
     home_copy=".hermes/config.yaml,.hermes/.env,.hermes/auth.json",
     sandbox_bind="the root of Hermes Agent's virtual environment",
 )
+# Hermes Agent's memory as the report counts it: its memory tool writes (what it holds goes into every later
+# session's system prompt, with no call), session_search reads its past sessions.
+MEMORY_READS = ("session_search",)
+MEMORY_WRITES = ("memory",)
 # The top-level ``model:`` block of config.yaml and, inside it, its ``base_url``.
 _MODEL_BLOCK = re.compile(r"^model:[ \t]*\n((?:[ \t]+.*\n?|[ \t]*\n)*)", re.MULTILINE)
 _BASE_URL = re.compile(r"^[ \t]+base_url:[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
@@ -70,11 +79,89 @@ def command(cli: str, extra: Sequence[str], prompt: str, usage_file: Path) -> li
 
 
 @contextmanager
-def oneshot_step(cli: str, extra: Sequence[str], prompt: str, _env: Mapping[str, str]) -> Iterator[StepPlan]:
-    """The usage report in a folder of the step's own, read with the answer and removed after."""
+def oneshot_step(cli: str, extra: Sequence[str], prompt: str, env: Mapping[str, str]) -> Iterator[StepPlan]:
+    """The usage report in a folder of the step's own, read with the answer and removed after; then the
+    session's memory calls, from Hermes Agent's own record of it, into the step's memory log."""
     with tempfile.TemporaryDirectory(prefix="recall-hermes-") as folder:
         usage_file = Path(folder) / "usage.json"
         yield command(cli, extra, prompt, usage_file), None, lambda stdout: read_usage(stdout, usage_file)
+        session = session_of(usage_file)
+    if session is not None:
+        log = CallLog.from_environment("hermes", reads=MEMORY_READS, writes=MEMORY_WRITES)
+        for call in memory_calls(hermes_home(env) / "state.db", session):
+            log.call(call.tool, call.arguments, call.result, latency_ms=call.latency_ms, is_error=call.failed)
+
+
+def session_of(usage_file: Path) -> str | None:
+    """The session id the usage report names, if it names one."""
+    try:
+        usage = json.loads(usage_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    session = usage.get("session_id") if isinstance(usage, dict) else None
+    return session if isinstance(session, str) and session else None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call of a memory tool in a Hermes session, as its ``state.db`` keeps it."""
+
+    tool: str
+    arguments: str
+    result: str
+    failed: bool
+    latency_ms: float  # from the model's asking (its message's time) to the tool's answer (the result's)
+
+
+def memory_calls(database: Path, session: str) -> list[ToolCall]:
+    """Each call of a memory tool in ``session``, from Hermes Agent's ``state.db`` opened read-only; none when
+    it cannot be read (the counts are evidence beside the score, never a reason to fail the step)."""
+    try:
+        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as db:
+            rows = db.execute(
+                "SELECT role, content, tool_calls, tool_call_id, tool_name, timestamp FROM messages "
+                "WHERE session_id = ? ORDER BY id",
+                (session,),
+            ).fetchall()
+    except sqlite3.Error:
+        return []
+    asked: dict[str, tuple[str, float]] = {}  # call id -> (arguments, when the model asked)
+    for role, _content, tool_calls, _call_id, _name, when in rows:
+        if role == "assistant" and tool_calls:
+            for call in _json_list(tool_calls):
+                function = call.get("function")
+                arguments = function.get("arguments") if isinstance(function, dict) else None
+                asked[str(call.get("id"))] = (str(arguments or ""), _seconds(when))
+    found = []
+    for role, content, _calls, call_id, name, when in rows:
+        if role == "tool" and name in (*MEMORY_READS, *MEMORY_WRITES):
+            arguments, asked_at = asked.get(str(call_id), ("", _seconds(when)))
+            result = str(content or "")
+            latency_ms = max(0.0, (_seconds(when) - asked_at) * 1000)
+            found.append(ToolCall(str(name), arguments, result, _failed(result), round(latency_ms, 3)))
+    return found
+
+
+def _seconds(value: object) -> float:
+    """A message's time as Hermes Agent keeps it (seconds since the epoch), or 0 when it is no finite number."""
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+
+
+def _json_list(text: str) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _failed(result: str) -> bool:
+    """Whether a memory tool's JSON answer says it did not succeed (an add over the limit, say)."""
+    try:
+        answer = json.loads(result)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(answer, dict) and answer.get("success") is False
 
 
 @stream_reader
