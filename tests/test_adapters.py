@@ -192,6 +192,10 @@ def test_memory_model_scores_one_and_lifts_over_the_control(adapter_run, cli):
     costs = step_costs(report)
     assert len(costs) == 3 * cases, "two steps per case and one control step, each with its figures"
     assert all(cost["tokens_in"] > 0 and cost["tokens_out"] > 0 for cost in costs)
+    if cli == "hermes":  # its adapter logs its memory tool's calls, read from Hermes's own record of the session
+        for record in report["cases"]:
+            use = record["memory_use"]
+            assert (use["writes_before"] >= 1 and not use["unused"]) if not record["control"] else use["unused"], use
     if cli == "claude":
         assert report["cost_usd_total"] > 0
     if "tokens_in_total" in report:
