@@ -221,9 +221,16 @@ def _tier_markers(request: pytest.FixtureRequest) -> Iterator[None]:
     cli_wiring.running_markers = frozenset()
 
 
+# The plugins the test extras bring that no inner run uses but tests/test_reruns.py's, which turns it back on:
+# anyio's (pulled in by mcp) and pytest-rerunfailures. They cost each inner pytest 0.18 s of its 0.6 s start
+# (`pytest --co` of the seed suite, 3 runs each way), and the quick tier starts one in most of its tests.
+UNUSED_PLUGINS = ("-p", "no:anyio", "-p", "no:rerunfailures")
+
+
 @pytest.fixture(autouse=True)
-def _whole_transcripts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inner runs keep every transcript and full prompts, as reports did before --recall-transcripts.
+def _inner_run_options(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs keep every transcript and full prompts, as reports did before --recall-transcripts, and load
+    no plugin they do not use.
 
     The tests that read a passing case's stdout or prompt out of a report stay
     as they were; the tests of --recall-transcripts pass the flag themselves,
@@ -232,7 +239,7 @@ def _whole_transcripts(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     """
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")
-        monkeypatch.setenv("PYTEST_ADDOPTS", "--recall-transcripts=all")
+        monkeypatch.setenv("PYTEST_ADDOPTS", shlex.join(["--recall-transcripts=all", *UNUSED_PLUGINS]))
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("pytest_rerunfailures")
+# tests/conftest.py keeps the plugin out of inner runs (UNUSED_PLUGINS): these turn it back on with -p.
 
 
 @pytest.mark.parametrize("concurrency", ["1", "2"])
@@ -17,7 +18,11 @@ def test_a_rerun_of_a_flaky_case_runs_its_agent_again_and_the_report_keeps_the_l
     recall_suite.add("flaky", ["flaky 1.00", "flaky 12345.67"], "12345.67")
     recall_suite.add("steady", ["steady 1.00", "steady 12345.67"], "12345.67")
     result = recall_suite.run(
-        "--reruns=1", f"--recall-concurrency={concurrency}", command=recall_suite.agent("flaky", str(state), "2")
+        "-p",
+        "rerunfailures",
+        "--reruns=1",
+        f"--recall-concurrency={concurrency}",
+        command=recall_suite.agent("flaky", str(state), "2"),
     )
     assert result.parseoutcomes() == {"passed": 2, "rerun": 1}
     assert len(state.read_text().splitlines()) == 4  # two sessions per attempt, two attempts
