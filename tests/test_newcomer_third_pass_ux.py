@@ -65,9 +65,9 @@ def test_the_progress_line_counts_every_case_in_flight_on_a_line_of_its_own(
     assert lines, result.stdout.str()
     assert all(line.startswith("recall progress: ") for line in lines), lines
     running = [int(re.search(r", (\d+) running, ", line).group(1)) for line in lines]  # type: ignore[union-attr]
-    # The first line comes at 10 runs done, when every process still has a full look-ahead in flight.
-    assert running[0] == in_flight, lines
-    assert max(running) <= in_flight, lines
+    # A line comes every 10 runs done; one while every process has its full look-ahead in flight counts them all
+    # (the first may come before a worker slowed by a busy machine has started its own).
+    assert max(running) == in_flight, lines
 
 
 def test_an_agent_that_keeps_notes_in_its_working_folder_is_told_where_memory_must_go(recall_suite: Any) -> None:
