@@ -4,8 +4,9 @@ The agent stores each step's prompt with the server's write tool and prints
 what its search tool returns for the last step's question; ``contains`` scores
 whether the gold answer is in there. Against the reference knowledge-graph
 server, a search with the whole question finds nothing (it matches a
-substring), and ``read_graph``, which returns everything, finds exactly the
-answers that were ever written down: the ceiling, at the most bytes.
+substring), and ``read_graph``, which returns everything, finds no more than
+the earlier steps themselves give (the ceiling), at the most bytes; past
+``contains``'s bound on a retrieval, it is no retrieval at all.
 """
 
 from __future__ import annotations
