@@ -223,7 +223,8 @@ def _tier_markers(request: pytest.FixtureRequest) -> Iterator[None]:
 
 # The plugins the test extras bring that no inner run uses but tests/test_reruns.py's, which turns it back on:
 # anyio's (pulled in by mcp) and pytest-rerunfailures. They cost each inner pytest 0.18 s of its 0.6 s start
-# (`pytest --co` of the seed suite, 3 runs each way), and the quick tier starts one in most of its tests.
+# (`pytest --co` of the seed suite, 3 runs each way), and the quick tier starts one in most of its tests. A run
+# with workers over ssh turns pytest-rerunfailures back on too: those workers load it whatever this says.
 UNUSED_PLUGINS = ("-p", "no:anyio", "-p", "no:rerunfailures")
 
 

@@ -60,7 +60,12 @@ def test_seed_suite_on_ssh_workers_reports_what_a_local_run_reports(recall_suite
     config = ssh_config(recall_suite.pytester.path / "ssh_config")
     spec = f"2*ssh=recall-loopback//ssh_config={config}//python={sys.executable}//chdir={recall_suite.pytester.path}"
 
-    result = recall_suite.run("--tx", spec, "--dist=load", "--junitxml=junit.xml", command=notebook)
+    # A worker over ssh gets no PYTEST_ADDOPTS, so it loads every plugin installed (tests/conftest.py's
+    # UNUSED_PLUGINS stay blocked only here), and pytest-rerunfailures on a worker needs the port its
+    # controller-side half hands out: the controller loads it too.
+    result = recall_suite.run(
+        "-p", "rerunfailures", "--tx", spec, "--dist=load", "--junitxml=junit.xml", command=notebook
+    )
 
     result.assert_outcomes(passed=8)
     result.stdout.fnmatch_lines(["*2 workers*"])
