@@ -171,6 +171,8 @@ def test_a_print_rows_own_step_plans_the_run_and_cleans_up_after_the_answer_is_r
     assert len(folders) == 1 and not folders[0].exists()
     with pytest.raises(ValueError, match="one of reader, reader_for and step"):
         replace(row, reader=lambda stdout: Outcome(stdout, ok=True))
+    with pytest.raises(ValueError, match="step makes its command: give it no flags, command or prompt"):
+        replace(row, flags=["--json"])
 
 
 def test_a_print_rows_env_under_yields_to_the_users_and_env_over_wins(tmp_path, monkeypatch, capsys):

@@ -102,6 +102,10 @@ class PrintRun:
     def __post_init__(self) -> None:
         if sum(way is not None for way in (self.reader, self.reader_for, self.step)) != 1:
             raise ValueError(f"{self.adapter.script}: give a print-mode row one of reader, reader_for and step")
+        if self.step is not None and (self.flags or self.command is not None or self.prompt is not on_stdin):
+            raise ValueError(
+                f"{self.adapter.script}: a row's step makes its command: give it no flags, command or prompt"
+            )
 
     def argv(self, cli: str, extra: Sequence[str]) -> list[str]:
         """The CLI's command line before the prompt's own arguments."""
